@@ -1,0 +1,134 @@
+import { isValidTimeZone } from './core/formatting';
+import type { NamingMode } from './core/naming';
+import { parseExpirationSeconds } from './core/upload-request';
+
+export type DuplicatesPolicy = 'return-existing' | 'reject' | 'allow';
+
+/** Everything the function reads from its environment, checked once at cold start. */
+export interface Config {
+  bucketName: string;
+  tableName: string;
+  /** Base of every URL in responses, without a trailing slash. */
+  publicUrl: string;
+  parameters: { apiKey: string; floodLimits: string; idSalt: string };
+  keyCacheSeconds: number;
+  timeZone: string;
+  maxUploadBytes: number;
+  maxUrlUploadBytes: number;
+  maxPixels: number;
+  maxFrames: number;
+  thumbSize: number;
+  mediumWidth: number;
+  naming: NamingMode;
+  duplicates: DuplicatesPolicy;
+  idPadding: number;
+  forcedExpirationSeconds: number | undefined;
+  corsOrigins: readonly string[];
+  keepMetadata: boolean;
+  urlFetchAllowHosts: readonly string[];
+}
+
+/** Every setting: its environment variable, default and meaning; the README's table is written from this. */
+export const SETTINGS = {
+  BUCKET_NAME: { default: undefined, meaning: 'S3 bucket of the stored files' },
+  TABLE_NAME: { default: undefined, meaning: 'DynamoDB table of the image records' },
+  PUBLIC_URL: { default: undefined, meaning: 'base of every URL in responses' },
+  PARAMETER_PREFIX: {
+    default: '/image-upload',
+    meaning: 'prefix of the SSM parameters (`/api-key`, `/flood-limits`, `/id-salt`)',
+  },
+  KEY_CACHE_SECONDS: { default: '30', meaning: 'how long the API key is cached; a rotated key is in force within this time' },
+  TIME_ZONE: { default: 'UTC', meaning: 'IANA time zone of `date` and of the date folders' },
+  MAX_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image accepted, in bytes (decoded)' },
+  MAX_URL_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image fetched from a URL source, in bytes' },
+  MAX_PIXELS: { default: '100000000', meaning: 'most pixels of an image (all frames of an animation together)' },
+  MAX_FRAMES: { default: '300', meaning: 'most frames of an animation' },
+  THUMB_SIZE: { default: '320', meaning: 'side of the square thumb, in pixels' },
+  MEDIUM_WIDTH: { default: '500', meaning: 'width of the medium rendition, in pixels (never upscaled)' },
+  NAMING: { default: 'original', meaning: 'stored file names: `original`, `random` (32 hex) or `id`' },
+  DUPLICATES: { default: 'return-existing', meaning: 'repeated uploads: `return-existing`, `reject` or `allow`' },
+  ID_PADDING: { default: '999', meaning: 'padding of the id codec (Chevereto compatible)' },
+  FORCED_EXPIRATION: {
+    default: '',
+    meaning: 'every guest upload expires after at most this (seconds or ISO-8601 duration); empty: never',
+  },
+  CORS_ORIGINS: { default: '', meaning: 'comma-separated origins allowed to call the API from a browser; empty: none' },
+  KEEP_METADATA: { default: 'false', meaning: '`true` keeps EXIF/XMP/IPTC in stored originals' },
+  URL_FETCH_ALLOW_HOSTS: {
+    default: '',
+    meaning: 'comma-separated host names a URL source may reach even on non-public addresses',
+  },
+} as const;
+
+type SettingName = keyof typeof SETTINGS;
+
+/** Reads and checks the environment; throws one error that lists every problem. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Readonly<Config> {
+  const problems: string[] = [];
+  const raw = (name: SettingName): string => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? (SETTINGS[name].default ?? '') : value;
+  };
+  const required = (name: SettingName): string => {
+    const value = raw(name);
+    if (value === '') problems.push(`${name} is required`);
+    return value;
+  };
+  const integer = (name: SettingName, min: number, max: number): number => {
+    const text = raw(name);
+    const value = /^\d+$/.test(text) ? Number(text) : NaN;
+    if (!(value >= min && value <= max)) problems.push(`${name} must be a whole number from ${min} to ${max}, got "${text}"`);
+    return value;
+  };
+  const oneOf = <T extends string>(name: SettingName, allowed: readonly T[]): T => {
+    const value = raw(name);
+    if (!(allowed as readonly string[]).includes(value))
+      problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+    return value as T;
+  };
+  const list = (name: SettingName): string[] =>
+    raw(name)
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+
+  const publicUrl = required('PUBLIC_URL').replace(/\/+$/, '');
+  if (publicUrl !== '' && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(publicUrl))
+    problems.push(`PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
+  const prefix = raw('PARAMETER_PREFIX').replace(/\/+$/, '');
+  if (!/^\/[A-Za-z0-9_.\-/]+$/.test(prefix))
+    problems.push(`PARAMETER_PREFIX must be a path such as /image-upload, got "${prefix}"`);
+  const timeZone = raw('TIME_ZONE');
+  if (!isValidTimeZone(timeZone)) problems.push(`TIME_ZONE is not a known time zone: "${timeZone}"`);
+  let forcedExpirationSeconds: number | undefined;
+  try {
+    forcedExpirationSeconds = parseExpirationSeconds(raw('FORCED_EXPIRATION'));
+  } catch {
+    problems.push(`FORCED_EXPIRATION must be seconds or an ISO-8601 duration, got "${raw('FORCED_EXPIRATION')}"`);
+  }
+  const keepMetadata = oneOf('KEEP_METADATA', ['true', 'false']) === 'true';
+
+  const config: Config = {
+    bucketName: required('BUCKET_NAME'),
+    tableName: required('TABLE_NAME'),
+    publicUrl,
+    parameters: { apiKey: `${prefix}/api-key`, floodLimits: `${prefix}/flood-limits`, idSalt: `${prefix}/id-salt` },
+    keyCacheSeconds: integer('KEY_CACHE_SECONDS', 0, 300),
+    timeZone,
+    maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),
+    maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),
+    maxPixels: integer('MAX_PIXELS', 1, 1_000_000_000),
+    maxFrames: integer('MAX_FRAMES', 1, 10_000),
+    thumbSize: integer('THUMB_SIZE', 16, 2000),
+    mediumWidth: integer('MEDIUM_WIDTH', 16, 4000),
+    naming: oneOf('NAMING', ['original', 'random', 'id']),
+    duplicates: oneOf('DUPLICATES', ['return-existing', 'reject', 'allow']),
+    idPadding: integer('ID_PADDING', 0, 1_000_000),
+    forcedExpirationSeconds,
+    corsOrigins: list('CORS_ORIGINS'),
+    keepMetadata,
+    urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
+  };
+  if (problems.length > 0) throw new Error(`invalid configuration:\n- ${problems.join('\n- ')}`);
+  return Object.freeze(config);
+}

@@ -1,0 +1,22 @@
+import { UploadError } from './errors';
+
+const DATA_URL_PREFIX = /^data:[^,]{0,200};base64,/i;
+
+/**
+ * Decodes a base64 image string the way clients send it: an optional `data:` prefix, spaces that were `+`, line breaks,
+ * the URL-safe alphabet, missing padding.
+ */
+export function decodeBase64Source(text: string): Buffer {
+  const cleaned = text
+    .trim()
+    .replace(DATA_URL_PREFIX, '')
+    .replace(/ /g, '+')
+    .replace(/[\r\n\t]/g, '')
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .replace(/={1,2}$/, '');
+  if (cleaned.length === 0 || cleaned.length % 4 === 1 || !/^[A-Za-z0-9+/]+$/.test(cleaned)) {
+    throw new UploadError('InvalidBase64', 'Invalid base64 string');
+  }
+  return Buffer.from(cleaned, 'base64');
+}

@@ -1,0 +1,59 @@
+/** Every way an operation can fail that a client is told about. The HTTP layer maps each kind to a status and code. */
+export type UploadErrorKind =
+  | 'NoKey'
+  | 'InvalidKey'
+  | 'KeyNotConfigured'
+  | 'InvalidVersion'
+  | 'InvalidAction'
+  | 'MethodNotAllowed'
+  | 'EmptyUploadSource'
+  | 'EmptySource'
+  | 'TooManySources'
+  | 'MalformedBody'
+  | 'UnsupportedBody'
+  | 'InvalidBase64'
+  | 'UnsupportedFormat'
+  | 'FileTooBig'
+  | 'RequestTooLarge'
+  | 'ImageTooLarge'
+  | 'WidthTooLarge'
+  | 'InvalidWidth'
+  | 'InvalidExpiration'
+  | 'UrlNotAllowed'
+  | 'UrlFetchFailed'
+  | 'Flooding'
+  | 'Duplicate'
+  | 'NotFound'
+  | 'DependencyFailed';
+
+export interface UploadErrorOptions {
+  cause?: unknown;
+  /** Seconds a client should wait before trying again (flood limits). */
+  retryAfterSeconds?: number;
+}
+
+/** A failure the client is told about, with a message that is safe to show. */
+export class UploadError extends Error {
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    readonly kind: UploadErrorKind,
+    message: string,
+    options: UploadErrorOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'UploadError';
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** A store (S3, DynamoDB, SSM) failed or timed out; the client may try again. */
+export class DependencyError extends UploadError {
+  constructor(
+    readonly what: string,
+    cause: unknown,
+  ) {
+    super('DependencyFailed', 'Service unavailable, try again', { cause });
+    this.name = 'DependencyError';
+  }
+}

@@ -1,0 +1,73 @@
+import { formatDateTime, formatSize } from '../core/formatting';
+import type { ImageRecord } from '../core/ports';
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
+}
+
+/** Pages allow only their own inline style and images from the public base URL. */
+export function pageSecurityHeaders(publicUrl: string): Record<string, string> {
+  const origin = new URL(publicUrl).origin;
+  return {
+    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Referrer-Policy': 'no-referrer',
+  };
+}
+
+function page(title: string, main: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:0;background:#111;color:#eee}
+main{max-width:960px;margin:0 auto;padding:24px}
+img{max-width:100%;height:auto;display:block;margin:16px auto;background:#222}
+a{color:#8cf}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px}dt{color:#999}
+input{width:100%;box-sizing:border-box;background:#222;color:#eee;border:1px solid #444;padding:6px}
+button{padding:8px 16px;font-size:1em}
+</style>
+</head>
+<body><main>
+${main}
+</main></body>
+</html>
+`;
+}
+
+export interface ViewerPageImage {
+  record: ImageRecord;
+  url: string;
+  displayUrl: string;
+  timeZone: string;
+}
+
+/** The viewer page of one image (`url_viewer`). */
+export function viewerPage({ record, url, displayUrl, timeZone }: ViewerPageImage): string {
+  const original = record.original;
+  const views = `${record.views} ${record.views === 1 ? 'view' : 'views'}`;
+  const description = record.description === null ? '' : `<p>${escapeHtml(record.description)}</p>`;
+  const expires = record.expiresAtMs === null ? '' : `<dt>Expires</dt><dd>${formatDateTime(record.expiresAtMs, 'UTC')} UTC</dd>`;
+  return page(
+    record.title,
+    `<h1>${escapeHtml(record.title)}</h1>
+${description}
+<a href="${escapeHtml(url)}"><img src="${escapeHtml(displayUrl)}" alt="${escapeHtml(record.title)}" width="${record.medium.width}" height="${record.medium.height}"></a>
+<dl>
+<dt>Size</dt><dd>${original.width} × ${original.height} · ${formatSize(original.size)} · ${escapeHtml(original.mime)}</dd>
+<dt>Uploaded</dt><dd>${formatDateTime(record.createdAtMs, timeZone)}</dd>
+${expires}
+<dt>Views</dt><dd>${views}</dd>
+<dt>Direct link</dt><dd><input readonly value="${escapeHtml(url)}"></dd>
+</dl>`,
+  );
+}
+
+export function notFoundPage(): string {
+  return page('Not found', '<h1>Not found</h1><p>There is no image here. It may have expired or been deleted.</p>');
+}

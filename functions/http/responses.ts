@@ -1,0 +1,99 @@
+import { STATUS_CODES } from 'node:http';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { UploadErrorKind } from '../core/errors';
+import { UploadError } from '../core/errors';
+import type { ImageObject } from '../core/image-object';
+import type { Logger } from '../core/ports';
+import type { ResponseFormat } from '../core/upload-request';
+
+type Headers = Record<string, string>;
+
+/** The one table of HTTP status and Chevereto code per error kind (contract, section 6). */
+export const ERROR_STATUS: Record<UploadErrorKind, { status: number; code: number }> = {
+  NoKey: { status: 401, code: 100 },
+  InvalidKey: { status: 401, code: 100 },
+  KeyNotConfigured: { status: 503, code: 0 },
+  InvalidVersion: { status: 404, code: 110 },
+  InvalidAction: { status: 404, code: 120 },
+  MethodNotAllowed: { status: 405, code: 405 },
+  EmptyUploadSource: { status: 400, code: 130 },
+  EmptySource: { status: 400, code: 130 },
+  TooManySources: { status: 400, code: 130 },
+  MalformedBody: { status: 400, code: 130 },
+  UnsupportedBody: { status: 400, code: 130 },
+  InvalidBase64: { status: 400, code: 120 },
+  UnsupportedFormat: { status: 415, code: 613 },
+  FileTooBig: { status: 413, code: 400 },
+  RequestTooLarge: { status: 413, code: 400 },
+  ImageTooLarge: { status: 413, code: 615 },
+  WidthTooLarge: { status: 400, code: 610 },
+  InvalidWidth: { status: 400, code: 610 },
+  InvalidExpiration: { status: 400, code: 620 },
+  UrlNotAllowed: { status: 400, code: 630 },
+  UrlFetchFailed: { status: 400, code: 631 },
+  Flooding: { status: 429, code: 130 },
+  Duplicate: { status: 409, code: 101 },
+  NotFound: { status: 404, code: 404 },
+  DependencyFailed: { status: 503, code: 900 },
+};
+
+const BASE_HEADERS: Headers = { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' };
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const TEXT_TYPE = 'text/plain; charset=utf-8';
+export const HTML_TYPE = 'text/html; charset=utf-8';
+
+export function reasonPhrase(status: number): string {
+  return STATUS_CODES[status] ?? 'Unknown';
+}
+
+export function respond(
+  status: number,
+  contentType: string | undefined,
+  body: string,
+  headers: Headers = {},
+): APIGatewayProxyResult {
+  return {
+    statusCode: status,
+    headers: { ...BASE_HEADERS, ...(contentType ? { 'Content-Type': contentType } : {}), ...headers },
+    body,
+  };
+}
+
+/** The error envelope; `text/plain` with the message for txt and redirect formats. */
+export function errorEnvelope(
+  status: number,
+  code: number,
+  message: string,
+  format: ResponseFormat,
+  headers: Headers = {},
+): APIGatewayProxyResult {
+  if (format !== 'json') return respond(status, TEXT_TYPE, message, headers);
+  const body = { status_code: status, error: { message, code }, status_txt: reasonPhrase(status) };
+  return respond(status, JSON_TYPE, JSON.stringify(body), headers);
+}
+
+/** Turns any error into its response; 5xx details go to the log, never to the client. */
+export function errorResponse(error: unknown, format: ResponseFormat, logger: Logger): APIGatewayProxyResult {
+  if (error instanceof UploadError) {
+    const { status, code } = ERROR_STATUS[error.kind];
+    if (status >= 500) logger.error('request failed', { kind: error.kind, error });
+    const headers: Headers = error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) };
+    return errorEnvelope(status, code, error.message, format, headers);
+  }
+  logger.error('unexpected error', { error });
+  return errorEnvelope(500, 500, 'Internal server error', format);
+}
+
+/** A successful upload in the format the client asked for. */
+export function uploadResponse(image: ImageObject, imgbb: boolean, format: ResponseFormat): APIGatewayProxyResult {
+  if (format === 'txt') return respond(200, TEXT_TYPE, image.url);
+  if (format === 'redirect') return respond(302, undefined, '', { Location: image.url_viewer });
+  const success = { message: 'image uploaded', code: 200 };
+  const body = imgbb
+    ? { status_code: 200, status: 200, success, data: { ...image, id: image.id_encoded }, status_txt: 'OK' }
+    : { status_code: 200, success, image, status_txt: 'OK' };
+  return respond(200, JSON_TYPE, JSON.stringify(body));
+}
+
+/** What the gateway answers for a request over Lambda's 6 MB event limit (local server and stack alike). */
+export const GATEWAY_TOO_LARGE_MESSAGE = 'Request too large - max about 4.5 MB of file per request';

@@ -1,0 +1,128 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { UploadError } from '../core/errors';
+import { objectUrl } from '../core/image-object';
+import type { Logger } from '../core/ports';
+import type { ResponseFormat } from '../core/upload-request';
+import type { UploadService } from '../core/upload-service';
+import { headerValue, queryParameters } from './api-event';
+import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
+import { errorResponse, HTML_TYPE, respond, uploadResponse } from './responses';
+import { notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
+
+export interface RouterSettings {
+  publicUrl: string;
+  timeZone: string;
+  maxUploadBytes: number;
+  corsOrigins: readonly string[];
+}
+
+export interface RouterDeps {
+  service: UploadService;
+  settings: RouterSettings;
+  logger: Logger;
+}
+
+export type Router = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+const UPLOAD_METHODS = ['GET', 'POST'];
+
+/** Routes an API Gateway event to the upload operation or a page, and logs one line for it. */
+export function createRouter(deps: RouterDeps): Router {
+  const { logger, settings } = deps;
+
+  async function route(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+    const segments = event.path.split('/').filter((segment) => segment !== '');
+    if (segments[0] === 'api') return api(event, segments);
+    if (segments[0] === 'image' && segments.length === 2) return viewer(event, segments[1] ?? '');
+    return htmlNotFound();
+  }
+
+  async function api(event: APIGatewayProxyEvent, segments: string[]): Promise<APIGatewayProxyResult> {
+    let format: ResponseFormat = formatFromQuery(event);
+    const cors = corsHeaders(event);
+    try {
+      if (segments[1] !== '1') throw new UploadError('InvalidVersion', 'Invalid API version.');
+      if (segments[2] !== 'upload' || segments.length > 3) throw new UploadError('InvalidAction', 'Invalid API action');
+      if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
+      if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new UploadError('MethodNotAllowed', 'Method not allowed');
+      const request = await parseUploadRequest(event, { maxUploadBytes: settings.maxUploadBytes });
+      format = request.format;
+      const image = await deps.service.upload(request);
+      return withHeaders(uploadResponse(image, request.imgbb, format), cors);
+    } catch (error) {
+      const response = errorResponse(error, format, logger);
+      if (error instanceof UploadError && error.kind === 'MethodNotAllowed') {
+        response.headers = { ...response.headers, Allow: cors ? 'GET, POST, OPTIONS' : 'GET, POST' };
+      }
+      return withHeaders(response, cors);
+    }
+  }
+
+  async function viewer(event: APIGatewayProxyEvent, segment: string): Promise<APIGatewayProxyResult> {
+    if (event.httpMethod !== 'GET' && event.httpMethod !== 'HEAD') {
+      return errorResponse(new UploadError('MethodNotAllowed', 'Method not allowed'), 'json', logger);
+    }
+    // `/image/{anything}.{id_encoded}` as well as `/image/{id_encoded}`
+    const idEncoded = segment.slice(segment.lastIndexOf('.') + 1);
+    try {
+      const record = await deps.service.view(idEncoded);
+      const html = viewerPage({
+        record,
+        url: objectUrl(settings.publicUrl, record.original.key),
+        displayUrl: objectUrl(settings.publicUrl, record.medium.key),
+        timeZone: settings.timeZone,
+      });
+      return respond(200, HTML_TYPE, html, pageSecurityHeaders(settings.publicUrl));
+    } catch (error) {
+      if (error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
+      const failed = errorResponse(error, 'txt', logger);
+      return respond(failed.statusCode, HTML_TYPE, `<!doctype html><title>Error</title><p>${failed.body}</p>`);
+    }
+  }
+
+  function htmlNotFound(): APIGatewayProxyResult {
+    return respond(404, HTML_TYPE, notFoundPage(), pageSecurityHeaders(settings.publicUrl));
+  }
+
+  /** CORS headers for an allowed browser origin; undefined when CORS is off or the origin is not allowed. */
+  function corsHeaders(event: APIGatewayProxyEvent): Record<string, string> | undefined {
+    const origin = headerValue(event, 'origin');
+    if (!origin || settings.corsOrigins.length === 0) return undefined;
+    const allowed = settings.corsOrigins.includes('*') || settings.corsOrigins.includes(origin);
+    return allowed ? { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' } : undefined;
+  }
+
+  return async (event) => {
+    const startedMs = Date.now();
+    const response = await route(event);
+    logger.info('request', {
+      method: event.httpMethod,
+      path: event.path,
+      query: redactedQuery(event),
+      status: response.statusCode,
+      durationMs: Date.now() - startedMs,
+      clientIp: event.requestContext.identity.sourceIp,
+    });
+    return response;
+  };
+}
+
+const PREFLIGHT_HEADERS = {
+  'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+  'Access-Control-Allow-Headers': 'Content-Type, X-API-Key',
+  'Access-Control-Max-Age': '600',
+};
+
+function withHeaders(response: APIGatewayProxyResult, headers: Record<string, string> | undefined): APIGatewayProxyResult {
+  return headers ? { ...response, headers: { ...response.headers, ...headers } } : response;
+}
+
+/** The query for the log, with the key replaced and long values (base64 sources) cut. */
+export function redactedQuery(event: APIGatewayProxyEvent): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [name, value] of queryParameters(event)) {
+    query[name] =
+      name.toLowerCase() === 'key' ? '[redacted]' : value.length > 200 ? `${value.slice(0, 40)}…(${value.length} chars)` : value;
+  }
+  return query;
+}

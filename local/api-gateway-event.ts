@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+
+/** Lambda's limit on a synchronous invocation payload: the whole event JSON, body base64-encoded. */
+export const MAX_EVENT_BYTES = 6_291_456;
+
+/** Media types the stack lists as binary: API Gateway hands their bodies to Lambda base64-encoded. */
+const BINARY_MEDIA_TYPES = [/^multipart\/form-data$/, /^image\/[^/]+$/, /^application\/octet-stream$/];
+
+export interface RawRequest {
+  method: string;
+  /** Path and query as sent: `/api/1/upload?key=...` */
+  url: string;
+  /** Node's `rawHeaders`: name, value, name, value... with the client's casing. */
+  rawHeaders: readonly string[];
+  body: Buffer;
+  sourceIp: string;
+}
+
+export function isBinaryMediaType(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  return BINARY_MEDIA_TYPES.some((pattern) => pattern.test(type));
+}
+
+/** Builds the REST API (v1) proxy event API Gateway would hand to Lambda for this request. */
+export function toApiGatewayEvent(request: RawRequest): APIGatewayProxyEvent {
+  const queryStart = request.url.indexOf('?');
+  const rawPath = queryStart === -1 ? request.url : request.url.slice(0, queryStart);
+  const rawQuery = queryStart === -1 ? '' : request.url.slice(queryStart + 1);
+  const path = safeDecode(rawPath);
+
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) {
+    const name = request.rawHeaders[index] ?? '';
+    const value = request.rawHeaders[index + 1] ?? '';
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [name, value] of new URLSearchParams(rawQuery)) {
+    query[name] = value;
+    (multiQuery[name] ??= []).push(value);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+
+  const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  const binary = isBinaryMediaType(contentType);
+  const hasBody = request.body.length > 0;
+  const now = new Date();
+  const requestId = randomUUID();
+
+  return {
+    resource: '/{proxy+}',
+    path,
+    httpMethod: request.method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: { proxy: path.replace(/^\//, '') },
+    stageVariables: null,
+    body: hasBody ? request.body.toString(binary ? 'base64' : 'utf8') : null,
+    isBase64Encoded: hasBody && binary,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: 'HTTP/1.1',
+      httpMethod: request.method,
+      path: `/local${path}`,
+      stage: 'local',
+      requestId,
+      extendedRequestId: requestId,
+      requestTime: now.toUTCString(),
+      requestTimeEpoch: now.getTime(),
+      resourceId: 'local',
+      resourcePath: '/{proxy+}',
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: request.sourceIp,
+        user: null,
+        userAgent: headers['User-Agent'] ?? headers['user-agent'] ?? null,
+        userArn: null,
+      },
+    },
+  };
+}
+
+/** The size Lambda measures: the event as JSON. */
+export function eventBytes(event: APIGatewayProxyEvent): number {
+  return Buffer.byteLength(JSON.stringify(event));
+}
+
+/** A Lambda context for one local invocation. */
+export function localContext(requestId: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'image-upload-local',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:image-upload-local',
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: 'local',
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 29_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function safeDecode(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}

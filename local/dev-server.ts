@@ -1,0 +1,142 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { GetObjectCommand, NoSuchKey, type S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { ApiHandler } from '../functions/api/handler';
+import { errorEnvelope, GATEWAY_TOO_LARGE_MESSAGE } from '../functions/http/responses';
+import { eventBytes, localContext, MAX_EVENT_BYTES, toApiGatewayEvent } from './api-gateway-event';
+
+export interface DevServerOptions {
+  handler: ApiHandler;
+  s3: S3Client;
+  bucket: string;
+  port: number;
+  host?: string;
+}
+
+export interface DevServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Past the event limit the rest of a body is read and dropped, up to this, so the client sees the 413. */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+const IMAGE_KEY = /^images\/[A-Za-z0-9_.\-/]+$/;
+
+/**
+ * The local stand-in for API Gateway + CloudFront: turns each request into a REST proxy event for the same handler
+ * Lambda runs, and serves `/images/...` from the S3 stand-in.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch(() => {
+      if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+      response.end('Internal server error');
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = request.url ?? '/';
+    if (url.startsWith('/images/') && (request.method === 'GET' || request.method === 'HEAD')) {
+      await serveImage(url, request.method === 'HEAD', response);
+      return;
+    }
+    const body = await readBody(request, MAX_EVENT_BYTES);
+    if (body === undefined) {
+      send(response, errorEnvelope(413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'json', { Connection: 'close' }));
+      return;
+    }
+    const event = toApiGatewayEvent({
+      method: request.method ?? 'GET',
+      url,
+      rawHeaders: request.rawHeaders,
+      body,
+      sourceIp: (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
+    });
+    if (eventBytes(event) > MAX_EVENT_BYTES) {
+      send(response, errorEnvelope(413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'json'));
+      return;
+    }
+    send(response, await options.handler(event, localContext(event.requestContext.requestId)));
+  }
+
+  async function serveImage(url: string, headOnly: boolean, response: ServerResponse): Promise<void> {
+    const key = url.split('?')[0]?.slice(1) ?? '';
+    if (!IMAGE_KEY.test(key) || key.split('/').includes('..')) {
+      response
+        .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+        .end('Not found');
+      return;
+    }
+    try {
+      const object = await options.s3.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
+      response.writeHead(200, {
+        'Content-Type': object.ContentType ?? 'application/octet-stream',
+        ...(object.ContentLength === undefined ? {} : { 'Content-Length': String(object.ContentLength) }),
+        ...(object.CacheControl ? { 'Cache-Control': object.CacheControl } : {}),
+        ...(object.ETag ? { ETag: object.ETag } : {}),
+        ...(object.LastModified ? { 'Last-Modified': object.LastModified.toUTCString() } : {}),
+        'X-Content-Type-Options': 'nosniff',
+      });
+      const stream = object.Body as Readable | undefined;
+      if (headOnly || !stream) {
+        stream?.destroy();
+        response.end();
+        return;
+      }
+      stream.pipe(response);
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NotFound')) {
+        response
+          .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+          .end('Not found');
+        return;
+      }
+      response.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Service unavailable, try again');
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port, options.host ?? '0.0.0.0', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  const body = Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  headers['Content-Length'] = String(body.length);
+  response.writeHead(result.statusCode, headers);
+  response.end(body);
+}
+
+/**
+ * The whole body, or undefined when it is longer than `maxBytes`. The rest of a long body is read and dropped before
+ * the answer, so that clients still sending do not see a reset instead of the 413; past MAX_DRAIN_BYTES the
+ * connection is cut.
+ */
+function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+      else chunks.length = 0;
+      if (size > MAX_DRAIN_BYTES) {
+        resolve(undefined);
+        request.destroy();
+      }
+    });
+    request.on('end', () => resolve(size > maxBytes ? undefined : Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}

@@ -1,0 +1,30 @@
+import { startLocalService } from './local-service';
+
+/** `npm start`: the service on this machine, with its stores in DATA_DIR. */
+async function main(): Promise<void> {
+  const service = await startLocalService({ env: process.env });
+  const curl = `curl -F "source=@photo.jpg" -F "key=${service.apiKey}" "${service.publicUrl}/api/1/upload?format=json"`;
+  process.stdout.write(
+    [
+      '',
+      `Image upload service running at ${service.publicUrl}`,
+      `  API key:    ${service.apiKey}`,
+      `  Data:       ${service.dataDir} (stand-in endpoints in endpoints.json)`,
+      `  Upload:     ${curl}`,
+      '',
+    ].join('\n') + '\n',
+  );
+  let closing = false;
+  const stop = (): void => {
+    if (closing) return;
+    closing = true;
+    void service.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

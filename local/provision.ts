@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DEFAULT_FLOOD_LIMITS, TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { STAND_IN_CREDENTIALS, STAND_IN_REGION } from './stand-ins';
+
+export interface Endpoints {
+  s3: string;
+  dynamodb: string;
+  ssm: string;
+}
+
+export interface ProvisionOptions {
+  endpoints: Endpoints;
+  bucket: string;
+  table: string;
+  parameterPrefix: string;
+  /** Written over the stored key when given; a random key is made when there is none. */
+  apiKey?: string | undefined;
+  /** Flood limits JSON written over the stored one when given; defaults when there is none. */
+  floodLimits?: string | undefined;
+}
+
+export interface Provisioned {
+  apiKey: string;
+}
+
+export interface LocalClients {
+  s3: S3Client;
+  dynamodb: DynamoDBClient;
+  ssm: SSMClient;
+}
+
+/** SDK clients for the stand-ins, for local tooling (never used by the handler, which reads the environment). */
+export function localClients(endpoints: Endpoints): LocalClients {
+  // A copy each: the SDK writes bookkeeping into the credentials object it is given.
+  const common = { region: STAND_IN_REGION, credentials: { ...STAND_IN_CREDENTIALS } };
+  return {
+    s3: new S3Client({
+      ...common,
+      endpoint: endpoints.s3,
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    }),
+    dynamodb: new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb }),
+    ssm: new SSMClient({ ...common, endpoint: endpoints.ssm }),
+  };
+}
+
+/** Creates the bucket, the table and the parameters that are missing; idempotent. */
+export async function provision(options: ProvisionOptions): Promise<Provisioned> {
+  const clients = localClients(options.endpoints);
+  try {
+    await ensureBucket(clients.s3, options.bucket);
+    await ensureTable(clients.dynamodb, options.table);
+    const names = {
+      apiKey: `${options.parameterPrefix}/api-key`,
+      floodLimits: `${options.parameterPrefix}/flood-limits`,
+      idSalt: `${options.parameterPrefix}/id-salt`,
+    };
+    if (options.apiKey) await putParameter(clients.ssm, names.apiKey, options.apiKey, 'SecureString', true);
+    const apiKey = (await getParameter(clients.ssm, names.apiKey)) ?? randomBytes(20).toString('hex');
+    await putParameter(clients.ssm, names.apiKey, apiKey, 'SecureString', false);
+    await putParameter(clients.ssm, names.idSalt, randomBytes(32).toString('hex'), 'SecureString', false);
+    if (options.floodLimits) await putParameter(clients.ssm, names.floodLimits, options.floodLimits, 'String', true);
+    await putParameter(clients.ssm, names.floodLimits, JSON.stringify(DEFAULT_FLOOD_LIMITS), 'String', false);
+    return { apiKey };
+  } finally {
+    clients.s3.destroy();
+    clients.dynamodb.destroy();
+    clients.ssm.destroy();
+  }
+}
+
+async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket: bucket }));
+  } catch {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  }
+}
+
+async function ensureTable(dynamodb: DynamoDBClient, table: string): Promise<void> {
+  try {
+    await dynamodb.send(new DescribeTableCommand({ TableName: table }));
+    return;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  await dynamodb.send(
+    new CreateTableCommand({
+      TableName: table,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: TABLE_SCHEMA.partitionKey, AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' }],
+    }),
+  );
+}
+
+async function getParameter(ssm: SSMClient, name: string): Promise<string | undefined> {
+  try {
+    return (await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter?.Value;
+  } catch (error) {
+    if (error instanceof ParameterNotFound) return undefined;
+    throw error;
+  }
+}
+
+/** Puts a parameter; without `overwrite`, only when it is missing. */
+async function putParameter(
+  ssm: SSMClient,
+  name: string,
+  value: string,
+  type: 'String' | 'SecureString',
+  overwrite: boolean,
+): Promise<void> {
+  if (!overwrite && (await getParameter(ssm, name)) !== undefined) return;
+  await ssm.send(new PutParameterCommand({ Name: name, Value: value, Type: type, Overwrite: overwrite }));
+}

@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { DeleteParameterCommand, GetParameterCommand, PutParameterCommand } from '@aws-sdk/client-ssm';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { createHandler } from '../../functions/api/handler';
+import { IdCodec } from '../../functions/core/id-codec';
+import { toApiGatewayEvent } from '../../local/api-gateway-event';
+import { localClients, provision, type LocalClients } from '../../local/provision';
+
+export const PUBLIC_URL = 'https://img.example.test';
+
+export interface TestService {
+  invoke(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult>;
+  /** Sends a web Request through a real API Gateway event to the handler. */
+  send(request: Request, sourceIp?: string): Promise<APIGatewayProxyResult>;
+  apiKey: string;
+  bucket: string;
+  table: string;
+  parameterPrefix: string;
+  clients: LocalClients;
+  setApiKey(value: string | undefined): Promise<void>;
+  /** The codec with this service's salt, to find records behind `id_encoded`. */
+  idCodec(): Promise<IdCodec>;
+  /** A DynamoDB item of this service's table, unmarshalled; undefined when absent. */
+  item(pk: string): Promise<Record<string, unknown> | undefined>;
+}
+
+/** The endpoints of the stand-ins the global setup started. */
+export function standInEndpoints(): { s3: string; dynamodb: string; ssm: string } {
+  const s3 = process.env['AWS_ENDPOINT_URL_S3'];
+  const dynamodb = process.env['AWS_ENDPOINT_URL_DYNAMODB'];
+  const ssm = process.env['AWS_ENDPOINT_URL_SSM'];
+  if (!s3 || !dynamodb || !ssm) throw new Error('the stand-ins are not running (jest globalSetup)');
+  return { s3, dynamodb, ssm };
+}
+
+/** A handler on its own bucket, table and parameters in the shared stand-ins. */
+export async function createTestService(settings: Record<string, string> = {}): Promise<TestService> {
+  const suffix = randomBytes(6).toString('hex');
+  const bucket = `test-${suffix}`;
+  const table = `test-${suffix}`;
+  const parameterPrefix = `/test-${suffix}`;
+  const endpoints = standInEndpoints();
+  const { apiKey } = await provision({ endpoints, bucket, table, parameterPrefix });
+  const clients = localClients(endpoints);
+  const documents = DynamoDBDocumentClient.from(clients.dynamodb);
+  const handler = createHandler({
+    BUCKET_NAME: bucket,
+    TABLE_NAME: table,
+    PARAMETER_PREFIX: parameterPrefix,
+    PUBLIC_URL,
+    KEY_CACHE_SECONDS: '0',
+    ...settings,
+  });
+  const invoke = (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => handler(event);
+  return {
+    invoke,
+    send: async (request, sourceIp) => invoke(await eventFrom(request, sourceIp)),
+    apiKey,
+    bucket,
+    table,
+    parameterPrefix,
+    clients,
+    async setApiKey(value) {
+      const name = `${parameterPrefix}/api-key`;
+      if (value === undefined) await clients.ssm.send(new DeleteParameterCommand({ Name: name }));
+      else await clients.ssm.send(new PutParameterCommand({ Name: name, Value: value, Type: 'SecureString', Overwrite: true }));
+    },
+    async idCodec() {
+      const salt = await clients.ssm.send(new GetParameterCommand({ Name: `${parameterPrefix}/id-salt`, WithDecryption: true }));
+      return new IdCodec(salt.Parameter?.Value ?? '', Number(settings['ID_PADDING'] ?? 999));
+    },
+    async item(pk) {
+      return (await documents.send(new GetCommand({ TableName: table, Key: { pk } }))).Item;
+    },
+  };
+}
+
+/** The API Gateway event of a web Request, as the local server builds it. */
+export async function eventFrom(request: Request, sourceIp = '203.0.113.7'): Promise<APIGatewayProxyEvent> {
+  const url = new URL(request.url);
+  const rawHeaders: string[] = [];
+  request.headers.forEach((value, name) => rawHeaders.push(name, value));
+  return toApiGatewayEvent({
+    method: request.method,
+    url: `${url.pathname}${url.search}`,
+    rawHeaders,
+    body: Buffer.from(await request.arrayBuffer()),
+    sourceIp,
+  });
+}
+
+/** A multipart upload request as ShareX sends it. */
+export function multipartUpload(
+  fields: Record<string, string | { bytes: Uint8Array; filename: string; type?: string }>,
+  query = '',
+): Request {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value === 'string') form.append(name, value);
+    else form.append(name, new Blob([value.bytes], { type: value.type ?? 'application/octet-stream' }), value.filename);
+  }
+  return new Request(`${PUBLIC_URL}/api/1/upload${query}`, { method: 'POST', body: form });
+}
+
+/** A urlencoded upload request as imgbb-uploader sends it. */
+export function urlencodedUpload(fields: Record<string, string>, query = ''): Request {
+  return new Request(`${PUBLIC_URL}/api/1/upload${query}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+export function jsonBody(response: APIGatewayProxyResult): Record<string, unknown> & { image: Record<string, unknown> } {
+  return JSON.parse(response.body) as Record<string, unknown> & { image: Record<string, unknown> };
+}
