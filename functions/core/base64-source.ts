@@ -7,11 +7,11 @@ const DATA_URL_PREFIX = /^data:[^,]{0,200};base64,/i;
  * the URL-safe alphabet, missing padding.
  */
 export function decodeBase64Source(text: string): Buffer {
+  // Spaces are not trimmed: at either end they may be `+` signs a form decoder turned into spaces.
   const cleaned = text
-    .trim()
+    .replace(/[\r\n\t]/g, '')
     .replace(DATA_URL_PREFIX, '')
     .replace(/ /g, '+')
-    .replace(/[\r\n\t]/g, '')
     .replace(/-/g, '+')
     .replace(/_/g, '/')
     .replace(/={1,2}$/, '');

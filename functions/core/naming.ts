@@ -7,7 +7,7 @@ export type NamingMode = 'original' | 'random' | 'id';
 /** The file name a client sent, reduced to its last path segment, without control characters. */
 export function cleanOriginalFilename(filename: string): string {
   const lastSegment = filename.split(/[\\/]/).pop() ?? '';
-   
+
   const printable = lastSegment.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim();
   return [...printable].slice(0, MAX_FILENAME_CHARS).join('');
 }

@@ -47,7 +47,6 @@ export function cleanTitle(value: string | undefined): string | undefined {
 
 /** A description as given (line breaks kept), at most 5,000 characters; null when empty. */
 export function cleanDescription(value: string | undefined): string | null {
-   
   const cleaned = truncateChars(
     (value ?? '').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '').trim(),
     MAX_DESCRIPTION_CHARS,
@@ -104,7 +103,6 @@ function parseIsoDuration(text: string): number | undefined {
 }
 
 function removeControlChars(text: string): string {
-   
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
 }
 

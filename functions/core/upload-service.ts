@@ -165,10 +165,10 @@ export class UploadService {
       if (source.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
       return { bytes: source.bytes, filename: cleanOriginalFilename(source.filename) || undefined };
     }
-    const text = source.value.trim();
-    if (text === '') throw new UploadError('EmptySource', 'Empty source');
-    if (/^https?:\/\//i.test(text)) {
-      const fetched = await this.deps.fetcher.fetch(text, maxUrlUploadBytes);
+    const text = source.value;
+    if (text.trim() === '') throw new UploadError('EmptySource', 'Empty source');
+    if (/^\s*https?:\/\//i.test(text)) {
+      const fetched = await this.deps.fetcher.fetch(text.trim(), maxUrlUploadBytes);
       if (fetched.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
       return { bytes: fetched.bytes, filename: cleanOriginalFilename(fetched.filename) || undefined };
     }

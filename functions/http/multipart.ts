@@ -49,6 +49,8 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       if (info.valueTruncated) result.truncatedFields.add(name);
     });
     parser.on('file', (name, stream, info) => {
+      // A part cut short fails its stream as well as the parser; the parser's error is the one reported.
+      stream.on('error', () => undefined);
       if (!limits.fileNames.has(name)) {
         stream.resume();
         return;

@@ -46,9 +46,8 @@ export function readExif(exif: Buffer | undefined): Record<string, unknown> | nu
 
 function toJsonValue(value: unknown): unknown {
   if (typeof value === 'string') {
-     
     const text = value.replace(/\u0000+$/, '');
-     
+
     return text.length <= MAX_STRING_CHARS && !/[\u0000-\u0008\u000e-\u001f]/.test(text) ? text : undefined;
   }
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;

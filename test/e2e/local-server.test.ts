@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import imgbbUploader from 'imgbb-uploader';
+import sharp from 'sharp';
+import { makeJpeg, makePng } from '../support/images';
+import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+
+const md5 = (bytes: Uint8Array): string => createHash('md5').update(bytes).digest('hex');
+
+interface ImageJson {
+  url: string;
+  url_viewer: string;
+  display_url: string;
+  size: number;
+  md5: string;
+  mime: string;
+  thumb: { url: string; size: number };
+  medium: { url: string; size: number };
+}
+
+let dataDir: string;
+let port: number;
+let server: LocalProcess;
+const API_KEY = 'e2e-key-0123456789';
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-e2e-'));
+  port = await freePort();
+  server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, PUBLIC_URL: `http://127.0.0.1:${port}/` });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function expectServed(image: ImageJson): Promise<void> {
+  const original = await fetch(image.url);
+  expect(original.status).toBe(200);
+  expect(original.headers.get('content-type')).toBe(image.mime);
+  expect(original.headers.get('x-content-type-options')).toBe('nosniff');
+  const bytes = new Uint8Array(await original.arrayBuffer());
+  expect(bytes.length).toBe(image.size);
+  expect(md5(bytes)).toBe(image.md5);
+  for (const rendition of [image.thumb, image.medium]) {
+    const response = await fetch(rendition.url);
+    expect(response.status).toBe(200);
+    expect((await response.arrayBuffer()).byteLength).toBe(rendition.size);
+  }
+  expect((await fetch(image.display_url)).status).toBe(200);
+  const viewer = await fetch(image.url_viewer);
+  expect(viewer.status).toBe(200);
+  expect(await viewer.text()).toContain(image.display_url.slice(image.display_url.indexOf('/images/')));
+}
+
+describe('the local server, driven over HTTP like real clients', () => {
+  it('prints its URL, the key it was given, and writes endpoints.json', () => {
+    expect(server.url).toBe(`http://127.0.0.1:${port}`);
+    expect(server.apiKey).toBe(API_KEY);
+    const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as Record<string, string>;
+    expect(Object.keys(endpoints)).toEqual(
+      expect.arrayContaining(['s3', 'dynamodb', 'ssm', 'bucket', 'table', 'accessKeyId', 'secretAccessKey']),
+    );
+    expect(endpoints['s3']).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('takes a ShareX upload: multipart source file, key and format=json', async () => {
+    const form = new FormData();
+    form.append('source', new Blob([await makeJpeg(900, 700)], { type: 'image/jpeg' }), 'Screenshot 2026.jpg');
+    form.append('key', API_KEY);
+    form.append('format', 'json');
+    const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { image: ImageJson & { filename: string } };
+    expect(body.image.url).toMatch(
+      new RegExp(`^http://127\\.0\\.0\\.1:${port}/images/\\d{4}/\\d\\d/\\d\\d/Screenshot-2026\\.jpg$`),
+    );
+    await expectServed(body.image);
+  });
+
+  it('takes an upload from the imgbb-uploader package in Chevereto mode', async () => {
+    const png = await makePng(64, 48);
+    const result = (await imgbbUploader({
+      apiKey: API_KEY,
+      base64string: png.toString('base64'),
+      cheveretoHost: `http://127.0.0.1:${port}`,
+      customPayload: { title: 'from imgbb-uploader' },
+    })) as unknown as { status_code: number; image: ImageJson & { title: string } };
+    expect(result.status_code).toBe(200);
+    expect(result.image.title).toBe('from imgbb-uploader');
+    expect(result.image.md5).toBe(md5(png));
+    await expectServed(result.image);
+  });
+
+  it('takes a curl-style GET with everything in the query and answers the URL as text', async () => {
+    const png = await makePng(16, 16);
+    const query = new URLSearchParams({ key: API_KEY, source: png.toString('base64'), format: 'txt' });
+    const response = await fetch(`${server.url}/api/1/upload?${query.toString()}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    const url = await response.text();
+    const served = await fetch(url);
+    expect(md5(new Uint8Array(await served.arrayBuffer()))).toBe(md5(png));
+  });
+
+  it('refuses a request over the 6 MB event limit with the 413 envelope, as the gateway would', async () => {
+    const form = new FormData();
+    form.append('key', API_KEY);
+    form.append('source', new Blob([Buffer.alloc(5_000_000, 7)]), 'big.jpg');
+    const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({
+      status_code: 413,
+      error: { message: 'Request too large - max about 4.5 MB of file per request', code: 400 },
+      status_txt: 'Payload Too Large',
+    });
+  });
+
+  it('accepts a file just under the event limit', async () => {
+    const jpeg = await sharp({
+      create: { width: 1400, height: 1400, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+    })
+      .jpeg({ quality: 100 })
+      .toBuffer();
+    expect(jpeg.length).toBeGreaterThan(1_000_000);
+    expect(jpeg.length).toBeLessThan(4_500_000);
+    const form = new FormData();
+    form.append('key', API_KEY);
+    form.append('source', new Blob([jpeg]), 'noise.jpg');
+    const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form });
+    expect(response.status).toBe(200);
+  });
+
+  it('answers 404 for an image path that holds nothing and never serves outside the images', async () => {
+    for (const path of ['/images/2020/01/01/none.jpg', '/images/../endpoints.json', '/images/%2e%2e/x']) {
+      const response = await fetch(`${server.url}${path}`);
+      expect(response.status).toBe(404);
+    }
+  });
+
+  it('keeps its data, key and images across a restart', async () => {
+    const form = new FormData();
+    form.append('source', new Blob([await makePng(20, 20)]), 'kept.png');
+    form.append('key', API_KEY);
+    const before = (
+      (await (await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form })).json()) as { image: ImageJson }
+    ).image;
+    await server.stop();
+    server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}` });
+    expect(server.apiKey).toBe(API_KEY);
+    await expectServed(before);
+  });
+});

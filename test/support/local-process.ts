@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export interface LocalProcess {
+  url: string;
+  apiKey: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const ROOT = join(__dirname, '..', '..');
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `npm start`'s entry point as its own process, with only the given environment (no stand-ins of the tests). */
+export async function startLocalProcess(env: Record<string, string>): Promise<LocalProcess> {
+  const cleanEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith('AWS_') && !name.startsWith('JEST') && name !== 'NODE_ENV')
+      cleanEnv[name] = value;
+  }
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'local', 'main.ts')],
+    {
+      cwd: ROOT,
+      env: { ...cleanEnv, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the local server did not start:\n${output}`)), 20_000);
+    const check = (): void => {
+      if (/API key:/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', check);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the local server exited with ${code}:\n${output}`));
+    });
+  });
+  const apiKey = /API key:\s+(\S+)/.exec(output)?.[1] ?? '';
+  const url = /running at (\S+)/.exec(output)?.[1] ?? '';
+  return {
+    url,
+    apiKey,
+    output: () => output,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
