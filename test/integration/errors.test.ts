@@ -29,14 +29,7 @@ function expectError(response: APIGatewayProxyResult, status: number, code: numb
 describe('errors of the contract, section 6', () => {
   const key = (): string => service.apiKey;
   const cases: Array<[string, () => Request, number, number, string, string]> = [
-    [
-      'no key',
-      () => multipartUpload({ source: { bytes: png, filename: 'a.png' } }),
-      401,
-      100,
-      'No key provided',
-      'Unauthorized',
-    ],
+    ['no key', () => multipartUpload({ source: { bytes: png, filename: 'a.png' } }), 401, 100, 'No key provided', 'Unauthorized'],
     [
       'a wrong key',
       () => multipartUpload({ source: { bytes: png, filename: 'a.png' }, key: 'nope' }),

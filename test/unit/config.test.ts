@@ -1,0 +1,56 @@
+import { loadConfig } from '../../functions/config';
+
+const REQUIRED = { BUCKET_NAME: 'b', TABLE_NAME: 't', PUBLIC_URL: 'https://img.example.test/' };
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig(REQUIRED);
+    expect(config).toMatchObject({
+      publicUrl: 'https://img.example.test',
+      parameters: { apiKey: '/image-upload/api-key', floodLimits: '/image-upload/flood-limits', idSalt: '/image-upload/id-salt' },
+      keyCacheSeconds: 30,
+      timeZone: 'UTC',
+      maxUploadBytes: 10_000_000,
+      maxPixels: 100_000_000,
+      maxFrames: 300,
+      thumbSize: 320,
+      mediumWidth: 500,
+      naming: 'original',
+      duplicates: 'return-existing',
+      idPadding: 999,
+      forcedExpirationSeconds: undefined,
+      corsOrigins: [],
+      keepMetadata: false,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads settings and lists every problem at once', () => {
+    expect(
+      loadConfig({
+        ...REQUIRED,
+        FORCED_EXPIRATION: 'P1D',
+        CORS_ORIGINS: 'https://a.test, https://b.test',
+        PARAMETER_PREFIX: '/x/',
+      }),
+    ).toMatchObject({
+      forcedExpirationSeconds: 86400,
+      corsOrigins: ['https://a.test', 'https://b.test'],
+      parameters: { apiKey: '/x/api-key' },
+    });
+    let message = '';
+    try {
+      loadConfig({
+        PUBLIC_URL: 'ftp://x',
+        THUMB_SIZE: 'big',
+        NAMING: 'clever',
+        TIME_ZONE: 'Mars/Base',
+        FORCED_EXPIRATION: 'later',
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    for (const name of ['BUCKET_NAME', 'TABLE_NAME', 'PUBLIC_URL', 'THUMB_SIZE', 'NAMING', 'TIME_ZONE', 'FORCED_EXPIRATION'])
+      expect(message).toContain(name);
+  });
+});
