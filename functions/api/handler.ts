@@ -51,6 +51,7 @@ export function buildRouter(env: Env, logger: Logger): Router {
       maxFrames: config.maxFrames,
       thumbSize: config.thumbSize,
       mediumWidth: config.mediumWidth,
+      keepMetadata: config.keepMetadata,
     }),
     fetcher: new UnavailableSourceFetcher(),
     clock: { nowMs: () => Date.now() },

@@ -15,6 +15,10 @@ export interface EncodedImage {
 
 export interface ProcessedImage {
   original: EncodedImage;
+  /** md5 of the stored original's bytes. */
+  originalMd5: string;
+  /** md5 of the bytes as uploaded, for duplicate detection. */
+  sourceMd5: string;
   thumb: EncodedImage;
   medium: EncodedImage;
   exif: Record<string, unknown> | null;

@@ -97,7 +97,7 @@ export class UploadService {
       status: 'pending',
       name,
       extension: processed.original.extension,
-      original: { ...storedFile(keyOf('', processed.original), processed.original), md5: md5Hex(processed.original.bytes) },
+      original: { ...storedFile(keyOf('', processed.original), processed.original), md5: processed.originalMd5 },
       thumb: storedFile(keyOf('.th', processed.thumb), processed.thumb),
       medium: storedFile(keyOf('.md', processed.medium), processed.medium),
       title: title ?? (titleFromFilename(originalFilename) || name),
@@ -109,7 +109,7 @@ export class UploadService {
       createdAtMs: nowMs,
       expiresAtMs: expirationSeconds === undefined ? null : nowMs + expirationSeconds * 1000,
       views: 0,
-      sourceMd5: md5Hex(source.bytes),
+      sourceMd5: processed.sourceMd5,
       clientIp: request.clientIp,
     };
     const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
@@ -259,10 +259,6 @@ function fileTooBig(maxBytes: number): UploadError {
 
 function notFound(): UploadError {
   return new UploadError('NotFound', 'Image not found');
-}
-
-function md5Hex(bytes: Uint8Array): string {
-  return createHash('md5').update(bytes).digest('hex');
 }
 
 /** Delete tokens are kept only as this hash. */

@@ -1,34 +1,27 @@
-import sharp, { type Metadata, type Sharp } from 'sharp';
+import { createHash } from 'node:crypto';
+import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { UploadError } from '../core/errors';
 import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../core/ports';
+import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
+import { stripMetadata } from './strip-metadata';
 
-export interface ImagingLimits {
+// Lambda runs one job at a time; libvips' operation cache would only hold memory between jobs.
+sharp.cache(false);
+
+export interface ImagingSettings {
   /** Pixels of one frame, and of all frames together. */
   maxPixels: number;
   maxFrames: number;
   thumbSize: number;
   mediumWidth: number;
+  /** Keep EXIF/XMP/IPTC in stored originals. */
+  keepMetadata: boolean;
 }
 
 type OutputFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif';
-
-interface InputFormat {
-  /** What sharp's metadata must say for the bytes to be what their magic says. */
-  decoder: string;
-  output: OutputFormat;
-}
-
-/** Accepted inputs; what browsers cannot show is stored in a format they can. */
-const INPUT_FORMATS: Partial<Record<SniffedFormat, InputFormat>> = {
-  jpeg: { decoder: 'jpeg', output: 'jpeg' },
-  png: { decoder: 'png', output: 'png' },
-  gif: { decoder: 'gif', output: 'gif' },
-  webp: { decoder: 'webp', output: 'webp' },
-  avif: { decoder: 'heif', output: 'avif' },
-  tiff: { decoder: 'tiff', output: 'png' },
-};
+type WebFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif';
 
 const OUTPUTS: Record<OutputFormat, { mime: string; extension: string }> = {
   jpeg: { mime: 'image/jpeg', extension: 'jpg' },
@@ -38,104 +31,258 @@ const OUTPUTS: Record<OutputFormat, { mime: string; extension: string }> = {
   avif: { mime: 'image/avif', extension: 'avif' },
 };
 
-interface Plan {
-  input: Uint8Array;
-  meta: Metadata;
+/** What sharp's metadata says each web format is, and what browsers cannot show is stored as. */
+const DECODER_OF: Record<WebFormat | 'tiff', string> = {
+  jpeg: 'jpeg',
+  png: 'png',
+  gif: 'gif',
+  webp: 'webp',
+  avif: 'heif',
+  tiff: 'tiff',
+};
+const CONVERTED_TO: Record<'bmp' | 'tiff' | 'heic', OutputFormat> = { bmp: 'png', tiff: 'png', heic: 'jpeg' };
+
+/** Everything known about an upload before its pixels are decoded. */
+interface Probe {
+  format: SniffedFormat;
   output: OutputFormat;
-  /** The stored original keeps the input's format (web formats) rather than being converted. */
-  keepsFormat: boolean;
-  animated: boolean;
-  /** Size after orientation and the requested downscale. */
+  /** Size as displayed, after EXIF orientation. */
   width: number;
   height: number;
+  frames: number;
+  orientation: number;
+  sixteenBit: boolean;
+  channels: number;
+  chromaSubsampling: string | undefined;
+  exif: Buffer | undefined;
 }
 
-/** The only place that turns bytes into pixels: checks, orientation, renditions. */
+const DECODE_OPTIONS: SharpOptions = { limitInputPixels: false, failOn: 'error' };
+
+/**
+ * The only code that turns bytes into pixels. Checks limits from headers before decoding, keeps web-format originals
+ * byte for byte (metadata removed), and makes the renditions from one decode at reduced size.
+ */
 export class SharpImageProcessor implements ImageProcessor {
-  constructor(private readonly limits: ImagingLimits) {}
+  constructor(private readonly settings: ImagingSettings) {}
 
   async process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
-    const plan = await this.plan(input, options);
     try {
-      const [original, thumb, medium] = await Promise.all([
-        this.storedOriginal(plan),
-        this.encode(
-          plan,
-          (image) => image.resize(this.limits.thumbSize, this.limits.thumbSize, { fit: 'cover', position: 'centre' }),
-          'rendition',
-        ),
-        this.encode(plan, (image) => image.resize({ width: Math.min(this.limits.mediumWidth, plan.width) }), 'rendition'),
-      ]);
-      return { original, thumb, medium, exif: readExif(plan.meta.exif), animated: plan.animated };
+      const probe = await this.probe(input);
+      const size = this.targetSize(probe, options.targetWidth);
+      if (probe.frames > 1) return await this.processAnimated(input, probe, size);
+      const keepsBytes = probe.format === probe.output && probe.orientation === 1 && size.width === probe.width;
+      if (keepsBytes) return await this.processKept(input, probe);
+      return await this.processConverted(input, probe, size);
     } catch (error) {
       if (error instanceof UploadError) throw error;
       throw unsupported(error);
     }
   }
 
-  private async plan(input: Uint8Array, options: ProcessOptions): Promise<Plan> {
-    const sniffed = sniffFormat(input);
-    const format = sniffed === undefined ? undefined : INPUT_FORMATS[sniffed];
-    if (!format) throw unsupported();
-    let meta: Metadata;
-    try {
-      meta = await sharp(input, { limitInputPixels: false }).metadata();
-    } catch (error) {
-      throw unsupported(error);
+  private async probe(input: Uint8Array): Promise<Probe> {
+    const format = sniffFormat(input);
+    if (format === undefined) throw unsupported();
+    if (format === 'bmp') {
+      const header = readBmpHeader(input);
+      return this.checked({
+        format,
+        output: CONVERTED_TO.bmp,
+        width: header.width,
+        height: header.height,
+        frames: 1,
+        orientation: 1,
+        sixteenBit: false,
+        channels: header.hasAlpha ? 4 : 3,
+        chromaSubsampling: undefined,
+        exif: undefined,
+      });
     }
-    if (meta.format !== format.decoder || !(meta.width > 0 && meta.height > 0)) throw unsupported();
-    if (format.decoder === 'heif' && meta.compression !== 'av1') throw unsupported();
+    const meta: Metadata = await sharp(input, { limitInputPixels: false }).metadata();
+    if (format === 'heic') {
+      if (meta.format !== 'heif' || meta.compression !== 'hevc') throw unsupported();
+    } else if (meta.format !== DECODER_OF[format] || (format === 'avif' && meta.compression !== 'av1')) {
+      throw unsupported();
+    }
+    if (!(meta.width > 0 && meta.height > 0)) throw unsupported();
+    const animatable = format === 'gif' || format === 'webp';
+    // HEIF applies its own rotation (irot/imir) when decoding; its EXIF orientation is informative only.
+    const orientation = format === 'heic' || format === 'avif' ? 1 : (meta.orientation ?? 1);
+    return this.checked({
+      format,
+      output: format === 'tiff' || format === 'heic' ? CONVERTED_TO[format] : format,
+      width: orientation >= 5 ? meta.height : meta.width,
+      height: orientation >= 5 ? meta.width : meta.height,
+      frames: animatable ? Math.max(1, meta.pages ?? 1) : 1,
+      orientation,
+      sixteenBit: meta.depth === 'ushort',
+      channels: meta.channels,
+      chromaSubsampling: meta.chromaSubsampling,
+      exif: meta.exif,
+    });
+  }
 
-    const frames = format.output === 'gif' || format.output === 'webp' ? Math.max(1, meta.pages ?? 1) : 1;
-    const framePixels = meta.width * meta.height;
-    if (framePixels > this.limits.maxPixels || framePixels * frames > this.limits.maxPixels) {
-      throw new UploadError('ImageTooLarge', `Image too large - max ${megapixels(this.limits.maxPixels)} megapixels`);
+  /** Refuses a decompression bomb from its header alone. */
+  private checked(probe: Probe): Probe {
+    const { maxPixels, maxFrames } = this.settings;
+    const framePixels = probe.width * probe.height;
+    if (framePixels > maxPixels || framePixels * probe.frames > maxPixels) {
+      throw new UploadError('ImageTooLarge', `Image too large - max ${megapixels(maxPixels)} megapixels`);
     }
-    if (frames > this.limits.maxFrames) {
-      throw new UploadError('ImageTooLarge', `Image too large - max ${this.limits.maxFrames} frames`);
-    }
+    if (probe.frames > maxFrames) throw new UploadError('ImageTooLarge', `Image too large - max ${maxFrames} frames`);
+    return probe;
+  }
 
-    const orientedWidth = meta.autoOrient.width;
-    const orientedHeight = meta.autoOrient.height;
-    const { targetWidth } = options;
-    if (targetWidth !== undefined && targetWidth > orientedWidth) {
+  private targetSize(probe: Probe, targetWidth: number | undefined): { width: number; height: number } {
+    if (targetWidth === undefined) return { width: probe.width, height: probe.height };
+    if (targetWidth > probe.width)
       throw new UploadError('WidthTooLarge', 'Target width is greater than the original image width');
-    }
-    const width = targetWidth ?? orientedWidth;
-    const height =
-      targetWidth === undefined ? orientedHeight : Math.max(1, Math.round((orientedHeight * targetWidth) / orientedWidth));
-    const keepsFormat = sniffed === format.output;
-    return { input, meta, output: format.output, keepsFormat, animated: frames > 1, width, height };
+    return { width: targetWidth, height: Math.max(1, Math.round((probe.height * targetWidth) / probe.width)) };
   }
 
-  private pipeline(plan: Plan): Sharp {
-    return sharp(plan.input, { animated: plan.animated, limitInputPixels: false, failOn: 'error' }).autoOrient();
+  /**
+   * The stored original is the upload with its metadata removed. Its pixels are decoded once, at the medium's size
+   * (JPEG shrink-on-load), while the md5s are computed on this thread; the thumb comes from that medium.
+   */
+  private async processKept(input: Uint8Array, probe: Probe): Promise<ProcessedImage> {
+    const stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
+    const mediumWidth = Math.min(this.settings.mediumWidth, probe.width);
+    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: mediumWidth }), probe, 'uchar');
+    const originalMd5 = md5Hex(stored);
+    const sourceMd5 = stored === input ? originalMd5 : md5Hex(input);
+    const medium = await decoding;
+    const [mediumImage, thumb] = await Promise.all([
+      this.encode(fromRaw(medium.data, medium.info), probe, 'rendition'),
+      this.thumbFrom(
+        medium.info,
+        () => fromRaw(medium.data, medium.info),
+        () => sharp(stored, DECODE_OPTIONS).autoOrient(),
+        probe,
+      ),
+    ]);
+    const original: EncodedImage = {
+      bytes: stored,
+      width: probe.width,
+      height: probe.height,
+      ...OUTPUTS[probe.output],
+      bits: probe.sixteenBit ? 16 : 8,
+      channels: probe.channels,
+    };
+    return { original, originalMd5, sourceMd5, thumb, medium: mediumImage, exif: readExif(probe.exif), animated: false };
   }
 
-  private async storedOriginal(plan: Plan): Promise<EncodedImage> {
-    const { meta } = plan;
-    const upright = (meta.orientation ?? 1) === 1;
-    const resized = plan.width !== meta.autoOrient.width;
-    const hasMetadata = Boolean(meta.exif ?? meta.xmp ?? meta.iptc ?? meta.comments?.length);
-    if (plan.keepsFormat && upright && !resized && !hasMetadata) {
-      return {
-        bytes: plan.input,
-        width: meta.width,
-        height: meta.height,
-        ...OUTPUTS[plan.output],
-        bits: meta.depth === 'ushort' ? 16 : 8,
-        channels: meta.channels,
+  /** Turned upright, downscaled or converted: decoded whole once, then every file is made from those pixels. */
+  private async processConverted(
+    input: Uint8Array,
+    probe: Probe,
+    size: { width: number; height: number },
+  ): Promise<ProcessedImage> {
+    const sourceMd5 = md5Hex(input);
+    const pixels = await this.decodeWhole(input, probe, size);
+    const { data, info } = pixels;
+    const mediumWidth = Math.min(this.settings.mediumWidth, info.width);
+    const mediumRaw = await toRaw(fromRaw(data, info).resize({ width: mediumWidth }), probe, 'uchar');
+    const [original, medium, thumb] = await Promise.all([
+      this.encode(fromRaw(data, info), probe, 'original'),
+      this.encode(fromRaw(mediumRaw.data, mediumRaw.info), probe, 'rendition'),
+      this.thumbFrom(
+        mediumRaw.info,
+        () => fromRaw(mediumRaw.data, mediumRaw.info),
+        () => fromRaw(data, info),
+        probe,
+      ),
+    ]);
+    return {
+      original,
+      originalMd5: md5Hex(original.bytes),
+      sourceMd5,
+      thumb,
+      medium,
+      exif: readExif(probe.exif),
+      animated: false,
+    };
+  }
+
+  /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
+  private async decodeWhole(
+    input: Uint8Array,
+    probe: Probe,
+    size: { width: number },
+  ): Promise<{ data: Buffer; info: sharp.OutputInfo }> {
+    let image: Sharp;
+    if (probe.format === 'bmp') image = fromPixels(decodeBmp(input));
+    else if (probe.format === 'heic') {
+      const heic = await openHeic(input);
+      try {
+        image = fromPixels(await heic.decode()).flatten({ background: '#ffffff' });
+      } finally {
+        heic.dispose();
+      }
+    } else image = sharp(input, DECODE_OPTIONS).autoOrient();
+    if (size.width !== probe.width) image = image.resize({ width: size.width });
+    return toRaw(image, probe, probe.sixteenBit && probe.output === 'png' ? 'ushort' : 'uchar');
+  }
+
+  /** GIF and WebP animations: two animated pipelines from the stored original, which keeps the palette. */
+  private async processAnimated(
+    input: Uint8Array,
+    probe: Probe,
+    size: { width: number; height: number },
+  ): Promise<ProcessedImage> {
+    const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
+    let stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
+    let original: EncodedImage;
+    if (size.width !== probe.width) {
+      original = await this.encode(animated().resize({ width: size.width }), probe, 'original');
+      stored = original.bytes;
+    } else {
+      original = {
+        bytes: stored,
+        width: probe.width,
+        height: probe.height,
+        ...OUTPUTS[probe.output],
+        bits: 8,
+        channels: probe.channels,
       };
     }
-    return this.encode(plan, (image) => (resized ? image.resize({ width: plan.width }) : image).keepIccProfile(), 'original');
+    const originalMd5 = md5Hex(stored);
+    const sourceMd5 = stored === input ? originalMd5 : md5Hex(input);
+    const [thumb, medium] = await Promise.all([
+      this.encode(
+        animated().resize(this.settings.thumbSize, this.settings.thumbSize, { fit: 'cover', position: 'centre' }),
+        probe,
+        'rendition',
+      ),
+      this.encode(animated().resize({ width: Math.min(this.settings.mediumWidth, size.width) }), probe, 'rendition'),
+    ]);
+    return { original, originalMd5, sourceMd5, thumb, medium, exif: readExif(probe.exif), animated: true };
   }
 
-  private async encode(plan: Plan, shape: (image: Sharp) => Sharp, role: 'original' | 'rendition'): Promise<EncodedImage> {
-    const image = shape(this.pipeline(plan));
-    const quality = role === 'original' ? 92 : 82;
-    switch (plan.output) {
+  /** The square thumb from the medium's pixels, or from the original when the medium is too small to fill it. */
+  private thumbFrom(
+    medium: sharp.OutputInfo,
+    fromMedium: () => Sharp,
+    fromOriginal: () => Sharp,
+    probe: Probe,
+  ): Promise<EncodedImage> {
+    const side = this.settings.thumbSize;
+    const source = medium.width >= side && medium.height >= side ? fromMedium() : fromOriginal();
+    return this.encode(source.resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition');
+  }
+
+  private async encode(image: Sharp, probe: Probe, role: 'original' | 'rendition'): Promise<EncodedImage> {
+    const original = role === 'original';
+    const sixteenBit = original && probe.sixteenBit && probe.output === 'png';
+    // sharp writes sRGB unless told otherwise: greyscale stays greyscale, 16 bits stay 16 bits.
+    if (probe.channels <= 2) image.toColourspace(sixteenBit ? 'grey16' : 'b-w');
+    else if (sixteenBit) image.toColourspace('rgb16');
+    switch (probe.output) {
       case 'jpeg':
-        image.jpeg({ quality, mozjpeg: false });
+        image.jpeg({
+          quality: original ? 92 : 82,
+          mozjpeg: false,
+          chromaSubsampling: original && probe.chromaSubsampling === '4:4:4' ? '4:4:4' : '4:2:0',
+        });
         break;
       case 'png':
         image.png();
@@ -144,23 +291,49 @@ export class SharpImageProcessor implements ImageProcessor {
         image.gif();
         break;
       case 'webp':
-        image.webp({ quality });
+        image.webp({ quality: original ? 90 : 80 });
         break;
       case 'avif':
-        image.avif({ quality: role === 'original' ? 70 : 55, effort: 2 });
+        image.avif({ quality: original ? 70 : 55, effort: 2 });
         break;
     }
+    if (original) image.keepIccProfile();
+    if (original && this.settings.keepMetadata) image.keepMetadata();
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
-    const outMeta = await sharp(data).metadata();
     return {
       bytes: data,
       width: info.width,
       height: info.pageHeight ?? info.height,
-      ...OUTPUTS[plan.output],
-      bits: outMeta.depth === 'ushort' ? 16 : 8,
-      channels: outMeta.channels,
+      ...OUTPUTS[probe.output],
+      bits: sixteenBit ? 16 : 8,
+      channels: info.channels,
     };
   }
+}
+
+/** Raw pixels; sharp's raw output is sRGB, so greyscale images are asked to stay greyscale. */
+function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort'): Promise<{ data: Buffer; info: sharp.OutputInfo }> {
+  if (probe.channels <= 2) image.toColourspace(depth === 'ushort' ? 'grey16' : 'b-w');
+  return image.raw({ depth }).toBuffer({ resolveWithObject: true });
+}
+
+function fromRaw(data: Buffer, info: sharp.OutputInfo): Sharp {
+  return sharp(data, {
+    raw: {
+      width: info.width,
+      height: info.height,
+      channels: info.channels,
+      ...(info.premultiplied ? { premultiplied: true } : {}),
+    },
+  });
+}
+
+function fromPixels(pixels: RawPixels): Sharp {
+  return sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
+}
+
+function md5Hex(bytes: Uint8Array): string {
+  return createHash('md5').update(bytes).digest('hex');
 }
 
 function megapixels(pixels: number): string {

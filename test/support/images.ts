@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { crc32 as zlibCrc32 } from 'node:zlib';
 
 /** Test images made from code: a gradient with a marker in the top-left corner, so orientation can be checked. */
 function gradient(width: number, height: number, channels: 3 | 4 = 3): Buffer {
@@ -83,3 +84,132 @@ export const NOT_IMAGES: Record<string, Buffer> = {
     0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d, 0, 0, 2, 0, 0x69, 0x73, 0x6f, 0x6d, 0x6d, 0x70, 0x34, 0x31,
   ]),
 };
+
+const XMP =
+  '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:creator>Secret Person</dc:creator></rdf:Description></rdf:RDF></x:xmpmeta>';
+export const GPS_EXIF: sharp.Exif = {
+  IFD0: { Make: 'TestCam', Model: 'T-1', Copyright: 'Secret Person' },
+  IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '40/1 26/1 4614/100', GPSLongitudeRef: 'W', GPSLongitude: '79/1 58/1 5553/100' },
+};
+/** Bytes a polyglot would hide after the image's end: the start of a ZIP archive. */
+export const TRAILING_JUNK = Buffer.from('PK\u0003\u0004 this is not part of the image <script>alert(1)</script>', 'latin1');
+
+function jpegSegment(marker: number, payload: Buffer): Buffer {
+  const header = Buffer.from([0xff, marker, 0, 0]);
+  header.writeUInt16BE(payload.length + 2, 2);
+  return Buffer.concat([header, payload]);
+}
+
+/** A JPEG with EXIF (GPS), XMP, an ICC profile, IPTC, a comment, and junk after its end. */
+export async function makeJpegWithMetadata(width = 64, height = 48): Promise<Buffer> {
+  const jpeg = await raw(width, height).jpeg({ quality: 90 }).withExif(GPS_EXIF).withXmp(XMP).withIccProfile('p3').toBuffer();
+  const iptc = jpegSegment(
+    0xed,
+    Buffer.concat([
+      Buffer.from('Photoshop 3.0\x008BIM\x04\x04\x00\x00\x00\x00\x00\x0b', 'latin1'),
+      Buffer.from([0x1c, 2, 80, 0, 6]),
+      Buffer.from('Secret\x00', 'latin1'),
+    ]),
+  );
+  const comment = jpegSegment(0xfe, Buffer.from('Secret comment'));
+  return Buffer.concat([jpeg.subarray(0, 2), iptc, comment, jpeg.subarray(2), TRAILING_JUNK]);
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlibCrc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/** A PNG with EXIF, XMP, text and time chunks, an ICC profile, and junk after IEND. */
+export async function makePngWithMetadata(width = 40, height = 30): Promise<Buffer> {
+  const png = await raw(width, height, 4).png().withExif(GPS_EXIF).withXmp(XMP).withIccProfile('p3').toBuffer();
+  const afterHeader = 8 + 25; // signature + IHDR
+  const extra = Buffer.concat([
+    pngChunk('tEXt', Buffer.from('Author\0Secret Person')),
+    pngChunk('tIME', Buffer.from([7, 234, 1, 2, 3, 4, 5])),
+  ]);
+  return Buffer.concat([png.subarray(0, afterHeader), extra, png.subarray(afterHeader), TRAILING_JUNK]);
+}
+
+/** An animated GIF with a comment, an XMP application extension, and junk after the trailer. */
+export async function makeGifWithMetadata(): Promise<Buffer> {
+  const gif = await makeAnimated('gif', 24, 16, 3);
+  const packed = gif[10] ?? 0;
+  const afterHeader = 13 + (packed & 0x80 ? 3 * 2 ** ((packed & 7) + 1) : 0);
+  const text = Buffer.from('Secret comment');
+  const commentBlock = Buffer.concat([Buffer.from([0x21, 0xfe, text.length]), text, Buffer.from([0])]);
+  const xmpData = Buffer.from(XMP);
+  const xmpBlock = Buffer.concat([
+    Buffer.from([0x21, 0xff, 11]),
+    Buffer.from('XMP DataXMP'),
+    Buffer.from([xmpData.length & 0xff]),
+    xmpData.subarray(0, xmpData.length & 0xff),
+    Buffer.from([0]),
+  ]);
+  return Buffer.concat([gif.subarray(0, afterHeader), commentBlock, xmpBlock, gif.subarray(afterHeader), TRAILING_JUNK]);
+}
+
+/** A WebP with EXIF, XMP and an ICC profile, and junk after the RIFF. */
+export async function makeWebpWithMetadata(): Promise<Buffer> {
+  const webp = await raw(40, 30).webp({ quality: 80 }).withExif(GPS_EXIF).withXmp(XMP).withIccProfile('p3').toBuffer();
+  return Buffer.concat([webp, TRAILING_JUNK]);
+}
+
+/** An AVIF with EXIF and XMP items, and junk after its last box. */
+export async function makeAvifWithMetadata(): Promise<Buffer> {
+  const avif = await raw(40, 30).avif({ quality: 50, effort: 0 }).withExif(GPS_EXIF).withXmp(XMP).toBuffer();
+  return Buffer.concat([avif, TRAILING_JUNK]);
+}
+
+/** A BMP written by hand: 24-bit, 8-bit paletted, or 32-bit with an alpha mask; bottom-up unless `topDown`. */
+export function makeBmp(width: number, height: number, bits: 8 | 24 | 32, options: { topDown?: boolean } = {}): Buffer {
+  const pixels = gradient(width, height, 4);
+  const infoSize = bits === 32 ? 56 : 40;
+  const paletteBytes = bits === 8 ? 256 * 4 : 0;
+  const rowBytes = Math.floor((bits * width + 31) / 32) * 4;
+  const dataOffset = 14 + infoSize + paletteBytes;
+  const file = Buffer.alloc(dataOffset + rowBytes * height);
+  file.write('BM', 0, 'latin1');
+  file.writeUInt32LE(file.length, 2);
+  file.writeUInt32LE(dataOffset, 10);
+  file.writeUInt32LE(infoSize, 14);
+  file.writeInt32LE(width, 18);
+  file.writeInt32LE(options.topDown ? -height : height, 22);
+  file.writeUInt16LE(1, 26);
+  file.writeUInt16LE(bits, 28);
+  file.writeUInt32LE(bits === 32 ? 3 : 0, 30);
+  if (bits === 32) {
+    file.writeUInt32LE(0x00ff0000, 54);
+    file.writeUInt32LE(0x0000ff00, 58);
+    file.writeUInt32LE(0x000000ff, 62);
+    file.writeUInt32LE(0xff000000, 66);
+  }
+  if (bits === 8) {
+    for (let index = 0; index < 256; index += 1)
+      file.writeUInt32LE(((index & 0xe0) << 16) | ((index & 0x1c) << 11) | ((index & 0x03) << 6), 54 + index * 4);
+  }
+  for (let y = 0; y < height; y += 1) {
+    const row = dataOffset + (options.topDown ? y : height - 1 - y) * rowBytes;
+    for (let x = 0; x < width; x += 1) {
+      const at = (y * width + x) * 4;
+      const [r, g, b, a] = [pixels[at] ?? 0, pixels[at + 1] ?? 0, pixels[at + 2] ?? 0, pixels[at + 3] ?? 0];
+      if (bits === 8) file[row + x] = (r & 0xe0) | ((g & 0xe0) >> 3) | (b >> 6);
+      else if (bits === 24) file.set([b, g, r], row + x * 3);
+      else file.set([b, g, r, a], row + x * 4);
+    }
+  }
+  return file;
+}
+
+/** A CMYK JPEG, as print workflows make them. */
+export async function makeCmykJpeg(width: number, height: number): Promise<Buffer> {
+  return raw(width, height).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer();
+}
+
+export async function makeGreyPng(width: number, height: number): Promise<Buffer> {
+  return raw(width, height).toColourspace('b-w').png().toBuffer();
+}

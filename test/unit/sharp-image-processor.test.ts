@@ -1,9 +1,30 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { UploadError } from '../../functions/core/errors';
 import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
-import { makeAnimated, makeAvif, makeJpeg, makePng, makeTiff, makeWebp, NOT_IMAGES } from '../support/images';
+import {
+  makeAnimated,
+  makeAvif,
+  makeBmp,
+  makeCmykJpeg,
+  makeGreyPng,
+  makeJpeg,
+  makeJpegWithMetadata,
+  makePng,
+  makeTiff,
+  makeWebp,
+  NOT_IMAGES,
+} from '../support/images';
 
-const processor = new SharpImageProcessor({ maxPixels: 4_000_000, maxFrames: 10, thumbSize: 32, mediumWidth: 50 });
+const processor = new SharpImageProcessor({
+  maxPixels: 4_000_000,
+  maxFrames: 10,
+  thumbSize: 32,
+  mediumWidth: 50,
+  keepMetadata: false,
+});
 
 async function expectRefused(input: Buffer, kind: string, message: string): Promise<void> {
   const error: unknown = await processor.process(input, { targetWidth: undefined }).then(
@@ -104,7 +125,13 @@ describe('SharpImageProcessor', () => {
   });
 
   it('refuses more pixels than the limit before decoding', async () => {
-    const small = new SharpImageProcessor({ maxPixels: 100_000, maxFrames: 10, thumbSize: 32, mediumWidth: 50 });
+    const small = new SharpImageProcessor({
+      maxPixels: 100_000,
+      maxFrames: 10,
+      thumbSize: 32,
+      mediumWidth: 50,
+      keepMetadata: false,
+    });
     await expect(small.process(await makePng(317, 316), { targetWidth: undefined })).rejects.toMatchObject({
       kind: 'ImageTooLarge',
       message: 'Image too large - max 0.1 megapixels',
@@ -113,7 +140,13 @@ describe('SharpImageProcessor', () => {
   });
 
   it('refuses all frames together beyond the pixel limit', async () => {
-    const small = new SharpImageProcessor({ maxPixels: 100_000, maxFrames: 10, thumbSize: 32, mediumWidth: 50 });
+    const small = new SharpImageProcessor({
+      maxPixels: 100_000,
+      maxFrames: 10,
+      thumbSize: 32,
+      mediumWidth: 50,
+      keepMetadata: false,
+    });
     await expect(small.process(await makeAnimated('gif', 200, 100, 6), { targetWidth: undefined })).rejects.toMatchObject({
       kind: 'ImageTooLarge',
     });
@@ -123,5 +156,107 @@ describe('SharpImageProcessor', () => {
     const elevenFrames = await makeAnimated('gif', 22, 10, 11);
     expect((await sharp(elevenFrames).metadata()).pages).toBe(11);
     await expectRefused(elevenFrames, 'ImageTooLarge', 'Image too large - max 10 frames');
+  });
+});
+
+describe('SharpImageProcessor: formats browsers cannot show and metadata', () => {
+  const heic = readFileSync(join(__dirname, '..', 'fixtures', 'gradient.heic'));
+
+  it.each([8, 24, 32] as const)('stores a %i-bit BMP as PNG with its pixels', async (bits) => {
+    const result = await processor.process(makeBmp(40, 30, bits), { targetWidth: undefined });
+    expect(result.original).toMatchObject({
+      mime: 'image/png',
+      extension: 'png',
+      width: 40,
+      height: 30,
+      channels: bits === 32 ? 4 : 3,
+    });
+    const { data, info } = await sharp(result.original.bytes).raw().toBuffer({ resolveWithObject: true });
+    // the red marker stays in the top-left corner: rows were read in the right order
+    expect(data[(2 * info.width + 2) * info.channels]).toBeGreaterThan(200);
+    expect(data[((info.height - 3) * info.width + 2) * info.channels]).toBeLessThan(100);
+  });
+
+  it('reads a top-down BMP the right way up', async () => {
+    const result = await processor.process(makeBmp(40, 30, 24, { topDown: true }), { targetWidth: undefined });
+    const { data, info } = await sharp(result.original.bytes).raw().toBuffer({ resolveWithObject: true });
+    expect(data[(2 * info.width + 2) * info.channels]).toBeGreaterThan(200);
+  });
+
+  it('refuses a BMP cut short and one whose header claims more pixels than the limit', async () => {
+    await expectRefused(makeBmp(40, 30, 24).subarray(0, 500), 'UnsupportedFormat', 'Unavailable image format');
+    const bomb = makeBmp(4, 4, 24);
+    bomb.writeInt32LE(100_000, 18);
+    bomb.writeInt32LE(100_000, 22);
+    await expectRefused(bomb, 'ImageTooLarge', 'Image too large - max 4 megapixels');
+  });
+
+  it('stores a HEIC as JPEG, decoded with libheif, and reports its EXIF', async () => {
+    const result = await processor.process(heic, { targetWidth: undefined });
+    expect(result.original).toMatchObject({ mime: 'image/jpeg', extension: 'jpg', width: 96, height: 64, channels: 3 });
+    expect(result.exif).toMatchObject({ Make: 'HeicCam' });
+    const meta = await sharp(result.original.bytes).metadata();
+    expect([meta.format, meta.width, meta.height, meta.exif]).toEqual(['jpeg', 96, 64, undefined]);
+    expect(result.thumb).toMatchObject({ width: 32, height: 32, mime: 'image/jpeg' });
+  });
+
+  it('refuses a HEIC cut short', async () => {
+    await expectRefused(heic.subarray(0, heic.length - 200), 'UnsupportedFormat', 'Unavailable image format');
+  });
+
+  it('stores a JPEG without its EXIF, XMP, IPTC and comment, byte for byte otherwise, and still reports the EXIF', async () => {
+    const input = await makeJpegWithMetadata(64, 48);
+    const result = await processor.process(input, { targetWidth: undefined });
+    const meta = await sharp(result.original.bytes).metadata();
+    expect([meta.exif, meta.xmp, meta.iptc, meta.comments, meta.hasProfile]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      true,
+    ]);
+    expect(Buffer.from(result.original.bytes).includes('Secret')).toBe(false);
+    expect(result.exif).toMatchObject({ Make: 'TestCam', GPSLatitudeRef: 'N' });
+    expect(result.sourceMd5).toBe(createHash('md5').update(input).digest('hex'));
+    expect(result.originalMd5).toBe(createHash('md5').update(result.original.bytes).digest('hex'));
+    expect(result.originalMd5).not.toBe(result.sourceMd5);
+  });
+
+  it('keeps metadata in stored originals when the operator says so', async () => {
+    const keeping = new SharpImageProcessor({
+      maxPixels: 4_000_000,
+      maxFrames: 10,
+      thumbSize: 32,
+      mediumWidth: 50,
+      keepMetadata: true,
+    });
+    const result = await keeping.process(await makeJpegWithMetadata(64, 48), { targetWidth: undefined });
+    expect((await sharp(result.original.bytes).metadata()).exif).toBeDefined();
+    const turned = await keeping.process(await makeJpeg(60, 40, { orientation: 6, exif: { IFD0: { Make: 'TestCam' } } }), {
+      targetWidth: undefined,
+    });
+    const meta = await sharp(turned.original.bytes).metadata();
+    expect([meta.width, meta.height, meta.orientation ?? 1]).toEqual([40, 60, 1]);
+  });
+
+  it('makes sRGB renditions of a CMYK JPEG and greyscale ones of a greyscale PNG', async () => {
+    const cmyk = await processor.process(await makeCmykJpeg(60, 40), { targetWidth: undefined });
+    expect((await sharp(cmyk.thumb.bytes).metadata()).space).toBe('srgb');
+    const grey = await processor.process(await makeGreyPng(60, 40), { targetWidth: undefined });
+    expect(grey.original.channels).toBe(1);
+    expect(grey.medium.channels).toBe(1);
+  });
+
+  it('makes the thumb of a panorama from the original, not from its short medium', async () => {
+    const result = await processor.process(await makeJpeg(400, 40), { targetWidth: undefined });
+    expect(result.medium).toMatchObject({ width: 50, height: 5 });
+    expect(result.thumb).toMatchObject({ width: 32, height: 32 });
+  });
+
+  it('keeps 16 bits when a 16-bit PNG is downscaled', async () => {
+    const result = await processor.process(await makePng(80, 40, { sixteenBit: true }), { targetWidth: 40 });
+    expect(result.original).toMatchObject({ width: 40, height: 20, bits: 16 });
+    expect((await sharp(result.original.bytes).metadata()).depth).toBe('ushort');
+    expect(result.medium.bits).toBe(8);
   });
 });
