@@ -141,25 +141,16 @@ export class SharpImageProcessor implements ImageProcessor {
   }
 
   /**
-   * The stored original is the upload with its metadata removed. Its pixels are decoded once, at the medium's size
-   * (JPEG shrink-on-load), while the md5s are computed on this thread; the thumb comes from that medium.
+   * The stored original is the upload with its metadata removed. Its pixels are decoded once, at the size the
+   * renditions need (JPEG and WebP shrink on load), while the md5s are computed on this thread.
    */
   private async processKept(input: Uint8Array, probe: Probe): Promise<ProcessedImage> {
     const stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
-    const mediumWidth = Math.min(this.settings.mediumWidth, probe.width);
-    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: mediumWidth }), probe, 'uchar');
+    const workingWidth = this.workingWidth(probe.width, probe.height);
+    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar');
     const originalMd5 = md5Hex(stored);
     const sourceMd5 = stored === input ? originalMd5 : md5Hex(input);
-    const medium = await decoding;
-    const [mediumImage, thumb] = await Promise.all([
-      this.encode(fromRaw(medium.data, medium.info), probe, 'rendition'),
-      this.thumbFrom(
-        medium.info,
-        () => fromRaw(medium.data, medium.info),
-        () => sharp(stored, DECODE_OPTIONS).autoOrient(),
-        probe,
-      ),
-    ]);
+    const working = await decoding;
     const original: EncodedImage = {
       bytes: stored,
       width: probe.width,
@@ -168,7 +159,8 @@ export class SharpImageProcessor implements ImageProcessor {
       bits: probe.sixteenBit ? 16 : 8,
       channels: probe.channels,
     };
-    return { original, originalMd5, sourceMd5, thumb, medium: mediumImage, exif: readExif(probe.exif), animated: false };
+    const { thumb, medium } = await this.renditions(working, original, probe);
+    return { original, originalMd5, sourceMd5, thumb, medium, exif: readExif(probe.exif), animated: false };
   }
 
   /** Turned upright, downscaled or converted: decoded whole once, then every file is made from those pixels. */
@@ -178,20 +170,15 @@ export class SharpImageProcessor implements ImageProcessor {
     size: { width: number; height: number },
   ): Promise<ProcessedImage> {
     const sourceMd5 = md5Hex(input);
-    const pixels = await this.decodeWhole(input, probe, size);
-    const { data, info } = pixels;
-    const mediumWidth = Math.min(this.settings.mediumWidth, info.width);
-    const mediumRaw = await toRaw(fromRaw(data, info).resize({ width: mediumWidth }), probe, 'uchar');
-    const [original, medium, thumb] = await Promise.all([
-      this.encode(fromRaw(data, info), probe, 'original'),
-      this.encode(fromRaw(mediumRaw.data, mediumRaw.info), probe, 'rendition'),
-      this.thumbFrom(
-        mediumRaw.info,
-        () => fromRaw(mediumRaw.data, mediumRaw.info),
-        () => fromRaw(data, info),
-        probe,
-      ),
-    ]);
+    const whole = await this.decodeWhole(input, probe, size);
+    const encodingOriginal = this.encode(fromRaw(whole), probe, 'original');
+    const workingWidth = this.workingWidth(whole.info.width, whole.info.height);
+    const working =
+      whole.depth === 'uchar' && workingWidth === whole.info.width
+        ? whole
+        : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar');
+    const original = await encodingOriginal;
+    const { thumb, medium } = await this.renditions(working, original, probe);
     return {
       original,
       originalMd5: md5Hex(original.bytes),
@@ -204,11 +191,7 @@ export class SharpImageProcessor implements ImageProcessor {
   }
 
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
-  private async decodeWhole(
-    input: Uint8Array,
-    probe: Probe,
-    size: { width: number },
-  ): Promise<{ data: Buffer; info: sharp.OutputInfo }> {
+  private async decodeWhole(input: Uint8Array, probe: Probe, size: { width: number }): Promise<RawImage> {
     let image: Sharp;
     if (probe.format === 'bmp') image = fromPixels(decodeBmp(input));
     else if (probe.format === 'heic') {
@@ -223,14 +206,44 @@ export class SharpImageProcessor implements ImageProcessor {
     return toRaw(image, probe, probe.sixteenBit && probe.output === 'png' ? 'ushort' : 'uchar');
   }
 
+  /**
+   * The width at which one decode serves both renditions: the medium's, or wider when the medium would be shorter
+   * than the thumb (a panorama, or 16:9 at 500 px), never wider than the image.
+   */
+  private workingWidth(width: number, height: number): number {
+    const { mediumWidth, thumbSize } = this.settings;
+    return Math.min(width, Math.max(mediumWidth, Math.ceil((thumbSize * width) / height)));
+  }
+
+  /** Thumb and medium from decoded pixels; a medium of the original's own size is the original itself. */
+  private async renditions(
+    working: RawImage,
+    original: EncodedImage,
+    probe: Probe,
+  ): Promise<{ thumb: EncodedImage; medium: EncodedImage }> {
+    const side = this.settings.thumbSize;
+    const mediumWidth = Math.min(this.settings.mediumWidth, original.width);
+    const [thumb, medium] = await Promise.all([
+      this.encode(fromRaw(working).resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition'),
+      mediumWidth === original.width
+        ? original
+        : this.encode(
+            working.info.width === mediumWidth ? fromRaw(working) : fromRaw(working).resize({ width: mediumWidth }),
+            probe,
+            'rendition',
+          ),
+    ]);
+    return { thumb, medium };
+  }
+
   /** GIF and WebP animations: two animated pipelines from the stored original, which keeps the palette. */
   private async processAnimated(
     input: Uint8Array,
     probe: Probe,
     size: { width: number; height: number },
   ): Promise<ProcessedImage> {
-    const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
     let stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
+    const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
     let original: EncodedImage;
     if (size.width !== probe.width) {
       original = await this.encode(animated().resize({ width: size.width }), probe, 'original');
@@ -247,27 +260,13 @@ export class SharpImageProcessor implements ImageProcessor {
     }
     const originalMd5 = md5Hex(stored);
     const sourceMd5 = stored === input ? originalMd5 : md5Hex(input);
+    const side = this.settings.thumbSize;
+    const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
     const [thumb, medium] = await Promise.all([
-      this.encode(
-        animated().resize(this.settings.thumbSize, this.settings.thumbSize, { fit: 'cover', position: 'centre' }),
-        probe,
-        'rendition',
-      ),
-      this.encode(animated().resize({ width: Math.min(this.settings.mediumWidth, size.width) }), probe, 'rendition'),
+      this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition'),
+      mediumWidth === original.width ? original : this.encode(animated().resize({ width: mediumWidth }), probe, 'rendition'),
     ]);
     return { original, originalMd5, sourceMd5, thumb, medium, exif: readExif(probe.exif), animated: true };
-  }
-
-  /** The square thumb from the medium's pixels, or from the original when the medium is too small to fill it. */
-  private thumbFrom(
-    medium: sharp.OutputInfo,
-    fromMedium: () => Sharp,
-    fromOriginal: () => Sharp,
-    probe: Probe,
-  ): Promise<EncodedImage> {
-    const side = this.settings.thumbSize;
-    const source = medium.width >= side && medium.height >= side ? fromMedium() : fromOriginal();
-    return this.encode(source.resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition');
   }
 
   private async encode(image: Sharp, probe: Probe, role: 'original' | 'rendition'): Promise<EncodedImage> {
@@ -288,7 +287,8 @@ export class SharpImageProcessor implements ImageProcessor {
         image.png();
         break;
       case 'gif':
-        image.gif();
+        // libimagequant's effort dominates animated GIF time; 1 is twice as fast as the default at the same size.
+        image.gif({ effort: original ? 4 : 1 });
         break;
       case 'webp':
         image.webp({ quality: original ? 90 : 80 });
@@ -311,14 +311,27 @@ export class SharpImageProcessor implements ImageProcessor {
   }
 }
 
-/** Raw pixels; sharp's raw output is sRGB, so greyscale images are asked to stay greyscale. */
-function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort'): Promise<{ data: Buffer; info: sharp.OutputInfo }> {
-  if (probe.channels <= 2) image.toColourspace(depth === 'ushort' ? 'grey16' : 'b-w');
-  return image.raw({ depth }).toBuffer({ resolveWithObject: true });
+interface RawImage {
+  data: Buffer;
+  info: sharp.OutputInfo;
+  depth: 'uchar' | 'ushort';
 }
 
-function fromRaw(data: Buffer, info: sharp.OutputInfo): Sharp {
-  return sharp(data, {
+/** Raw pixels; sharp's raw output is 8-bit sRGB unless asked for greyscale or 16 bits by colour space. */
+function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort'): Promise<RawImage> {
+  const grey = probe.channels <= 2;
+  if (depth === 'ushort') image.toColourspace(grey ? 'grey16' : 'rgb16');
+  else if (grey) image.toColourspace('b-w');
+  return image
+    .raw({ depth })
+    .toBuffer({ resolveWithObject: true })
+    .then(({ data, info }) => ({ data, info, depth }));
+}
+
+/** A pipeline over raw pixels; 16-bit samples must reach sharp as a Uint16Array to be read as such. */
+function fromRaw({ data, info, depth }: RawImage): Sharp {
+  const pixels = depth === 'ushort' ? new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2) : data;
+  return sharp(pixels, {
     raw: {
       width: info.width,
       height: info.height,

@@ -78,8 +78,11 @@ describe('SharpImageProcessor', () => {
   });
 
   it('never upscales the medium and scales a small image up for the thumb', async () => {
-    const result = await processor.process(await makePng(20, 10, { alpha: true }), { targetWidth: undefined });
+    const small = await makePng(20, 10, { alpha: true });
+    const result = await processor.process(small, { targetWidth: undefined });
     expect(result.medium).toMatchObject({ width: 20, height: 10 });
+    // a medium of the original's own size is the original itself
+    expect(Buffer.compare(Buffer.from(result.medium.bytes), small)).toBe(0);
     expect(result.thumb).toMatchObject({ width: 32, height: 32 });
     expect(result.original.channels).toBe(4);
   });
@@ -257,6 +260,18 @@ describe('SharpImageProcessor: formats browsers cannot show and metadata', () =>
     const result = await processor.process(await makePng(80, 40, { sixteenBit: true }), { targetWidth: 40 });
     expect(result.original).toMatchObject({ width: 40, height: 20, bits: 16 });
     expect((await sharp(result.original.bytes).metadata()).depth).toBe('ushort');
-    expect(result.medium.bits).toBe(8);
+    // the pixels are the image's, not 16-bit samples read as 8-bit ones: the red marker is still top-left only
+    const { data, info } = await sharp(result.original.bytes)
+      .toColourspace('rgb16')
+      .raw({ depth: 'ushort' })
+      .toBuffer({ resolveWithObject: true });
+    const samples = new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
+    expect(samples[(1 * info.width + 1) * info.channels]).toBeGreaterThan(60000);
+    expect(samples[(1 * info.width + 1) * info.channels + 1]).toBeLessThan(5000);
+    expect(samples[(15 * info.width + 35) * info.channels]).toBeLessThan(60000);
+    // and the renditions were made from those pixels: the gradient's blue channel is a steady 128
+    const thumbStats = await sharp(result.thumb.bytes).stats();
+    expect(thumbStats.channels[2]?.mean).toBeGreaterThan(110);
+    expect(thumbStats.channels[2]?.mean).toBeLessThan(146);
   });
 });

@@ -1,0 +1,80 @@
+import sharp from 'sharp';
+
+/** Benchmark inputs, made from code: a camera-like 12 MP JPEG, a 1080p screenshot PNG, an animated GIF, a WebP photo. */
+export interface BenchFixture {
+  name: string;
+  bytes: Buffer;
+}
+
+/** Smooth gradients with gaussian grain: compresses like a photograph, not like a flat test card. */
+async function photo(width: number, height: number, grainStrength = 1): Promise<sharp.Sharp> {
+  const base = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#000' } })
+    .raw()
+    .toBuffer();
+  for (let i = 0; i < base.length; i += 3) {
+    const pixel = i / 3;
+    const x = pixel % 64;
+    const y = Math.floor(pixel / 64);
+    base[i] = 90 + Math.round(120 * Math.sin(x / 9) ** 2);
+    base[i + 1] = 60 + Math.round(150 * (y / 48));
+    base[i + 2] = 140 + Math.round(80 * Math.cos((x + y) / 13));
+  }
+  const smooth = await sharp(base, { raw: { width: 64, height: 48, channels: 3 } })
+    .resize(width, height, { kernel: 'cubic' })
+    .raw()
+    .toBuffer();
+  const grain = await sharp({
+    create: { width, height, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } },
+  })
+    .raw()
+    .toBuffer();
+  for (let i = 0; i < smooth.length; i += 1)
+    smooth[i] = Math.max(0, Math.min(255, (smooth[i] ?? 0) + (((grain[i] ?? 128) - 128) * grainStrength) / 2.2));
+  return sharp(smooth, { raw: { width, height, channels: 3 } });
+}
+
+function screenshotSvg(width: number, height: number): string {
+  const rows: string[] = [];
+  for (let y = 120; y < height - 40; y += 28) {
+    const words = 4 + ((y / 28) % 9);
+    rows.push(
+      `<text x="300" y="${y}" font-family="sans-serif" font-size="16" fill="#222">${'Lorem ipsum dolor sit amet '.repeat(words)}</text>`,
+    );
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+  <rect width="100%" height="100%" fill="#f4f5f7"/>
+  <rect width="100%" height="64" fill="#1f6feb"/>
+  <rect x="0" y="64" width="260" height="${height - 64}" fill="#e1e4e8"/>
+  <circle cx="40" cy="32" r="18" fill="#fff"/>
+  ${rows.join('\n')}
+</svg>`;
+}
+
+export async function makeBenchFixtures(): Promise<BenchFixture[]> {
+  const jpeg = await (
+    await photo(4000, 3000)
+  )
+    .jpeg({ quality: 90 })
+    .withExif({ IFD0: { Make: 'BenchCam', Model: 'B-12' } })
+    .toBuffer();
+  const png = await sharp(Buffer.from(screenshotSvg(1920, 1080)))
+    .png()
+    .toBuffer();
+  const frames = 24;
+  const frameWidth = 480;
+  const frameHeight = 270;
+  // film-clip GIFs are dithered video: a little grain, much less than a camera sensor's
+  const reel = await (await photo(frameWidth, frameHeight * frames, 0.25)).ensureAlpha().raw().toBuffer();
+  const gif = await sharp(reel, {
+    raw: { width: frameWidth, height: frameHeight * frames, channels: 4, pageHeight: frameHeight },
+  })
+    .gif({ loop: 0, delay: Array.from({ length: frames }, () => 60) })
+    .toBuffer();
+  const webp = await (await photo(1920, 1080)).webp({ quality: 80 }).toBuffer();
+  return [
+    { name: 'JPEG 4000x3000 (12 MP)', bytes: jpeg },
+    { name: 'PNG 1920x1080 screenshot', bytes: png },
+    { name: `GIF 480x270, ${frames} frames`, bytes: gif },
+    { name: 'WebP 1920x1080', bytes: webp },
+  ];
+}

@@ -1,0 +1,95 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
+import { makeBenchFixtures } from './fixtures';
+import { floorJob } from './floor';
+
+/**
+ * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
+ * same input, in one process, interleaved, so that a noisy shared machine slows both alike. Reports p50s, their
+ * ratio, and the peak RSS of one job in a fresh process.
+ */
+const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? 25);
+const WARMUP = 3;
+
+const processor = new SharpImageProcessor({
+  maxPixels: 100_000_000,
+  maxFrames: 300,
+  thumbSize: 320,
+  mediumWidth: 500,
+  keepMetadata: false,
+});
+
+async function timed(job: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await job();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+function peakRss(file: string, which: 'service' | 'floor'): { beforeMiB: number; peakMiB: number } {
+  const out = execFileSync(process.execPath, [require.resolve('tsx/cli'), join(__dirname, 'one-job.ts'), file, which], {
+    encoding: 'utf8',
+  });
+  const { beforeKiB, peakKiB } = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { beforeKiB: number; peakKiB: number };
+  return { beforeMiB: beforeKiB / 1024, peakMiB: peakKiB / 1024 };
+}
+
+async function main(): Promise<void> {
+  const fixtures = await makeBenchFixtures();
+  const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+  const rows: string[] = [];
+  try {
+    for (const fixture of fixtures) {
+      const service: number[] = [];
+      const floor: number[] = [];
+      for (let i = 0; i < WARMUP + ITERATIONS; i += 1) {
+        // alternate which runs first, so neither always gets the warmer cache
+        const pair =
+          i % 2 === 0
+            ? [() => processor.process(fixture.bytes, { targetWidth: undefined }), () => floorJob(fixture.bytes)]
+            : [() => floorJob(fixture.bytes), () => processor.process(fixture.bytes, { targetWidth: undefined })];
+        const first = await timed(pair[0]!);
+        const second = await timed(pair[1]!);
+        if (i < WARMUP) continue;
+        service.push(i % 2 === 0 ? first : second);
+        floor.push(i % 2 === 0 ? second : first);
+      }
+      const file = join(dir, 'input');
+      writeFileSync(file, fixture.bytes);
+      const serviceRss = peakRss(file, 'service');
+      const floorRss = peakRss(file, 'floor');
+      const row = {
+        input: `${fixture.name}, ${(fixture.bytes.length / 1e6).toFixed(2)} MB`,
+        serviceP50: median(service),
+        floorP50: median(floor),
+      };
+      rows.push(
+        `| ${row.input} | ${row.serviceP50.toFixed(1)} | ${row.floorP50.toFixed(1)} | ${(row.serviceP50 / row.floorP50).toFixed(2)} | ${serviceRss.peakMiB.toFixed(0)} (${floorRss.peakMiB.toFixed(0)}) | ${serviceRss.beforeMiB.toFixed(0)} |`,
+      );
+      process.stderr.write(`${rows[rows.length - 1]}\n`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.stdout.write(
+    [
+      '',
+      `${ITERATIONS} interleaved runs each, after ${WARMUP} warm-up runs; node ${process.version}, ${cpus().length} cores`,
+      '',
+      '| input | service p50 (ms) | floor p50 (ms) | ratio | peak RSS of one job, MiB (floor) | RSS before the job, MiB |',
+      '|---|---|---|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n'),
+  );
+}
+
+void main();
