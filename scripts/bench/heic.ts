@@ -9,7 +9,13 @@ async function main(): Promise<void> {
   const file = process.argv[2];
   if (!file) throw new Error('usage: heic.ts file.heic');
   const input = readFileSync(file);
-  const processor = new SharpImageProcessor({ maxPixels: 100_000_000, maxFrames: 300, thumbSize: 320, mediumWidth: 500, keepMetadata: false });
+  const processor = new SharpImageProcessor({
+    maxPixels: 100_000_000,
+    maxFrames: 300,
+    thumbSize: 320,
+    mediumWidth: 500,
+    keepMetadata: false,
+  });
   const rssBefore = process.resourceUsage().maxRSS / 1024;
   const times: number[] = [];
   for (let run = 0; run < 6; run += 1) {
