@@ -1,8 +1,7 @@
 import { isValidTimeZone } from './core/formatting';
 import type { NamingMode } from './core/naming';
+import type { DuplicatePolicy } from './core/upload-service';
 import { parseExpirationSeconds } from './core/upload-request';
-
-export type DuplicatesPolicy = 'return-existing' | 'reject' | 'allow';
 
 /** Everything the function reads from its environment, checked once at cold start. */
 export interface Config {
@@ -12,6 +11,7 @@ export interface Config {
   publicUrl: string;
   parameters: { apiKey: string; floodLimits: string; idSalt: string };
   keyCacheSeconds: number;
+  floodLimitsCacheSeconds: number;
   timeZone: string;
   maxUploadBytes: number;
   maxUrlUploadBytes: number;
@@ -20,7 +20,7 @@ export interface Config {
   thumbSize: number;
   mediumWidth: number;
   naming: NamingMode;
-  duplicates: DuplicatesPolicy;
+  duplicates: DuplicatePolicy;
   idPadding: number;
   forcedExpirationSeconds: number | undefined;
   corsOrigins: readonly string[];
@@ -38,6 +38,10 @@ export const SETTINGS = {
     meaning: 'prefix of the SSM parameters (`/api-key`, `/flood-limits`, `/id-salt`)',
   },
   KEY_CACHE_SECONDS: { default: '30', meaning: 'how long the API key is cached; a rotated key is in force within this time' },
+  FLOOD_LIMITS_CACHE_SECONDS: {
+    default: '60',
+    meaning: 'how long the flood limits are cached; a change is in force within this time',
+  },
   TIME_ZONE: { default: 'UTC', meaning: 'IANA time zone of `date` and of the date folders' },
   MAX_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image accepted, in bytes (decoded)' },
   MAX_URL_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image fetched from a URL source, in bytes' },
@@ -114,6 +118,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     publicUrl,
     parameters: { apiKey: `${prefix}/api-key`, floodLimits: `${prefix}/flood-limits`, idSalt: `${prefix}/id-salt` },
     keyCacheSeconds: integer('KEY_CACHE_SECONDS', 0, 300),
+    floodLimitsCacheSeconds: integer('FLOOD_LIMITS_CACHE_SECONDS', 0, 3600),
     timeZone,
     maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),
     maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),

@@ -7,7 +7,8 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
-import { DEFAULT_FLOOD_LIMITS, TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
 
 /** The image upload service: API Gateway -> Lambda -> S3 + DynamoDB, settings in SSM. */
 export class ImageUploadStack extends Stack {

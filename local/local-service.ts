@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createHandler } from '../functions/api/handler';
+import { createSweepHandler } from '../functions/api/sweep';
 import { startDevServer } from './dev-server';
 import { localClients, provision } from './provision';
 import { STAND_IN_CREDENTIALS, STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
@@ -63,6 +64,15 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   publicUrl ||= `http://localhost:${server.port}`;
   handlerEnv['PUBLIC_URL'] = publicUrl.replace(/\/+$/, '');
 
+  // What EventBridge does in AWS: the expiration sweep, every SWEEP_INTERVAL_SECONDS.
+  const sweep = createSweepHandler(handlerEnv);
+  const sweepSeconds = Number(env['SWEEP_INTERVAL_SECONDS'] || 60);
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const sweepTimer = setInterval(() => {
+    sweeping = sweep().catch((error: unknown) => process.stderr.write(`sweep failed: ${String(error)}\n`));
+  }, sweepSeconds * 1000);
+  sweepTimer.unref();
+
   writeFileSync(
     join(dataDir, 'endpoints.json'),
     `${JSON.stringify(
@@ -86,6 +96,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     apiKey,
     dataDir,
     async close() {
+      clearInterval(sweepTimer);
+      await sweeping;
       await server.close();
       clients.s3.destroy();
       clients.dynamodb.destroy();

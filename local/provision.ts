@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { DEFAULT_FLOOD_LIMITS, TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
 import { STAND_IN_CREDENTIALS, STAND_IN_REGION } from './stand-ins';
 
 export interface Endpoints {
@@ -93,8 +94,22 @@ async function ensureTable(dynamodb: DynamoDBClient, table: string): Promise<voi
     new CreateTableCommand({
       TableName: table,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: TABLE_SCHEMA.partitionKey, AttributeType: 'S' }],
+      AttributeDefinitions: [
+        { AttributeName: TABLE_SCHEMA.partitionKey, AttributeType: 'S' },
+        { AttributeName: TABLE_SCHEMA.sweepIndex.partitionKey, AttributeType: 'S' },
+        { AttributeName: TABLE_SCHEMA.sweepIndex.sortKey, AttributeType: 'N' },
+      ],
       KeySchema: [{ AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: TABLE_SCHEMA.sweepIndex.name,
+          KeySchema: [
+            { AttributeName: TABLE_SCHEMA.sweepIndex.partitionKey, KeyType: 'HASH' },
+            { AttributeName: TABLE_SCHEMA.sweepIndex.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+      ],
     }),
   );
 }

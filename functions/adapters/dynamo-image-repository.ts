@@ -1,14 +1,22 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DependencyError } from '../core/errors';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
 import type { ImageRecord, ImageRepository, StoredFile } from '../core/ports';
 import { readItem, type ItemReader } from './item-reader';
+import { SWEEP_SHARDS, TABLE_SCHEMA } from './table-schema';
 
 const ID_COUNTER_PK = 'COUNTER#image-id';
 /** DynamoDB TTL is only a backstop behind the sweep; it may lag by days. */
 const TTL_BACKSTOP_SECONDS = 7 * 86400;
 
 export const imagePk = (id: number): string => `IMG#${id}`;
+const sweepShard = (id: number): string => `S#${id % SWEEP_SHARDS}`;
 export const objectKeyPk = (objectKey: string): string => `KEY#${objectKey}`;
 
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
@@ -19,7 +27,7 @@ export class DynamoImageRepository implements ImageRepository {
   ) {}
 
   async allocateId(): Promise<number> {
-    const result = await this.call('allocate id', () =>
+    const result = await sendOrFail('allocate id', () =>
       this.db.send(
         new UpdateCommand({
           TableName: this.table,
@@ -37,7 +45,7 @@ export class DynamoImageRepository implements ImageRepository {
   }
 
   async claimObjectKey(objectKey: string, imageId: number): Promise<boolean> {
-    return this.conditional('claim object key', () =>
+    return sendIfCondition('claim object key', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
@@ -48,43 +56,47 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async createPending(record: ImageRecord, deleteTokenHash: string): Promise<void> {
-    await this.call('create record', () =>
+  async createPending(record: ImageRecord, sweepAtMs: number): Promise<void> {
+    await sendOrFail('create record', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...toItem({ ...record, status: 'pending' }), deleteTokens: new Set([deleteTokenHash]) },
+          Item: { ...toItem({ ...record, status: 'pending' }), sweepShard: sweepShard(record.id), sweepAtMs },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       ),
     );
   }
 
-  async activate(id: number): Promise<void> {
-    await this.call('activate record', () =>
+  async activate(id: number, expiresAtMs: number | null): Promise<void> {
+    await sendOrFail('activate record', () =>
       this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: imagePk(id) },
-          UpdateExpression: 'SET #status = :active',
+          // Due for the sweep at its expiry; out of the sweep index when it never expires.
+          UpdateExpression:
+            expiresAtMs === null
+              ? 'SET #status = :active REMOVE sweepShard, sweepAtMs'
+              : 'SET #status = :active, sweepAtMs = :expires',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':active': 'active' },
+          ExpressionAttributeValues: { ':active': 'active', ...(expiresAtMs === null ? {} : { ':expires': expiresAtMs }) },
         }),
       ),
     );
   }
 
   async find(id: number): Promise<ImageRecord | undefined> {
-    const result = await this.call('get record', () =>
+    const result = await sendOrFail('get record', () =>
       this.db.send(new GetCommand({ TableName: this.table, Key: { pk: imagePk(id) }, ConsistentRead: true })),
     );
     return result.Item ? fromItem(result.Item) : undefined;
   }
 
   async addView(id: number): Promise<ImageRecord | undefined> {
-    try {
-      const result = await this.db.send(
+    const result = await sendConditional('add view', () =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: imagePk(id) },
@@ -94,56 +106,98 @@ export class DynamoImageRepository implements ImageRepository {
           ExpressionAttributeValues: { ':one': 1, ':active': 'active' },
           ReturnValues: 'ALL_NEW',
         }),
+      ),
+    );
+    return result?.Attributes ? fromItem(result.Attributes) : undefined;
+  }
+
+  async addDeleteToken(id: number, tokenHash: string): Promise<boolean> {
+    return sendIfCondition('add delete token', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: imagePk(id) },
+          UpdateExpression: 'ADD deleteTokens :token',
+          ConditionExpression: 'attribute_exists(pk) AND #status = :active',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':active': 'active' },
+        }),
+      ),
+    );
+  }
+
+  async markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
+    return sendIfCondition('mark deleting', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: imagePk(id) },
+          UpdateExpression: 'SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now',
+          ConditionExpression: '#status = :active AND contains(deleteTokens, :token)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':deleting': 'deleting',
+            ':active': 'active',
+            ':shard': sweepShard(id),
+            ':now': nowMs,
+            ':token': tokenHash,
+          },
+        }),
+      ),
+    );
+  }
+
+  async listDue(nowMs: number, limit: number): Promise<number[]> {
+    const ids: number[] = [];
+    for (let shard = 0; shard < SWEEP_SHARDS && ids.length < limit; shard += 1) {
+      const result = await sendOrFail('list due records', () =>
+        this.db.send(
+          new QueryCommand({
+            TableName: this.table,
+            IndexName: TABLE_SCHEMA.sweepIndex.name,
+            KeyConditionExpression: 'sweepShard = :shard AND sweepAtMs <= :now',
+            ExpressionAttributeValues: { ':shard': `S#${shard}`, ':now': nowMs },
+            Limit: limit - ids.length,
+          }),
+        ),
       );
-      return result.Attributes ? fromItem(result.Attributes) : undefined;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw new DependencyError('add view', error);
+      for (const item of result.Items ?? []) {
+        const pk: unknown = item['pk'];
+        const id = typeof pk === 'string' && pk.startsWith('IMG#') ? Number(pk.slice(4)) : NaN;
+        if (Number.isSafeInteger(id)) ids.push(id);
+      }
     }
+    return ids;
   }
 
   async remove(id: number): Promise<void> {
-    await this.call('delete record', () => this.db.send(new DeleteCommand({ TableName: this.table, Key: { pk: imagePk(id) } })));
-  }
-
-  private async call<T>(what: string, send: () => Promise<T>): Promise<T> {
-    try {
-      return await send();
-    } catch (error) {
-      throw new DependencyError(what, error);
-    }
-  }
-
-  /** True when the conditional write took place, false when its condition failed. */
-  private async conditional(what: string, send: () => Promise<unknown>): Promise<boolean> {
-    try {
-      await send();
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw new DependencyError(what, error);
-    }
+    await sendOrFail('delete record', () => this.db.send(new DeleteCommand({ TableName: this.table, Key: { pk: imagePk(id) } })));
   }
 }
 
 function toItem(record: ImageRecord): Record<string, unknown> {
-  const { exif, ...rest } = record;
+  const { exif, deleteTokenHashes, ...rest } = record;
   return {
     pk: imagePk(record.id),
     ...rest,
     exifJson: exif === null ? null : JSON.stringify(exif),
-    ...(record.expiresAtMs === null ? {} : { ttl: Math.ceil(record.expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS }),
+    deleteTokens: new Set(deleteTokenHashes),
+    ...(record.expiresAtMs === null
+      ? {}
+      : { [TABLE_SCHEMA.ttlAttribute]: Math.ceil(record.expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS }),
   };
 }
+
+const STATUSES: ReadonlySet<string> = new Set(['pending', 'active', 'deleting']);
 
 function fromItem(item: Record<string, unknown>): ImageRecord {
   const read = readItem(item);
   const exifJson = read.optionalString('exifJson');
   const status = read.string('status');
-  if (status !== 'pending' && status !== 'active') throw new Error(`unknown image status ${status}`);
+  if (!STATUSES.has(status)) throw new Error(`unknown image status ${status}`);
   return {
     id: read.number('id'),
-    status,
+    status: status as ImageRecord['status'],
     name: read.string('name'),
     extension: read.string('extension'),
     original: { ...fileFrom(read.child('original')), md5: read.child('original').string('md5') },
@@ -160,6 +214,8 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
     views: read.number('views'),
     sourceMd5: read.string('sourceMd5'),
     clientIp: read.string('clientIp'),
+    duplicateKey: read.optionalString('duplicateKey'),
+    deleteTokenHashes: read.stringSet('deleteTokens'),
   };
 }
 

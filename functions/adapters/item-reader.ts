@@ -5,6 +5,8 @@ export interface ItemReader {
   number(name: string): number;
   optionalNumber(name: string): number | null;
   boolean(name: string): boolean;
+  /** A string set (SS); an absent one is empty. */
+  stringSet(name: string): string[];
   child(name: string): ItemReader;
 }
 
@@ -21,6 +23,13 @@ export function readItem(item: Record<string, unknown>, path = ''): ItemReader {
     number: (name) => value(name, 'number', false) as number,
     optionalNumber: (name) => value(name, 'number', true) as number | null,
     boolean: (name) => value(name, 'boolean', false) as boolean,
+    stringSet: (name) => {
+      const found = item[name];
+      if (found === undefined) return [];
+      if (!(found instanceof Set) || ![...found].every((entry) => typeof entry === 'string'))
+        throw new Error(`item attribute ${path}${name} is not a string set`);
+      return [...(found as Set<string>)];
+    },
     child: (name) => readItem(value(name, 'object', false) as Record<string, unknown>, `${path}${name}.`),
   };
 }

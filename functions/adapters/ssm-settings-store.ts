@@ -5,7 +5,13 @@ import type { SettingsStore } from '../core/ports';
 
 export interface SettingsParameters {
   apiKey: string;
+  floodLimits: string;
   idSalt: string;
+}
+
+export interface SettingsCacheAges {
+  apiKeySeconds: number;
+  floodLimitsSeconds: number;
 }
 
 /** Settings read from SSM Parameter Store through Powertools' cache, decrypting SecureStrings. */
@@ -13,12 +19,16 @@ export class SsmSettingsStore implements SettingsStore {
   constructor(
     private readonly provider: SSMProvider,
     private readonly names: SettingsParameters,
-    private readonly keyMaxAgeSeconds: number,
+    private readonly maxAges: SettingsCacheAges,
   ) {}
 
   async apiKey(): Promise<string | undefined> {
-    const value = await this.read(this.names.apiKey, this.keyMaxAgeSeconds);
+    const value = await this.read(this.names.apiKey, this.maxAges.apiKeySeconds);
     return value?.trim() || undefined;
+  }
+
+  floodLimits(): Promise<string | undefined> {
+    return this.read(this.names.floodLimits, this.maxAges.floodLimitsSeconds);
   }
 
   async idSalt(): Promise<string> {

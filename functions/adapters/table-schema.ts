@@ -1,8 +1,10 @@
-/** The one DynamoDB table's key and TTL attribute; the CDK stack and the local stand-in make it from these. */
+/** The one DynamoDB table's keys, index and TTL attribute; the CDK stack and the local stand-in make it from these. */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
   ttlAttribute: 'ttl',
+  /** Sparse index of records the sweep must look at: expiring, stuck pending, unfinished deletes. */
+  sweepIndex: { name: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAtMs' },
 } as const;
 
-/** Defaults of the flood-limits parameter (contract, section 12); 0 turns a window off. */
-export const DEFAULT_FLOOD_LIMITS = { minute: 50, hour: 500, day: 1000, week: 5000, month: 10000 } as const;
+/** Sweep index partitions: spreads writes so no single index partition gets hot. */
+export const SWEEP_SHARDS = 8;

@@ -17,8 +17,6 @@ export interface ProcessedImage {
   original: EncodedImage;
   /** md5 of the stored original's bytes. */
   originalMd5: string;
-  /** md5 of the bytes as uploaded, for duplicate detection. */
-  sourceMd5: string;
   thumb: EncodedImage;
   medium: EncodedImage;
   exif: Record<string, unknown> | null;
@@ -59,7 +57,8 @@ export interface StoredFile {
   channels: number | null;
 }
 
-export type ImageStatus = 'pending' | 'active';
+/** pending: being stored; active: shown; deleting: a delete began and the sweep finishes it if it stops. */
+export type ImageStatus = 'pending' | 'active' | 'deleting';
 
 /** The DynamoDB record of one image. */
 export interface ImageRecord {
@@ -83,6 +82,10 @@ export interface ImageRecord {
   /** md5 of the bytes as uploaded, for duplicate detection. */
   sourceMd5: string;
   clientIp: string;
+  /** The duplicate-index entry this image holds, released when it goes. */
+  duplicateKey: string | null;
+  /** sha256 of every delete token handed out for this image. */
+  deleteTokenHashes: string[];
 }
 
 export interface ImageRepository {
@@ -90,20 +93,50 @@ export interface ImageRepository {
   allocateId(): Promise<number>;
   /** Claims an object key for an image; false when another image holds it already. Claims are never released. */
   claimObjectKey(objectKey: string, imageId: number): Promise<boolean>;
-  /** Writes the record of an upload in progress (status pending) with its first delete-token hash. */
-  createPending(record: ImageRecord, deleteTokenHash: string): Promise<void>;
-  /** Marks a pending record active: the upload is complete. */
-  activate(id: number): Promise<void>;
+  /** Writes the record of an upload in progress (status pending), due for the sweep should it never finish. */
+  createPending(record: ImageRecord, sweepAtMs: number): Promise<void>;
+  /** Marks a pending record active: the upload is complete. Due for the sweep at its expiry, if it has one. */
+  activate(id: number, expiresAtMs: number | null): Promise<void>;
   find(id: number): Promise<ImageRecord | undefined>;
   /** Adds one view to an active record and answers the record after it; undefined when there is none. */
   addView(id: number): Promise<ImageRecord | undefined>;
+  /** Hands out one more delete token for an active record; false when it is not active. */
+  addDeleteToken(id: number, tokenHash: string): Promise<boolean>;
+  /** Marks an active record holding this token hash as being deleted, due for the sweep now; false when none. */
+  markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
+  /** Ids of records due for the sweep (expired, stuck pending, unfinished deletes), at most `limit`. */
+  listDue(nowMs: number, limit: number): Promise<number[]>;
   remove(id: number): Promise<void>;
+}
+
+/** Fingerprints of recent uploads (client, md5, width), one conditional item each. */
+export interface DuplicateIndex {
+  /**
+   * Claims a fingerprint for an upload about to be stored. When another claim younger than the window holds it,
+   * answers that claim instead: its id, its image once bound, and when it was made.
+   */
+  claim(
+    key: string,
+    claimId: string,
+    nowMs: number,
+    windowMs: number,
+  ): Promise<{ claimed: true } | { claimed: false; claimId: string; imageId: number | null; claimedAtMs: number }>;
+  /** Replaces a claim whose image is gone, if it is still the claim that was read. */
+  takeOver(key: string, previousClaimId: string, claimId: string, nowMs: number, windowMs: number): Promise<boolean>;
+  /** Points a claim at the image stored under it. */
+  bind(key: string, claimId: string, imageId: number): Promise<void>;
+  /** Gives up a claim of an upload that failed. */
+  releaseClaim(key: string, claimId: string): Promise<void>;
+  /** Removes the entry of an image that is gone. */
+  releaseImage(key: string, imageId: number): Promise<void>;
 }
 
 /** Operator settings kept in SSM Parameter Store. */
 export interface SettingsStore {
   /** The API key; undefined when the parameter is missing or empty. */
   apiKey(): Promise<string | undefined>;
+  /** The flood-limits parameter's text; undefined when it is missing. */
+  floodLimits(): Promise<string | undefined>;
   /** The salt of the id codec, created once per deployment. */
   idSalt(): Promise<string>;
 }
@@ -115,6 +148,7 @@ export interface SourceFetcher {
 
 export interface Clock {
   nowMs(): number;
+  sleep(ms: number): Promise<void>;
 }
 
 export interface RandomSource {

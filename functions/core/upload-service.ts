@@ -1,12 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { decodeBase64Source } from './base64-source';
 import { UploadError } from './errors';
+import { FloodGuard, type FloodReservation } from './flood';
 import { formatDateFolder, formatSize } from './formatting';
 import { IdCodec } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
 import { baseNameOf, cleanOriginalFilename, sanitizeName, titleFromFilename, type NamingMode } from './naming';
 import type {
   Clock,
+  DuplicateIndex,
   EncodedImage,
   ImageProcessor,
   ImageRecord,
@@ -15,9 +17,11 @@ import type {
   ObjectStore,
   RandomSource,
   SettingsStore,
+  ProcessedImage,
   SourceFetcher,
   StoredFile,
 } from './ports';
+import { removeImage } from './remove-image';
 import {
   cleanDescription,
   cleanTitle,
@@ -40,7 +44,10 @@ export interface UploadRules {
   idPadding: number;
   /** Every guest upload expires after at most this many seconds. */
   forcedExpirationSeconds: number | undefined;
+  duplicates: DuplicatePolicy;
 }
+
+export type DuplicatePolicy = 'return-existing' | 'reject' | 'allow';
 
 export interface UploadServiceDeps {
   rules: UploadRules;
@@ -49,6 +56,8 @@ export interface UploadServiceDeps {
   objects: ObjectStore;
   processor: ImageProcessor;
   fetcher: SourceFetcher;
+  flood: Pick<FloodGuard, 'reserve'>;
+  duplicates: DuplicateIndex;
   clock: Clock;
   random: RandomSource;
   logger: Logger;
@@ -59,6 +68,19 @@ const NAME_SUFFIX_HEX_CHARS = 16;
 const RANDOM_NAME_HEX_CHARS = 32;
 const DELETE_TOKEN_HEX_CHARS = 48;
 const NAME_CLAIM_ATTEMPTS = 5;
+/** Same bytes, width and client within this time is a duplicate (contract, section 11). */
+export const DUPLICATE_WINDOW_MS = 24 * 3600_000;
+/** A duplicate claim with no image after this long belongs to an upload that died; it may be taken over. */
+const STALE_CLAIM_MS = 5 * 60_000;
+/** How long an upload waits for an identical one in flight before storing its own copy. */
+const IN_FLIGHT_WAIT_MS = 10_000;
+const IN_FLIGHT_POLL_MS = 100;
+const MAX_DUPLICATE_CHECKS = 200;
+/** A pending record older than this is an upload that died; the sweep removes it. */
+export const PENDING_GRACE_MS = 15 * 60_000;
+const TOKEN_PATTERN = /^[0-9a-f]{48}$/;
+
+type DuplicateCheck = { existing: ImageRecord } | { claimId: string | undefined };
 
 interface SourceBytes {
   bytes: Uint8Array;
@@ -82,7 +104,54 @@ export class UploadService {
     const targetWidth = parseTargetWidth(request.width);
     const source = await this.readSource(request.source);
 
-    const processed = await this.deps.processor.process(source.bytes, { targetWidth });
+    const reservation = await this.deps.flood.reserve(request.clientIp, this.deps.clock.nowMs());
+    let duplicateKey: string | null = null;
+    let claimId: string | undefined;
+    try {
+      // libvips works on its own threads while this thread hashes and asks the duplicate index.
+      const processing = this.deps.processor.process(source.bytes, { targetWidth });
+      processing.catch(() => undefined);
+      const sourceMd5 = md5Hex(source.bytes);
+      if (this.deps.rules.duplicates !== 'allow') {
+        duplicateKey = `DUP#${request.clientIp}#${sourceMd5}#${targetWidth ?? '-'}`;
+        const check = await this.checkDuplicate(duplicateKey);
+        if ('existing' in check) {
+          await processing.catch(() => undefined);
+          await reservation.release();
+          return await this.answerDuplicate(check.existing);
+        }
+        claimId = check.claimId;
+      }
+      const processed = await processing;
+      const image = await this.store(
+        {
+          title,
+          description,
+          nsfw,
+          expirationSeconds,
+          sourceMd5,
+          clientIp: request.clientIp,
+          duplicateKey: claimId ? duplicateKey : null,
+        },
+        source,
+        processed,
+      );
+      if (claimId && duplicateKey) await this.bindDuplicate(duplicateKey, claimId, image.id);
+      return image.object;
+    } catch (error) {
+      await this.undo(reservation, duplicateKey, claimId);
+      throw error;
+    }
+  }
+
+  private async store(
+    fields: Pick<ImageRecord, 'description' | 'nsfw' | 'sourceMd5' | 'clientIp' | 'duplicateKey'> & {
+      title: string | undefined;
+      expirationSeconds: number | undefined;
+    },
+    source: SourceBytes,
+    processed: ProcessedImage,
+  ): Promise<{ id: number; object: ImageObject }> {
     const nowMs = this.deps.clock.nowMs();
     const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${processed.original.extension}`;
     const codec = await this.idCodec();
@@ -91,7 +160,7 @@ export class UploadService {
     const folder = formatDateFolder(nowMs, this.deps.rules.timeZone);
     const name = await this.claimName(baseNameOf(originalFilename), processed.original.extension, folder, id, idEncoded);
     const keyOf = (suffix: string, image: EncodedImage): string => `images/${folder}/${name}${suffix}.${image.extension}`;
-
+    const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
     const record: ImageRecord = {
       id,
       status: 'pending',
@@ -100,29 +169,108 @@ export class UploadService {
       original: { ...storedFile(keyOf('', processed.original), processed.original), md5: processed.originalMd5 },
       thumb: storedFile(keyOf('.th', processed.thumb), processed.thumb),
       medium: storedFile(keyOf('.md', processed.medium), processed.medium),
-      title: title ?? (titleFromFilename(originalFilename) || name),
-      description,
-      nsfw,
+      title: fields.title ?? (titleFromFilename(originalFilename) || name),
+      description: fields.description,
+      nsfw: fields.nsfw,
       originalFilename,
       exif: processed.exif,
       animated: processed.animated,
       createdAtMs: nowMs,
-      expiresAtMs: expirationSeconds === undefined ? null : nowMs + expirationSeconds * 1000,
+      expiresAtMs: fields.expirationSeconds === undefined ? null : nowMs + fields.expirationSeconds * 1000,
       views: 0,
-      sourceMd5: processed.sourceMd5,
-      clientIp: request.clientIp,
+      sourceMd5: fields.sourceMd5,
+      clientIp: fields.clientIp,
+      duplicateKey: fields.duplicateKey,
+      deleteTokenHashes: [hashDeleteToken(deleteToken)],
     };
+    await this.write(record, [processed.original, processed.thumb, processed.medium]);
+    return { id, object: this.imageObject(record, idEncoded, deleteToken, nowMs) };
+  }
+
+  /**
+   * An earlier live upload of the same bytes by the same client, or a claim on the fingerprint for this one. When an
+   * identical upload is still being stored, waits (briefly) for it to end, so that concurrent identical uploads store
+   * one image, as sequential ones do.
+   */
+  private async checkDuplicate(key: string): Promise<DuplicateCheck> {
+    const claimId = this.deps.random.hex(16);
+    const startedMs = this.deps.clock.nowMs();
+    for (let attempt = 0; attempt < MAX_DUPLICATE_CHECKS; attempt += 1) {
+      const nowMs = this.deps.clock.nowMs();
+      const answer = await this.deps.duplicates.claim(key, claimId, nowMs, DUPLICATE_WINDOW_MS);
+      if (answer.claimed) return { claimId };
+      if (answer.imageId !== null) {
+        const existing = await this.deps.images.find(answer.imageId);
+        if (existing && this.isLive(existing)) {
+          if (this.deps.rules.duplicates === 'reject') throw new UploadError('Duplicate', 'Duplicated upload');
+          return { existing };
+        }
+      } else if (answer.claimedAtMs > nowMs - STALE_CLAIM_MS) {
+        // Another request is storing the same bytes right now.
+        if (nowMs - startedMs < IN_FLIGHT_WAIT_MS) {
+          await this.deps.clock.sleep(IN_FLIGHT_POLL_MS);
+          continue;
+        }
+        return { claimId: undefined }; // it is taking long: store this one too, unclaimed
+      }
+      // The claim's image is gone (deleted, expired) or its upload died: this upload takes the fingerprint over.
+      if (await this.deps.duplicates.takeOver(key, answer.claimId, claimId, nowMs, DUPLICATE_WINDOW_MS)) return { claimId };
+    }
+    return { claimId: undefined }; // the fingerprint kept changing hands: store this one, unclaimed
+  }
+
+  /** The existing image as a fresh upload would show it, with a delete link of its own for this request. */
+  private async answerDuplicate(existing: ImageRecord): Promise<ImageObject> {
     const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
-    await this.store(record, [processed.original, processed.thumb, processed.medium], hashDeleteToken(deleteToken));
-    return this.imageObject(record, idEncoded, deleteToken, nowMs);
+    if (!(await this.deps.images.addDeleteToken(existing.id, hashDeleteToken(deleteToken)))) throw notFound();
+    return this.imageObject(existing, await this.encodeId(existing.id), deleteToken, this.deps.clock.nowMs());
+  }
+
+  private async bindDuplicate(key: string, claimId: string, imageId: number): Promise<void> {
+    try {
+      await this.deps.duplicates.bind(key, claimId, imageId);
+    } catch (error) {
+      // The image is stored; an unbound claim only means a later duplicate is stored again once the claim is stale.
+      this.deps.logger.warn('duplicate claim not bound to its image', { imageId, error });
+    }
+  }
+
+  /** Gives back the flood slots and the duplicate claim of an upload that did not end in a stored image. */
+  private async undo(reservation: FloodReservation, duplicateKey: string | null, claimId: string | undefined): Promise<void> {
+    const steps: Array<Promise<void>> = [reservation.release()];
+    if (duplicateKey && claimId) steps.push(this.deps.duplicates.releaseClaim(duplicateKey, claimId));
+    for (const result of await Promise.allSettled(steps)) {
+      if (result.status === 'rejected')
+        this.deps.logger.warn('undo of a failed upload did not finish', { error: result.reason as unknown });
+    }
   }
 
   /** The active, unexpired record behind an encoded id, with one more view counted. */
   async view(idEncoded: string): Promise<ImageRecord> {
+    const record = await this.liveRecord(idEncoded);
+    return (await this.deps.images.addView(record.id)) ?? record;
+  }
+
+  /** The record a delete link points at, if the link is valid; it deletes nothing (GET, link previewers). */
+  async deletable(idEncoded: string, token: string): Promise<ImageRecord> {
+    const record = await this.liveRecord(idEncoded);
+    if (!TOKEN_PATTERN.test(token) || !record.deleteTokenHashes.includes(hashDeleteToken(token))) throw notFound();
+    return record;
+  }
+
+  /** Deletes the image a valid delete link points at: its three objects, its duplicate entry, its record. */
+  async delete(idEncoded: string, token: string): Promise<void> {
+    const record = await this.deletable(idEncoded, token);
+    // From here the image answers 404, and the sweep finishes the removal should this request stop half way.
+    if (!(await this.deps.images.markDeleting(record.id, hashDeleteToken(token), this.deps.clock.nowMs()))) throw notFound();
+    await removeImage(this.deps, record);
+  }
+
+  private async liveRecord(idEncoded: string): Promise<ImageRecord> {
     const id = (await this.idCodec()).decode(idEncoded);
     const record = id === undefined ? undefined : await this.deps.images.find(id);
     if (!record || !this.isLive(record)) throw notFound();
-    return (await this.deps.images.addView(record.id)) ?? record;
+    return record;
   }
 
   /** The encoded id of a record, for links. */
@@ -198,9 +346,9 @@ export class UploadService {
    * Record first (pending), then the objects, then the record goes active: a failure leaves either nothing or a
    * pending record that names every object it may have written, which the cleanup here or the sweep removes.
    */
-  private async store(record: ImageRecord, images: EncodedImage[], deleteTokenHash: string): Promise<void> {
+  private async write(record: ImageRecord, images: EncodedImage[]): Promise<void> {
     const { images: repository, objects } = this.deps;
-    await repository.createPending(record, deleteTokenHash);
+    await repository.createPending(record, record.createdAtMs + PENDING_GRACE_MS);
     const files = [record.original, record.thumb, record.medium];
     try {
       await Promise.all(
@@ -213,7 +361,7 @@ export class UploadService {
           }),
         ),
       );
-      await repository.activate(record.id);
+      await repository.activate(record.id, record.expiresAtMs);
       record.status = 'active';
     } catch (error) {
       await this.discard(
@@ -255,6 +403,10 @@ function storedFile(key: string, image: EncodedImage): StoredFile {
 
 function fileTooBig(maxBytes: number): UploadError {
   return new UploadError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);
+}
+
+function md5Hex(bytes: Uint8Array): string {
+  return createHash('md5').update(bytes).digest('hex');
 }
 
 function notFound(): UploadError {

@@ -71,3 +71,18 @@ ${expires}
 export function notFoundPage(): string {
   return page('Not found', '<h1>Not found</h1><p>There is no image here. It may have expired or been deleted.</p>');
 }
+
+/** The page a delete link opens: it deletes nothing until its button is pressed (a POST to the same URL). */
+export function deleteConfirmPage(record: ImageRecord, displayUrl: string): string {
+  return page(
+    `Delete ${record.title}?`,
+    `<h1>Delete this image?</h1>
+<img src="${escapeHtml(displayUrl)}" alt="${escapeHtml(record.title)}" width="${record.medium.width}" height="${record.medium.height}">
+<p>${escapeHtml(record.title)}: the original and its thumbnails will be deleted for good.</p>
+<form method="post"><button type="submit">Delete</button></form>`,
+  );
+}
+
+export function deletedPage(): string {
+  return page('Deleted', '<h1>Deleted</h1><p>The image and its thumbnails are gone.</p>');
+}

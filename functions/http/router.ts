@@ -6,8 +6,8 @@ import type { ResponseFormat } from '../core/upload-request';
 import type { UploadService } from '../core/upload-service';
 import { headerValue, queryParameters } from './api-event';
 import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
-import { errorResponse, HTML_TYPE, respond, uploadResponse } from './responses';
-import { notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
+import { errorResponse, HTML_TYPE, JSON_TYPE, respond, uploadResponse } from './responses';
+import { deleteConfirmPage, deletedPage, notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
 
 export interface RouterSettings {
   publicUrl: string;
@@ -34,6 +34,9 @@ export function createRouter(deps: RouterDeps): Router {
     const segments = event.path.split('/').filter((segment) => segment !== '');
     if (segments[0] === 'api') return api(event, segments);
     if (segments[0] === 'image' && segments.length === 2) return viewer(event, segments[1] ?? '');
+    if (segments[0] === 'image' && segments.length === 4 && segments[2] === 'delete') {
+      return deleteLink(event, segments[1] ?? '', segments[3] ?? '');
+    }
     return htmlNotFound();
   }
 
@@ -77,6 +80,31 @@ export function createRouter(deps: RouterDeps): Router {
       if (error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
       const failed = errorResponse(error, 'txt', logger);
       return respond(failed.statusCode, HTML_TYPE, `<!doctype html><title>Error</title><p>${failed.body}</p>`);
+    }
+  }
+
+  /** GET shows a confirmation and deletes nothing; POST deletes. JSON for clients that ask for it. */
+  async function deleteLink(event: APIGatewayProxyEvent, idEncoded: string, token: string): Promise<APIGatewayProxyResult> {
+    const json = (headerValue(event, 'accept') ?? '').toLowerCase().includes('application/json');
+    const format: ResponseFormat = json ? 'json' : 'txt';
+    try {
+      if (event.httpMethod === 'GET' || event.httpMethod === 'HEAD') {
+        const record = await deps.service.deletable(idEncoded, token);
+        const html = deleteConfirmPage(record, objectUrl(settings.publicUrl, record.medium.key));
+        return respond(200, HTML_TYPE, html, pageSecurityHeaders(settings.publicUrl));
+      }
+      if (event.httpMethod !== 'POST') throw new UploadError('MethodNotAllowed', 'Method not allowed');
+      await deps.service.delete(idEncoded, token);
+      if (json)
+        return respond(
+          200,
+          JSON_TYPE,
+          JSON.stringify({ status_code: 200, success: { message: 'image deleted', code: 200 }, status_txt: 'OK' }),
+        );
+      return respond(200, HTML_TYPE, deletedPage(), pageSecurityHeaders(settings.publicUrl));
+    } catch (error) {
+      if (!json && error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
+      return errorResponse(error, format, logger);
     }
   }
 

@@ -149,7 +149,6 @@ export class SharpImageProcessor implements ImageProcessor {
     const workingWidth = this.workingWidth(probe.width, probe.height);
     const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar');
     const originalMd5 = md5Hex(stored);
-    const sourceMd5 = stored === input ? originalMd5 : md5Hex(input);
     const working = await decoding;
     const original: EncodedImage = {
       bytes: stored,
@@ -160,7 +159,7 @@ export class SharpImageProcessor implements ImageProcessor {
       channels: probe.channels,
     };
     const { thumb, medium } = await this.renditions(working, original, probe);
-    return { original, originalMd5, sourceMd5, thumb, medium, exif: readExif(probe.exif), animated: false };
+    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false };
   }
 
   /** Turned upright, downscaled or converted: decoded whole once, then every file is made from those pixels. */
@@ -169,7 +168,6 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     size: { width: number; height: number },
   ): Promise<ProcessedImage> {
-    const sourceMd5 = md5Hex(input);
     const whole = await this.decodeWhole(input, probe, size);
     const encodingOriginal = this.encode(fromRaw(whole), probe, 'original');
     const workingWidth = this.workingWidth(whole.info.width, whole.info.height);
@@ -182,7 +180,6 @@ export class SharpImageProcessor implements ImageProcessor {
     return {
       original,
       originalMd5: md5Hex(original.bytes),
-      sourceMd5,
       thumb,
       medium,
       exif: readExif(probe.exif),
@@ -259,14 +256,13 @@ export class SharpImageProcessor implements ImageProcessor {
       };
     }
     const originalMd5 = md5Hex(stored);
-    const sourceMd5 = stored === input ? originalMd5 : md5Hex(input);
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
     const [thumb, medium] = await Promise.all([
       this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition'),
       mediumWidth === original.width ? original : this.encode(animated().resize({ width: mediumWidth }), probe, 'rendition'),
     ]);
-    return { original, originalMd5, sourceMd5, thumb, medium, exif: readExif(probe.exif), animated: true };
+    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: true };
   }
 
   private async encode(image: Sharp, probe: Probe, role: 'original' | 'rendition'): Promise<EncodedImage> {

@@ -77,7 +77,7 @@ describe('upload options', () => {
   let service: TestService;
 
   beforeAll(async () => {
-    service = await createTestService({ TIME_ZONE: 'Pacific/Kiritimati' });
+    service = await createTestService({ TIME_ZONE: 'Pacific/Kiritimati', DUPLICATES: 'allow' });
   });
 
   it('answers every field of the Image object with its type', async () => {

@@ -15,7 +15,8 @@ let service: TestService;
 let jpeg: Buffer;
 
 beforeAll(async () => {
-  service = await createTestService();
+  // the same fixture is uploaded several times here; duplicate handling has its own suite
+  service = await createTestService({ DUPLICATES: 'allow' });
   jpeg = await makeJpeg(800, 600, { exif: { IFD0: { Make: 'TestCam' } } });
 });
 

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteParameterCommand, GetParameterCommand, PutParameterCommand } from '@aws-sdk/client-ssm';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler } from '../../functions/api/handler';
 import { IdCodec } from '../../functions/core/id-codec';
-import { toApiGatewayEvent } from '../../local/api-gateway-event';
+import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
 import { localClients, provision, type LocalClients } from '../../local/provision';
 
 export const PUBLIC_URL = 'https://img.example.test';
@@ -23,6 +24,11 @@ export interface TestService {
   idCodec(): Promise<IdCodec>;
   /** A DynamoDB item of this service's table, unmarshalled; undefined when absent. */
   item(pk: string): Promise<Record<string, unknown> | undefined>;
+  /** Every item whose key starts with the prefix. */
+  items(prefix: string): Promise<Array<Record<string, unknown>>>;
+  /** Every object key in this service's bucket. */
+  objectKeys(): Promise<string[]>;
+  setFloodLimits(limits: Record<string, number>): Promise<void>;
 }
 
 /** The endpoints of the stand-ins the global setup started. */
@@ -50,9 +56,12 @@ export async function createTestService(settings: Record<string, string> = {}): 
     PARAMETER_PREFIX: parameterPrefix,
     PUBLIC_URL,
     KEY_CACHE_SECONDS: '0',
+    FLOOD_LIMITS_CACHE_SECONDS: '0',
     ...settings,
   });
-  const invoke = (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => handler(event);
+  // as Lambda and the local server do: every invocation has a context with its request id
+  const invoke = (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> =>
+    handler(event, localContext(event.requestContext.requestId));
   return {
     invoke,
     send: async (request, sourceIp) => invoke(await eventFrom(request, sourceIp)),
@@ -72,6 +81,38 @@ export async function createTestService(settings: Record<string, string> = {}): 
     },
     async item(pk) {
       return (await documents.send(new GetCommand({ TableName: table, Key: { pk } }))).Item;
+    },
+    async items(prefix) {
+      const found: Array<Record<string, unknown>> = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await documents.send(
+          new ScanCommand({
+            TableName: table,
+            FilterExpression: 'begins_with(pk, :prefix)',
+            ExpressionAttributeValues: { ':prefix': prefix },
+            ExclusiveStartKey: start,
+          }),
+        );
+        found.push(...(page.Items ?? []));
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return found;
+    },
+    async objectKeys() {
+      const listed = await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+      return (listed.Contents ?? []).map((object) => object.Key ?? '');
+    },
+    async setFloodLimits(limits) {
+      const full = { minute: 0, hour: 0, day: 0, week: 0, month: 0, ...limits };
+      await clients.ssm.send(
+        new PutParameterCommand({
+          Name: `${parameterPrefix}/flood-limits`,
+          Value: JSON.stringify(full),
+          Type: 'String',
+          Overwrite: true,
+        }),
+      );
     },
   };
 }

@@ -1,0 +1,143 @@
+import ipaddr from 'ipaddr.js';
+import { UploadError } from './errors';
+
+export const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export type FloodWindow = (typeof FLOOD_WINDOWS)[number];
+/** Uploads allowed per client and window; 0 turns a window off. */
+export type FloodLimits = Record<FloodWindow, number>;
+
+/** The defaults of the contract, section 12. */
+export const DEFAULT_FLOOD_LIMITS: Readonly<FloodLimits> = { minute: 50, hour: 500, day: 1000, week: 5000, month: 10000 };
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** The fixed window (UTC) an instant falls in: minutes, hours, days, weeks from Monday, calendar months. */
+export function windowBounds(window: FloodWindow, nowMs: number): { startMs: number; endMs: number } {
+  const within = (size: number): { startMs: number; endMs: number } => {
+    const startMs = Math.floor(nowMs / size) * size;
+    return { startMs, endMs: startMs + size };
+  };
+  switch (window) {
+    case 'minute':
+      return within(MINUTE_MS);
+    case 'hour':
+      return within(HOUR_MS);
+    case 'day':
+      return within(DAY_MS);
+    case 'week': {
+      const day = Math.floor(nowMs / DAY_MS);
+      const sinceMonday = (day + 3) % 7; // 1970-01-01 was a Thursday
+      const startMs = (day - sinceMonday) * DAY_MS;
+      return { startMs, endMs: startMs + 7 * DAY_MS };
+    }
+    case 'month': {
+      const date = new Date(nowMs);
+      return {
+        startMs: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1),
+        endMs: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1),
+      };
+    }
+  }
+}
+
+/** Chevereto's message: `Flooding detected. You can only upload 50 images per minute`. */
+export function floodMessage(limit: number, window: FloodWindow): string {
+  return `Flooding detected. You can only upload ${limit} ${limit === 1 ? 'image' : 'images'} per ${window}`;
+}
+
+/**
+ * Who a flood limit counts: the IPv4 address, or the /64 network of an IPv6 address (one subscriber usually holds a
+ * whole /64, so counting single IPv6 addresses would let one client rotate through billions).
+ */
+export function floodSubject(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  const network = ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/64`);
+  return `${network.toString()}/64`;
+}
+
+/** Reads the flood-limits parameter: missing or invalid windows get the defaults. */
+export function parseFloodLimits(
+  text: string | undefined,
+  defaults: Readonly<FloodLimits> = DEFAULT_FLOOD_LIMITS,
+): { limits: FloodLimits; problems: string[] } {
+  const limits: FloodLimits = { ...defaults };
+  const problems: string[] = [];
+  if (text === undefined || text.trim() === '') return { limits, problems: ['the flood-limits parameter is missing'] };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { limits, problems: ['the flood-limits parameter is not JSON'] };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { limits, problems: ['the flood-limits parameter is not a JSON object'] };
+  for (const window of FLOOD_WINDOWS) {
+    const value: unknown = (parsed as Record<string, unknown>)[window];
+    if (value === undefined) continue;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) limits[window] = value;
+    else problems.push(`flood limit ${window} must be a whole number >= 0`);
+  }
+  return { limits, problems };
+}
+
+/** Atomic counters with a ceiling, one item each (DynamoDB conditional ADD). */
+export interface CounterStore {
+  /** Adds one when the count is below `limit`; false, changing nothing, when it is not. */
+  increment(key: string, limit: number, expiresAtMs: number): Promise<boolean>;
+  decrement(key: string): Promise<void>;
+}
+
+/** Slots taken for one upload; given back when the upload fails, kept when it is stored. */
+export interface FloodReservation {
+  release(): Promise<void>;
+}
+
+/**
+ * Flood protection that holds under concurrency: each window's counter is incremented only while below its limit,
+ * before any work, and decremented again when the upload does not end in a stored image.
+ */
+export class FloodGuard {
+  constructor(
+    private readonly counters: CounterStore,
+    private readonly limits: () => Promise<FloodLimits>,
+  ) {}
+
+  async reserve(ip: string, nowMs: number): Promise<FloodReservation> {
+    const limits = await this.limits();
+    const subject = floodSubject(ip);
+    const windows = FLOOD_WINDOWS.filter((window) => limits[window] > 0).map((window) => {
+      const { startMs, endMs } = windowBounds(window, nowMs);
+      return { window, limit: limits[window], endMs, key: `FLOOD#${subject}#${window}#${startMs}` };
+    });
+    const results = await Promise.allSettled(windows.map(({ key, limit, endMs }) => this.counters.increment(key, limit, endMs)));
+    const taken = windows.filter((_, index) => {
+      const result = results[index];
+      return result?.status === 'fulfilled' && result.value;
+    });
+    const release = async (): Promise<void> => {
+      await Promise.all(taken.map(({ key }) => this.counters.decrement(key)));
+    };
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    const tripped = windows.filter((_, index) => {
+      const result = results[index];
+      return result?.status === 'fulfilled' && !result.value;
+    });
+    const [first] = tripped;
+    if (failed || first) {
+      await release().catch(() => undefined);
+      if (failed) throw failed.reason;
+      if (first) {
+        // Named like Chevereto (the shortest window that tripped); retry only helps once every tripped window is over.
+        const lastEndMs = Math.max(...tripped.map(({ endMs }) => endMs));
+        throw new UploadError('Flooding', floodMessage(first.limit, first.window), {
+          retryAfterSeconds: Math.max(1, Math.ceil((lastEndMs - nowMs) / 1000)),
+        });
+      }
+    }
+    return { release };
+  }
+}

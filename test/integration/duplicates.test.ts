@@ -1,0 +1,105 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { makePng } from '../support/images';
+import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
+
+async function upload(
+  service: TestService,
+  bytes: Buffer,
+  fields: Record<string, string> = {},
+  sourceIp = '198.51.100.40',
+): Promise<APIGatewayProxyResult> {
+  return service.send(multipartUpload({ key: service.apiKey, ...fields, source: { bytes, filename: 'dup.png' } }), sourceIp);
+}
+
+async function activeRecords(service: TestService): Promise<number> {
+  return (await service.items('IMG#')).filter((item) => item['status'] === 'active').length;
+}
+
+describe('duplicates', () => {
+  it('answers the existing image for the same bytes from the same client, with a delete link of its own, storing nothing', async () => {
+    const service = await createTestService();
+    const bytes = await makePng(33, 22);
+    const first = jsonBody(await upload(service, bytes)).image;
+    const counter = await service.item('COUNTER#image-id');
+    const secondResponse = await upload(service, bytes, { title: 'another title' });
+    expect(secondResponse.statusCode).toBe(200);
+    const second = jsonBody(secondResponse).image;
+    expect(second).toMatchObject({
+      id_encoded: first['id_encoded'],
+      url: first['url'],
+      title: first['title'],
+      md5: first['md5'],
+    });
+    expect(second['delete_url']).not.toBe(first['delete_url']);
+    expect(await service.item('COUNTER#image-id')).toEqual(counter);
+    expect(await activeRecords(service)).toBe(1);
+    expect(await service.objectKeys()).toHaveLength(3);
+
+    // each delete link works on its own: the second one deletes the image
+    const deleted = await service.send(
+      new Request(String(second['delete_url']), { method: 'POST', headers: { Accept: 'application/json' } }),
+    );
+    expect(deleted.statusCode).toBe(200);
+    expect(await service.objectKeys()).toHaveLength(0);
+    // once it is gone, the same bytes are a new upload again
+    const again = jsonBody(await upload(service, bytes)).image;
+    expect(again['id_encoded']).not.toBe(first['id_encoded']);
+    expect(await service.objectKeys()).toHaveLength(3);
+  });
+
+  it('treats another width, another client or other bytes as a new image', async () => {
+    const service = await createTestService();
+    const bytes = await makePng(60, 40);
+    const ids = new Set<unknown>();
+    ids.add(jsonBody(await upload(service, bytes)).image['id_encoded']);
+    ids.add(jsonBody(await upload(service, bytes, { width: '30' })).image['id_encoded']);
+    ids.add(jsonBody(await upload(service, bytes, {}, '198.51.100.41')).image['id_encoded']);
+    ids.add(jsonBody(await upload(service, await makePng(61, 40))).image['id_encoded']);
+    expect(ids.size).toBe(4);
+    expect(jsonBody(await upload(service, bytes, { width: '30' })).image['id_encoded']).toBeDefined();
+    expect(await activeRecords(service)).toBe(4);
+  });
+
+  it('refuses a duplicate with 409 code 101 when the operator rejects them', async () => {
+    const service = await createTestService({ DUPLICATES: 'reject' });
+    const bytes = await makePng(34, 22);
+    expect((await upload(service, bytes)).statusCode).toBe(200);
+    const refused = await upload(service, bytes);
+    expect(refused.statusCode).toBe(409);
+    expect(JSON.parse(refused.body)).toEqual({
+      status_code: 409,
+      error: { message: 'Duplicated upload', code: 101 },
+      status_txt: 'Conflict',
+    });
+  });
+
+  it('stores another copy when the operator allows duplicates', async () => {
+    const service = await createTestService({ DUPLICATES: 'allow' });
+    const bytes = await makePng(35, 22);
+    const first = jsonBody(await upload(service, bytes)).image;
+    const second = jsonBody(await upload(service, bytes)).image;
+    expect(second['id_encoded']).not.toBe(first['id_encoded']);
+    expect(await service.objectKeys()).toHaveLength(6);
+  });
+
+  it('stores one image for identical uploads arriving at once, rejecting the rest when the operator rejects duplicates', async () => {
+    const service = await createTestService({ DUPLICATES: 'reject' });
+    const bytes = await makePng(36, 22);
+    const responses = await Promise.all(Array.from({ length: 8 }, () => upload(service, bytes)));
+    expect(responses.map((response) => response.statusCode).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    expect(await activeRecords(service)).toBe(1);
+  });
+
+  it('stores one image for identical uploads arriving at once, answering it to all when duplicates return the existing one', async () => {
+    const service = await createTestService();
+    const bytes = await makePng(37, 22);
+    const responses = await Promise.all(Array.from({ length: 8 }, () => upload(service, bytes)));
+    expect(responses.every((response) => response.statusCode === 200)).toBe(true);
+    const images = responses.map((response) => jsonBody(response).image);
+    expect(new Set(images.map((image) => image['id_encoded'])).size).toBe(1);
+    expect(new Set(images.map((image) => image['delete_url'])).size).toBe(8);
+    expect(await activeRecords(service)).toBe(1);
+    expect(await service.objectKeys()).toHaveLength(3);
+    expect(String(images[0]?.['url'])).toMatch(new RegExp(`^${PUBLIC_URL}/images/`));
+  });
+});

@@ -1,0 +1,60 @@
+import { makePng } from '../support/images';
+import { createTestService, multipartUpload, PUBLIC_URL, urlencodedUpload, type TestService } from '../support/test-service';
+
+const SECRET = 'log-test-key-7f3a9c2e41';
+
+describe('logs', () => {
+  let service: TestService;
+  let lines: string[];
+  let writes: jest.SpyInstance[];
+
+  beforeAll(async () => {
+    const previous = process.env['POWERTOOLS_LOG_LEVEL'];
+    process.env['POWERTOOLS_LOG_LEVEL'] = 'INFO';
+    try {
+      service = await createTestService({ DUPLICATES: 'allow' });
+    } finally {
+      process.env['POWERTOOLS_LOG_LEVEL'] = previous;
+    }
+    await service.setApiKey(SECRET);
+  });
+
+  beforeEach(() => {
+    lines = [];
+    const capture = (chunk: unknown): boolean => {
+      lines.push(String(chunk));
+      return true;
+    };
+    writes = [
+      jest.spyOn(process.stdout, 'write').mockImplementation(capture),
+      jest.spyOn(process.stderr, 'write').mockImplementation(capture),
+    ];
+  });
+
+  afterEach(() => writes.forEach((spy) => spy.mockRestore()));
+
+  it('writes one JSON line per request with its request id, and never the key or the image bytes', async () => {
+    const png = await makePng(40, 30);
+    const base64 = png.toString('base64');
+    await service.send(new Request(`${PUBLIC_URL}/api/1/upload?key=${SECRET}&source=${encodeURIComponent(base64)}&format=txt`));
+    await service.send(urlencodedUpload({ key: SECRET, source: base64 }));
+    const withHeader = multipartUpload({ source: { bytes: png, filename: 'h.png' } });
+    withHeader.headers.set('X-API-Key', SECRET);
+    await service.send(withHeader);
+    await service.send(new Request(`${PUBLIC_URL}/api/1/upload?key=${SECRET}-wrong&source=xx`));
+    await service.send(new Request(`${PUBLIC_URL}/api/1/upload?KEY=${SECRET}`));
+
+    const records = lines.flatMap((chunk) => chunk.split('\n')).filter((line) => line.trim() !== '');
+    expect(records.length).toBeGreaterThanOrEqual(5);
+    for (const line of records) {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      expect(typeof record['function_request_id']).toBe('string');
+      expect(line).not.toContain(SECRET);
+      expect(line).not.toContain(base64.slice(0, 64));
+    }
+    const requestLines = records
+      .map((line) => JSON.parse(line) as { message: string; query?: Record<string, string> })
+      .filter((record) => record.message === 'request');
+    expect(requestLines[0]?.query?.['key']).toBe('[redacted]');
+  });
+});

@@ -1,0 +1,41 @@
+import { floodMessage, floodSubject, parseFloodLimits, windowBounds } from '../../functions/core/flood';
+
+describe('flood rules', () => {
+  const at = Date.UTC(2026, 10, 22, 13, 45, 30, 500); // a Sunday
+
+  it.each([
+    ['minute', Date.UTC(2026, 10, 22, 13, 45), Date.UTC(2026, 10, 22, 13, 46)],
+    ['hour', Date.UTC(2026, 10, 22, 13), Date.UTC(2026, 10, 22, 14)],
+    ['day', Date.UTC(2026, 10, 22), Date.UTC(2026, 10, 23)],
+    ['week', Date.UTC(2026, 10, 16), Date.UTC(2026, 10, 23)],
+    ['month', Date.UTC(2026, 10, 1), Date.UTC(2026, 11, 1)],
+  ] as const)('puts an instant in its %s window (UTC, weeks from Monday)', (window, startMs, endMs) => {
+    expect(windowBounds(window, at)).toEqual({ startMs, endMs });
+  });
+
+  it('rolls the month over at the year end', () => {
+    expect(windowBounds('month', Date.UTC(2026, 11, 31, 23))).toEqual({
+      startMs: Date.UTC(2026, 11, 1),
+      endMs: Date.UTC(2027, 0, 1),
+    });
+  });
+
+  it('writes Chevereto messages', () => {
+    expect(floodMessage(50, 'minute')).toBe('Flooding detected. You can only upload 50 images per minute');
+    expect(floodMessage(1, 'week')).toBe('Flooding detected. You can only upload 1 image per week');
+  });
+
+  it('counts IPv4 addresses alone and IPv6 addresses by /64', () => {
+    expect(floodSubject('203.0.113.9')).toBe('203.0.113.9');
+    expect(floodSubject('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(floodSubject('2001:db8:aa:bb:1:2:3:4')).toBe('2001:db8:aa:bb::/64');
+  });
+
+  it('reads the parameter, keeping defaults for what is missing or wrong', () => {
+    expect(parseFloodLimits('{"minute":3,"hour":0}').limits).toEqual({ minute: 3, hour: 0, day: 1000, week: 5000, month: 10000 });
+    const bad = parseFloodLimits('{"minute":-1,"day":"many"}');
+    expect(bad.limits).toMatchObject({ minute: 50, day: 1000 });
+    expect(bad.problems).toHaveLength(2);
+    expect(parseFloodLimits('not json').problems).toEqual(['the flood-limits parameter is not JSON']);
+  });
+});
