@@ -10,7 +10,7 @@ import { DynamoDuplicateIndex } from '../adapters/dynamo-duplicate-index';
 import { DynamoImageRepository } from '../adapters/dynamo-image-repository';
 import { S3ObjectStore } from '../adapters/s3-object-store';
 import { SsmSettingsStore } from '../adapters/ssm-settings-store';
-import { UnavailableSourceFetcher } from '../adapters/unavailable-source-fetcher';
+import { SafeUrlFetcher } from '../adapters/safe-url-fetcher';
 import { loadConfig, type Config } from '../config';
 import { FloodGuard, parseFloodLimits, type FloodLimits } from '../core/flood';
 import type { SettingsStore } from '../core/ports';
@@ -69,7 +69,7 @@ export function buildServices(env: Env, logger: Logger): Services {
       mediumWidth: config.mediumWidth,
       keepMetadata: config.keepMetadata,
     }),
-    fetcher: new UnavailableSourceFetcher(),
+    fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     flood: new FloodGuard(new DynamoCounterStore(db, config.tableName), floodLimitsReader(settings, logger)),
     duplicates,
     clock,

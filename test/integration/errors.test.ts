@@ -126,8 +126,8 @@ describe('errors of the contract, section 6', () => {
       'Bad Request',
     ],
     [
-      'a URL source (not yet fetched)',
-      () => urlencodedUpload({ key: key(), source: 'https://example.com/a.png' }),
+      'a URL source on a non-public address',
+      () => urlencodedUpload({ key: key(), source: 'http://169.254.169.254/latest/meta-data/' }),
       400,
       630,
       'URL not allowed',
