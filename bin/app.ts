@@ -1,5 +1,3 @@
-import { App } from 'aws-cdk-lib';
-import { ImageUploadStack } from '../lib/image-upload-stack';
+import { buildApp } from '../lib/app';
 
-const app = new App();
-new ImageUploadStack(app, 'ImageUpload');
+buildApp();

@@ -7,9 +7,18 @@ import { parseExpirationSeconds } from './core/upload-request';
 export interface Config {
   bucketName: string;
   tableName: string;
-  /** Base of every URL in responses, without a trailing slash. */
-  publicUrl: string;
-  parameters: { apiKey: string; floodLimits: string; idSalt: string };
+  /** Base of every URL in responses, without a trailing slash; undefined: read from the `/public-url` parameter. */
+  publicUrl: string | undefined;
+  parameters: {
+    apiKey: string;
+    floodLimits: string;
+    idSalt: string;
+    publicUrl: string;
+    originSecret: string;
+    distributionId: string;
+  };
+  /** Only requests that carry the distribution's secret origin header are served (AWS, behind CloudFront). */
+  originVerify: boolean;
   keyCacheSeconds: number;
   floodLimitsCacheSeconds: number;
   timeZone: string;
@@ -32,10 +41,18 @@ export interface Config {
 export const SETTINGS = {
   BUCKET_NAME: { default: undefined, meaning: 'S3 bucket of the stored files' },
   TABLE_NAME: { default: undefined, meaning: 'DynamoDB table of the image records' },
-  PUBLIC_URL: { default: undefined, meaning: 'base of every URL in responses' },
+  PUBLIC_URL: {
+    default: '',
+    meaning: 'base of every URL in responses; empty: read from the `/public-url` parameter (the stack writes it)',
+  },
   PARAMETER_PREFIX: {
     default: '/image-upload',
-    meaning: 'prefix of the SSM parameters (`/api-key`, `/flood-limits`, `/id-salt`)',
+    meaning: 'prefix of the SSM parameters (`/api-key`, `/flood-limits`, `/id-salt`, `/public-url`, `/origin-secret`)',
+  },
+  ORIGIN_VERIFY: {
+    default: 'off',
+    meaning:
+      "`required`: serve only requests that carry the distribution's secret origin header, and take the client IP from the viewer address CloudFront writes",
   },
   KEY_CACHE_SECONDS: { default: '30', meaning: 'how long the API key is cached; a rotated key is in force within this time' },
   FLOOD_LIMITS_CACHE_SECONDS: {
@@ -96,9 +113,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
       .map((item) => item.trim())
       .filter((item) => item !== '');
 
-  const publicUrl = required('PUBLIC_URL').replace(/\/+$/, '');
-  if (publicUrl !== '' && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(publicUrl))
-    problems.push(`PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
+  const publicUrl = raw('PUBLIC_URL').replace(/\/+$/, '');
+  if (publicUrl !== '' && !isPublicUrl(publicUrl)) problems.push(`PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
   const prefix = raw('PARAMETER_PREFIX').replace(/\/+$/, '');
   if (!/^\/[A-Za-z0-9_.\-/]+$/.test(prefix))
     problems.push(`PARAMETER_PREFIX must be a path such as /image-upload, got "${prefix}"`);
@@ -115,8 +131,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   const config: Config = {
     bucketName: required('BUCKET_NAME'),
     tableName: required('TABLE_NAME'),
-    publicUrl,
-    parameters: { apiKey: `${prefix}/api-key`, floodLimits: `${prefix}/flood-limits`, idSalt: `${prefix}/id-salt` },
+    publicUrl: publicUrl === '' ? undefined : publicUrl,
+    parameters: {
+      apiKey: `${prefix}/api-key`,
+      floodLimits: `${prefix}/flood-limits`,
+      idSalt: `${prefix}/id-salt`,
+      publicUrl: `${prefix}/public-url`,
+      originSecret: `${prefix}/origin-secret`,
+      distributionId: `${prefix}/distribution-id`,
+    },
+    originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
     keyCacheSeconds: integer('KEY_CACHE_SECONDS', 0, 300),
     floodLimitsCacheSeconds: integer('FLOOD_LIMITS_CACHE_SECONDS', 0, 3600),
     timeZone,
@@ -136,4 +160,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   };
   if (problems.length > 0) throw new Error(`invalid configuration:\n- ${problems.join('\n- ')}`);
   return Object.freeze(config);
+}
+
+/** An http(s) base URL without query or fragment: what every URL in responses starts with. */
+export function isPublicUrl(text: string): boolean {
+  return /^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(text);
 }

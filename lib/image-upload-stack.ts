@@ -1,71 +1,378 @@
 import * as path from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CustomResource, Duration, RemovalPolicy, Stack, type CfnElement, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
+import { GATEWAY_TOO_LARGE_MESSAGE } from '../functions/http/responses';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../functions/http/router';
+import { acknowledge } from './nag-suppressions';
+import { readDeploymentSettings } from './settings';
 
-/** The image upload service: API Gateway -> Lambda -> S3 + DynamoDB, settings in SSM. */
+const FUNCTIONS = path.join(__dirname, '..', 'functions');
+/** sharp's Linux binary for the function's architecture, installed into the bundle by npm (no Docker). */
+const SHARP_BUNDLING_ENV = { npm_config_os: 'linux', npm_config_cpu: 'arm64', npm_config_libc: 'glibc' };
+const SWEEP_EVERY = Duration.minutes(5);
+
+/** The error envelope of the contract (section 6), for answers the gateway gives without the function. */
+function envelope(status: number, code: number, message: string, statusTxt: string): Record<string, string> {
+  return { 'application/json': JSON.stringify({ status_code: status, error: { message, code }, status_txt: statusTxt }) };
+}
+
+/**
+ * The image upload service: CloudFront in front of API Gateway (the function) and S3 (the files), DynamoDB for the
+ * records, SSM for the key and the flood limits, and an EventBridge schedule for the expiration sweep.
+ */
 export class ImageUploadStack extends Stack {
+  readonly apiFunction: nodejs.NodejsFunction;
+  readonly sweepFunction: nodejs.NodejsFunction;
+  readonly distribution: cloudfront.Distribution;
+  readonly api: apigateway.RestApi;
+
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, props);
-    const parameterPrefix = '/image-upload';
+    const settings = readDeploymentSettings(this.node);
+    const prefix = settings.parameterPrefix;
+    const removalPolicy = settings.removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const parameterArn = (name: string): string =>
+      this.formatArn({ service: 'ssm', resource: 'parameter', resourceName: `${prefix}/${name}`.replace(/^\//, '') });
 
+    // ---- storage -------------------------------------------------------------------------------------------------
     const bucket = new s3.Bucket(this, 'Images', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      removalPolicy,
+      autoDeleteObjects: settings.removal === 'destroy',
     });
+    acknowledge(
+      bucket,
+      'S1',
+      'Objects are read only through CloudFront and written only by the function; S3 access logs would hold CloudFront origin fetches and function writes, which API Gateway access logs and the function logs already record.',
+    );
 
-    const table = new dynamodb.Table(this, 'Records', {
+    const table = new dynamodb.TableV2(this, 'Records', {
       partitionKey: { name: TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      billing: dynamodb.Billing.onDemand(),
       timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      removalPolicy: RemovalPolicy.RETAIN,
+      globalSecondaryIndexes: [
+        {
+          indexName: TABLE_SCHEMA.sweepIndex.name,
+          partitionKey: { name: TABLE_SCHEMA.sweepIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+          sortKey: { name: TABLE_SCHEMA.sweepIndex.sortKey, type: dynamodb.AttributeType.NUMBER },
+          projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+        },
+      ],
+      removalPolicy,
     });
 
+    // ---- settings in SSM -----------------------------------------------------------------------------------------
     const floodLimits = new ssm.StringParameter(this, 'FloodLimits', {
-      parameterName: `${parameterPrefix}/flood-limits`,
+      parameterName: `${prefix}/flood-limits`,
       stringValue: JSON.stringify(DEFAULT_FLOOD_LIMITS),
-      description: 'Uploads allowed per client IP and window; 0 turns a window off',
+      description: 'Uploads allowed per client IP and window (JSON); 0 turns a window off. Edit freely: deploys keep it.',
     });
 
-    const fn = new nodejs.NodejsFunction(this, 'Api', {
-      entry: path.join(__dirname, '..', 'functions', 'api', 'handler.ts'),
+    // The key, the id salt and the origin secret: SecureStrings with random values, made once, never overwritten.
+    const setupFunction = new nodejs.NodejsFunction(this, 'SetupFunction', {
+      entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      timeout: Duration.seconds(30),
+      bundling: { externalModules: ['@aws-sdk/*'] },
+    });
+    setupFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ssm:GetParameter', 'ssm:PutParameter'],
+        resources: ['api-key', 'id-salt', 'origin-secret'].map(parameterArn),
+      }),
+    );
+    const setupProvider = new cr.Provider(this, 'SetupProvider', { onEventHandler: setupFunction });
+    acknowledge(
+      setupProvider,
+      `IAM5[Resource::<${this.logicalIdOf(setupFunction)}.Arn>:*]`,
+      "The provider framework may invoke any version of the setup function; CDK's own construct.",
+    );
+    acknowledge(setupProvider, 'L1', "The provider framework's own function; CDK chooses its runtime.");
+    const setup = new CustomResource(this, 'Setup', {
+      serviceToken: setupProvider.serviceToken,
+      properties: { ParameterPrefix: prefix },
+    });
+    const originSecret = setup.getAttString('OriginSecret');
+
+    // ---- the function ----------------------------------------------------------------------------------------------
+    const commonEnv = {
+      ...settings.functionEnv,
+      BUCKET_NAME: bucket.bucketName,
+      TABLE_NAME: table.tableName,
+      PARAMETER_PREFIX: prefix,
+      ORIGIN_VERIFY: 'required',
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    this.apiFunction = new nodejs.NodejsFunction(this, 'ApiFunction', {
+      entry: path.join(FUNCTIONS, 'api', 'handler.ts'),
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: 1024,
+      memorySize: settings.memorySizeMb,
       timeout: Duration.seconds(28),
-      environment: {
-        BUCKET_NAME: bucket.bucketName,
-        TABLE_NAME: table.tableName,
-        PARAMETER_PREFIX: parameterPrefix,
-      },
+      ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
+      environment: commonEnv,
+      logGroup: new logs.LogGroup(this, 'ApiLogs', {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
       bundling: {
         externalModules: ['@aws-sdk/*'],
         nodeModules: ['sharp'],
-        environment: { npm_config_os: 'linux', npm_config_cpu: 'arm64', npm_config_libc: 'glibc' },
+        environment: SHARP_BUNDLING_ENV,
+        sourceMap: true,
       },
     });
-    bucket.grantPut(fn);
-    bucket.grantDelete(fn);
-    table.grantReadWriteData(fn);
-    floodLimits.grantRead(fn);
-
-    const api = new apigateway.LambdaRestApi(this, 'Gateway', {
-      handler: fn,
-      binaryMediaTypes: ['multipart/form-data', 'image/*', 'application/octet-stream'],
+    this.sweepFunction = new nodejs.NodejsFunction(this, 'SweepFunction', {
+      entry: path.join(FUNCTIONS, 'api', 'sweep.ts'),
+      handler: 'handler',
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
+      timeout: Duration.minutes(4),
+      reservedConcurrentExecutions: 1,
+      environment: commonEnv,
+      logGroup: new logs.LogGroup(this, 'SweepLogs', {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
+      bundling: { externalModules: ['@aws-sdk/*'], sourceMap: true },
     });
-    fn.addEnvironment('PUBLIC_URL', api.url.replace(/\/$/, ''));
+    this.apiFunction.node.addDependency(setup);
+    for (const fn of [setupFunction, this.apiFunction, this.sweepFunction, setupProvider]) {
+      acknowledge(
+        fn,
+        'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        'AWSLambdaBasicExecutionRole grants only writing to CloudWatch Logs, which every function needs.',
+      );
+    }
+    for (const fn of [setupFunction, this.apiFunction, this.sweepFunction]) {
+      acknowledge(
+        fn,
+        'L1',
+        'Node.js 22 is the runtime this code is built and tested for (the design fixes it); move to 24 with a tested upgrade.',
+      );
+    }
 
-    new CfnOutput(this, 'BaseUrl', { value: api.url });
+    // Least privilege: exactly the objects, table, index and parameters, with the actions the code uses.
+    const objectsArn = bucket.arnForObjects('images/*');
+    this.apiFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [objectsArn] }),
+    );
+    this.sweepFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: [objectsArn] }));
+    for (const fn of [this.apiFunction, this.sweepFunction]) {
+      acknowledge(
+        fn,
+        `IAM5[Resource::<${this.logicalIdOf(bucket)}.Arn>/images/*]`,
+        'Object keys are made per upload, so object actions need `<bucket>/images/*`: one prefix of this one bucket, only put and delete.',
+      );
+    }
+    const tableActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+    this.apiFunction.addToRolePolicy(new iam.PolicyStatement({ actions: tableActions, resources: [table.tableArn] }));
+    this.sweepFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: [table.tableArn] }),
+    );
+    this.sweepFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${TABLE_SCHEMA.sweepIndex.name}`],
+      }),
+    );
+    this.apiFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ssm:GetParameter'],
+        resources: ['api-key', 'flood-limits', 'id-salt', 'public-url', 'origin-secret', 'distribution-id'].map(parameterArn),
+      }),
+    );
+    this.sweepFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: ['distribution-id'].map(parameterArn) }),
+    );
+
+    // ---- API Gateway -------------------------------------------------------------------------------------------
+    const accessLogs = new logs.LogGroup(this, 'GatewayAccessLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.api = new apigateway.RestApi(this, 'Gateway', {
+      description: 'Image upload API v1 (reached through CloudFront only)',
+      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // Not */*: urlencoded bodies must reach the function as text, as clients send them.
+      binaryMediaTypes: ['multipart/form-data', 'image/*', 'application/octet-stream'],
+      deployOptions: {
+        stageName: 'v1',
+        throttlingRateLimit: settings.throttleRateLimit,
+        throttlingBurstLimit: settings.throttleBurstLimit,
+        accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigateway.AccessLogFormat.jsonWithStandardFields(),
+        // errors only, and never data traces: those would log request bodies and queries, keys included
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+      },
+      cloudWatchRole: true,
+    });
+    acknowledge(
+      this.api,
+      'APIG2',
+      "Proxy integration: the function validates every parameter and body (multipart, urlencoded, base64) and answers the contract's errors; a gateway model cannot describe multipart bodies.",
+    );
+    acknowledge(
+      this.api,
+      'APIG4',
+      "The Chevereto API authenticates with its own key (`key` or `X-API-Key`), checked by the function against SSM; pages are public by design. Requests must also carry the distribution's secret origin header.",
+    );
+    acknowledge(this.api, 'COG4', 'No user pools: guest uploads with one API key (see APIG4).');
+    acknowledge(
+      this.api,
+      'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      'AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for the account-level role API Gateway logs with.',
+    );
+    acknowledge(
+      this.api,
+      'APIG3',
+      'WAF is optional: the distribution in front throttles nothing per client, but the function enforces flood limits per client IP and the stage throttles overall; attach a web ACL to the distribution if wanted.',
+    );
+    const integration = new apigateway.LambdaIntegration(this.apiFunction, { proxy: true });
+    for (const top of ['api', 'image']) {
+      this.api.root.addResource(top).addResource('{proxy+}').addMethod('ANY', integration);
+    }
+    const gatewayResponses: Array<[apigateway.ResponseType, string, number, number, string, string]> = [
+      [apigateway.ResponseType.REQUEST_TOO_LARGE, '413', 413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'Payload Too Large'],
+      [apigateway.ResponseType.THROTTLED, '429', 429, 130, 'Too many requests, try again', 'Too Many Requests'],
+      [apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', 404, 404, 'Not found', 'Not Found'],
+      [apigateway.ResponseType.INTEGRATION_TIMEOUT, '504', 504, 900, 'Service unavailable, try again', 'Gateway Timeout'],
+      [apigateway.ResponseType.DEFAULT_5XX, '503', 503, 900, 'Service unavailable, try again', 'Service Unavailable'],
+    ];
+    for (const [type, statusCode, status, code, message, statusTxt] of gatewayResponses) {
+      this.api.addGatewayResponse(`Gateway${status}${type.responseType}`, {
+        type,
+        statusCode,
+        templates: envelope(status, code, message, statusTxt),
+        responseHeaders: { 'X-Content-Type-Options': "'nosniff'", 'Cache-Control': "'no-store'" },
+      });
+    }
+
+    // ---- CloudFront: the one public base URL -----------------------------------------------------------------------
+    const securityHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      securityHeadersBehavior: {
+        contentTypeOptions: { override: true },
+        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: false, override: true },
+        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: false },
+      },
+    });
+    const apiOrigin = new origins.RestApiOrigin(this.api, { customHeaders: { [ORIGIN_VERIFY_HEADER]: originSecret } });
+    // The client's IP, written by CloudFront itself; whatever a client sends in this header is overwritten.
+    const viewerAddress = new cloudfront.Function(this, 'ViewerAddress', {
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      comment: 'Writes the viewer IP into the request for the API',
+      code: cloudfront.FunctionCode.fromInline(
+        `function handler(event) { event.request.headers['${VIEWER_ADDRESS_HEADER}'] = { value: event.viewer.ip }; return event.request; }`,
+      ),
+    });
+    const toApi: cloudfront.BehaviorOptions = {
+      origin: apiOrigin,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+      // everything the viewer sent but Host: API Gateway routes by its own
+      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      functionAssociations: [{ function: viewerAddress, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+      responseHeadersPolicy: securityHeaders,
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    };
+    const certificate = settings.certificateArn
+      ? acm.Certificate.fromCertificateArn(this, 'Certificate', settings.certificateArn)
+      : undefined;
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: 'Image upload service',
+      defaultBehavior: toApi,
+      additionalBehaviors: {
+        // uploads are never redirected: plain HTTP is refused rather than turned into a GET
+        '/api/*': { ...toApi, viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY },
+        '/images/*': {
+          origin: origins.S3BucketOrigin.withOriginAccessControl(bucket as s3.IBucket),
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+          cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+          responseHeadersPolicy: securityHeaders,
+          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        },
+      },
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      ...(settings.domainName && certificate
+        ? {
+            domainNames: [settings.domainName],
+            certificate,
+            minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
+    });
+    acknowledge(this.distribution, 'CFR1', "An image host serves everyone; geo restriction is the operator's choice.");
+    acknowledge(this.distribution, 'CFR2', 'WAF is optional (cost); see APIG3.');
+    acknowledge(
+      this.distribution,
+      'CFR3',
+      'Viewer logs of every image fetch cost storage; uploads and pages are logged by API Gateway access logs and the function.',
+    );
+    if (!settings.domainName) {
+      acknowledge(
+        this.distribution,
+        'CFR4',
+        "The default *.cloudfront.net certificate allows TLS 1.0 by CloudFront's rule; set domainName and certificateArn to enforce TLS 1.2.",
+      );
+    }
+    const baseUrl = `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
+    // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
+    new ssm.StringParameter(this, 'PublicUrl', { parameterName: `${prefix}/public-url`, stringValue: baseUrl });
+    new ssm.StringParameter(this, 'DistributionIdParameter', {
+      parameterName: `${prefix}/distribution-id`,
+      stringValue: this.distribution.distributionId,
+    });
+    // Deleted and expired images are invalidated in CloudFront. A policy of its own: in the functions' default
+    // policies it would make them depend on the distribution, which depends on them.
+    new iam.Policy(this, 'InvalidateRemovedImages', {
+      roles: [this.apiFunction.role, this.sweepFunction.role].filter((role): role is iam.IRole => role !== undefined),
+      statements: [
+        new iam.PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [this.distribution.distributionArn] }),
+      ],
+    });
+
+    // ---- the sweep -----------------------------------------------------------------------------------------------
+    new events.Rule(this, 'SweepSchedule', {
+      description: 'Removes expired images, dead uploads and unfinished deletes',
+      schedule: events.Schedule.rate(SWEEP_EVERY),
+      targets: [new targets.LambdaFunction(this.sweepFunction)],
+    });
+
+    new CfnOutput(this, 'BaseUrl', { value: baseUrl, description: 'The public base URL: uploads go to BASE/api/1/upload' });
+    new CfnOutput(this, 'ApiKeyParameter', { value: `${prefix}/api-key`, description: 'SSM SecureString holding the API key' });
+    new CfnOutput(this, 'FloodLimitsParameter', { value: floodLimits.parameterName });
+    new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
+    new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'DistributionId', { value: this.distribution.distributionId });
+  }
+
+  /** The logical id CloudFormation knows a construct's resource by (cdk-nag names findings with it). */
+  private logicalIdOf(construct: Construct): string {
+    return this.getLogicalId(construct.node.defaultChild as CfnElement);
   }
 }

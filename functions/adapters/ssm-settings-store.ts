@@ -7,7 +7,15 @@ export interface SettingsParameters {
   apiKey: string;
   floodLimits: string;
   idSalt: string;
+  publicUrl: string;
+  originSecret: string;
+  distributionId: string;
 }
+
+/** Values that never change once made: one read per cold start. */
+const FOREVER_SECONDS = Number.MAX_SAFE_INTEGER / 1000;
+/** The origin secret is rotated by redeploying; instances pick the new one up within this time. */
+const ORIGIN_SECRET_SECONDS = 300;
 
 export interface SettingsCacheAges {
   apiKeySeconds: number;
@@ -32,10 +40,21 @@ export class SsmSettingsStore implements SettingsStore {
   }
 
   async idSalt(): Promise<string> {
-    // The salt never changes once made: one read per cold start.
-    const value = await this.read(this.names.idSalt, Number.MAX_SAFE_INTEGER / 1000);
+    const value = await this.read(this.names.idSalt, FOREVER_SECONDS);
     if (!value) throw new Error(`the id salt parameter ${this.names.idSalt} is missing`);
     return value;
+  }
+
+  async publicUrl(): Promise<string | undefined> {
+    return (await this.read(this.names.publicUrl, FOREVER_SECONDS))?.trim() || undefined;
+  }
+
+  async distributionId(): Promise<string | undefined> {
+    return (await this.read(this.names.distributionId, FOREVER_SECONDS))?.trim() || undefined;
+  }
+
+  async originSecret(): Promise<string | undefined> {
+    return (await this.read(this.names.originSecret, ORIGIN_SECRET_SECONDS))?.trim() || undefined;
   }
 
   private async read(name: string, maxAgeSeconds: number): Promise<string | undefined> {

@@ -1,56 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SSMClient } from '@aws-sdk/client-ssm';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoCounterStore } from '../adapters/dynamo-counter-store';
-import { DynamoDuplicateIndex } from '../adapters/dynamo-duplicate-index';
-import { DynamoImageRepository } from '../adapters/dynamo-image-repository';
-import { S3ObjectStore } from '../adapters/s3-object-store';
-import { SsmSettingsStore } from '../adapters/ssm-settings-store';
 import { SafeUrlFetcher } from '../adapters/safe-url-fetcher';
-import { loadConfig, type Config } from '../config';
+import { isPublicUrl, loadConfig, type Config } from '../config';
 import { FloodGuard, parseFloodLimits, type FloodLimits } from '../core/flood';
 import type { SettingsStore } from '../core/ports';
-import { Sweeper } from '../core/sweeper';
 import { UploadService } from '../core/upload-service';
 import { SharpImageProcessor } from '../imaging/sharp-image-processor';
+import { buildStores, clock, type Env } from './stores';
 
-export type Env = Readonly<Record<string, string | undefined>>;
-
-/** Store calls give up well before the gateway's 29 s; the SDK retries a bounded number of times. */
-const CLIENT_OPTIONS = {
-  maxAttempts: 3,
-  requestHandler: { connectionTimeout: 2_000, requestTimeout: 8_000 },
-} as const;
+export type { Env } from './stores';
 
 export interface Services {
   config: Readonly<Config>;
+  publicUrl: string;
   service: UploadService;
-  sweeper: Sweeper;
+  settings: SettingsStore;
 }
 
-/** Everything, built once per cold start: configuration, clients, adapters, the upload service and the sweeper. */
-export function buildServices(env: Env, logger: Logger): Services {
+/** Everything the API needs, built once per cold start; a missing or bad setting fails here, loudly. */
+export async function buildServices(env: Env, logger: Logger): Promise<Services> {
   const config = loadConfig(env);
-  // Local stand-ins are reached by endpoint variables; S3 then needs path-style addressing.
-  const s3 = new S3Client({ ...CLIENT_OPTIONS, forcePathStyle: Boolean(env['AWS_ENDPOINT_URL_S3']) });
-  const db = DynamoDBDocumentClient.from(new DynamoDBClient(CLIENT_OPTIONS), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
-  const settings = new SsmSettingsStore(new SSMProvider({ awsSdkV3Client: new SSMClient(CLIENT_OPTIONS) }), config.parameters, {
-    apiKeySeconds: config.keyCacheSeconds,
-    floodLimitsSeconds: config.floodLimitsCacheSeconds,
-  });
-  const images = new DynamoImageRepository(db, config.tableName);
-  const objects = new S3ObjectStore(s3, config.bucketName);
-  const duplicates = new DynamoDuplicateIndex(db, config.tableName);
-  const clock = { nowMs: () => Date.now(), sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) };
+  const { db, settings, images, objects, duplicates, purger } = buildStores(config, env);
+  const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
+  if (!publicUrl || !isPublicUrl(publicUrl))
+    throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
   const service = new UploadService({
     rules: {
-      publicUrl: config.publicUrl,
+      publicUrl,
       timeZone: config.timeZone,
       maxUploadBytes: config.maxUploadBytes,
       maxUrlUploadBytes: config.maxUrlUploadBytes,
@@ -72,6 +49,7 @@ export function buildServices(env: Env, logger: Logger): Services {
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     flood: new FloodGuard(new DynamoCounterStore(db, config.tableName), floodLimitsReader(settings, logger)),
     duplicates,
+    purger,
     clock,
     random: {
       hex: (chars) =>
@@ -81,7 +59,7 @@ export function buildServices(env: Env, logger: Logger): Services {
     },
     logger,
   });
-  return { config, service, sweeper: new Sweeper({ images, objects, duplicates, clock, logger }) };
+  return { config, publicUrl, service, settings };
 }
 
 /** Flood limits from their parameter; a bad parameter is logged once per change and its bad parts get the defaults. */

@@ -8,14 +8,20 @@ export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Pro
 /** A handler over its own environment; tests and the local server make several. */
 export function createHandler(env: Env = process.env): ApiHandler {
   const logger = new Logger({ serviceName: 'image-upload' });
-  let router: Router | undefined;
+  let router: Promise<Router> | undefined;
   return async (event, context) => {
     if (context) logger.addContext(context);
-    if (!router) {
-      const { config, service } = buildServices(env, logger);
-      router = createRouter({ service, settings: config, logger });
-    }
-    return router(event);
+    router ??= buildServices(env, logger).then(({ config, publicUrl, service, settings }) =>
+      createRouter({
+        service,
+        settings: { ...config, publicUrl },
+        originSecret: () => settings.originSecret(),
+        logger,
+      }),
+    );
+    // A failed cold start is not cached: the next invocation tries again.
+    router.catch(() => (router = undefined));
+    return (await router)(event);
   };
 }
 

@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import type { SweepResult, Sweeper } from '../core/sweeper';
-import { buildServices, type Env } from './build';
+import { buildSweeper, type Env } from './stores';
 
 export type SweepHandler = (event?: unknown, context?: Context) => Promise<SweepResult>;
 
@@ -11,7 +11,7 @@ export function createSweepHandler(env: Env = process.env): SweepHandler {
   let sweeper: Sweeper | undefined;
   return async (_event, context) => {
     if (context) logger.addContext(context);
-    sweeper ??= buildServices(env, logger).sweeper;
+    sweeper ??= buildSweeper(env, logger);
     return sweeper.sweep();
   };
 }

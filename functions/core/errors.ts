@@ -24,6 +24,7 @@ export type UploadErrorKind =
   | 'Flooding'
   | 'Duplicate'
   | 'NotFound'
+  | 'Forbidden'
   | 'DependencyFailed';
 
 export interface UploadErrorOptions {

@@ -45,6 +45,11 @@ export interface ObjectStore {
   deleteMany(keys: readonly string[]): Promise<void>;
 }
 
+/** The CDN in front of the stored files: a deleted file must stop being served from its caches. */
+export interface CachePurger {
+  purge(keys: readonly string[]): Promise<void>;
+}
+
 /** What is kept of one stored file (original or rendition). */
 export interface StoredFile {
   key: string;
@@ -139,6 +144,12 @@ export interface SettingsStore {
   floodLimits(): Promise<string | undefined>;
   /** The salt of the id codec, created once per deployment. */
   idSalt(): Promise<string>;
+  /** The public base URL the stack wrote; undefined when missing. */
+  publicUrl(): Promise<string | undefined>;
+  /** The secret header value CloudFront sends to the API; undefined when missing. */
+  originSecret(): Promise<string | undefined>;
+  /** The CloudFront distribution in front of the files; undefined when there is none (local). */
+  distributionId(): Promise<string | undefined>;
 }
 
 /** Fetches the bytes behind a URL source. */

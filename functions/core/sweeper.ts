@@ -1,4 +1,4 @@
-import type { Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
+import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
 import { removeImage } from './remove-image';
 import { PENDING_GRACE_MS } from './upload-service';
 
@@ -6,6 +6,7 @@ export interface SweeperDeps {
   images: ImageRepository;
   objects: ObjectStore;
   duplicates: DuplicateIndex;
+  purger: CachePurger;
   clock: Clock;
   logger: Logger;
 }

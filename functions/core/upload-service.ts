@@ -1,5 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { decodeBase64Source } from './base64-source';
+import { constantTimeEquals } from './constant-time';
 import { UploadError } from './errors';
 import { FloodGuard, type FloodReservation } from './flood';
 import { formatDateFolder, formatSize } from './formatting';
@@ -7,6 +8,7 @@ import { IdCodec } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
 import { baseNameOf, cleanOriginalFilename, sanitizeName, titleFromFilename, type NamingMode } from './naming';
 import type {
+  CachePurger,
   Clock,
   DuplicateIndex,
   EncodedImage,
@@ -58,6 +60,7 @@ export interface UploadServiceDeps {
   fetcher: SourceFetcher;
   flood: Pick<FloodGuard, 'reserve'>;
   duplicates: DuplicateIndex;
+  purger: CachePurger;
   clock: Clock;
   random: RandomSource;
   logger: Logger;
@@ -416,9 +419,4 @@ function notFound(): UploadError {
 /** Delete tokens are kept only as this hash. */
 export function hashDeleteToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-function constantTimeEquals(given: string, expected: string): boolean {
-  const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-  return timingSafeEqual(digest(given), digest(expected));
 }

@@ -28,7 +28,11 @@ export function formatFromQuery(event: APIGatewayProxyEvent): ResponseFormat {
 }
 
 /** Reads an upload request from the query and the body (body values win); nothing is validated but the shape. */
-export async function parseUploadRequest(event: APIGatewayProxyEvent, limits: ParseLimits): Promise<UploadRequest> {
+export async function parseUploadRequest(
+  event: APIGatewayProxyEvent,
+  limits: ParseLimits,
+  clientIp: string,
+): Promise<UploadRequest> {
   const params = await readParams(event, limits);
   const { fields } = params;
   const header = headerValue(event, 'x-api-key')?.trim();
@@ -42,7 +46,7 @@ export async function parseUploadRequest(event: APIGatewayProxyEvent, limits: Pa
     nsfw: fields.get('nsfw'),
     expiration: fields.get('expiration'),
     width: fields.get('width'),
-    clientIp: event.requestContext.identity.sourceIp,
+    clientIp,
   };
 }
 

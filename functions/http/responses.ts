@@ -34,6 +34,7 @@ export const ERROR_STATUS: Record<UploadErrorKind, { status: number; code: numbe
   Flooding: { status: 429, code: 130 },
   Duplicate: { status: 409, code: 101 },
   NotFound: { status: 404, code: 404 },
+  Forbidden: { status: 403, code: 403 },
   DependencyFailed: { status: 503, code: 900 },
 };
 

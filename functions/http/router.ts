@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { constantTimeEquals } from '../core/constant-time';
 import { UploadError } from '../core/errors';
 import { objectUrl } from '../core/image-object';
 import type { Logger } from '../core/ports';
@@ -14,11 +16,15 @@ export interface RouterSettings {
   timeZone: string;
   maxUploadBytes: number;
   corsOrigins: readonly string[];
+  /** Serve only requests that carry the distribution's secret origin header; the client IP is then CloudFront's. */
+  originVerify: boolean;
 }
 
 export interface RouterDeps {
   service: UploadService;
   settings: RouterSettings;
+  /** The value CloudFront sends in `X-Origin-Verify`. */
+  originSecret: () => Promise<string | undefined>;
   logger: Logger;
 }
 
@@ -32,6 +38,9 @@ export function createRouter(deps: RouterDeps): Router {
 
   async function route(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
     const segments = event.path.split('/').filter((segment) => segment !== '');
+    if (settings.originVerify && !(await cameThroughDistribution(event))) {
+      return errorResponse(new UploadError('Forbidden', 'Forbidden'), 'json', logger);
+    }
     if (segments[0] === 'api') return api(event, segments);
     if (segments[0] === 'image' && segments.length === 2) return viewer(event, segments[1] ?? '');
     if (segments[0] === 'image' && segments.length === 4 && segments[2] === 'delete') {
@@ -48,7 +57,7 @@ export function createRouter(deps: RouterDeps): Router {
       if (segments[2] !== 'upload' || segments.length > 3) throw new UploadError('InvalidAction', 'Invalid API action');
       if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
       if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new UploadError('MethodNotAllowed', 'Method not allowed');
-      const request = await parseUploadRequest(event, { maxUploadBytes: settings.maxUploadBytes });
+      const request = await parseUploadRequest(event, { maxUploadBytes: settings.maxUploadBytes }, clientIp(event));
       format = request.format;
       const image = await deps.service.upload(request);
       return withHeaders(uploadResponse(image, request.imgbb, format), cors);
@@ -108,6 +117,24 @@ export function createRouter(deps: RouterDeps): Router {
     }
   }
 
+  /** The secret origin header CloudFront adds, compared in constant time; missing secret or header: no. */
+  async function cameThroughDistribution(event: APIGatewayProxyEvent): Promise<boolean> {
+    const secret = await deps.originSecret();
+    const given = headerValue(event, ORIGIN_VERIFY_HEADER);
+    return secret !== undefined && given !== undefined && constantTimeEquals(given, secret);
+  }
+
+  /**
+   * The client: API Gateway's source IP, or, behind the distribution (proven by the origin header), the viewer
+   * address CloudFront writes into `X-Viewer-Address` (the stack's viewer-request function, which overwrites whatever
+   * a client sent in it). Never `X-Forwarded-For`, which any client can write.
+   */
+  function clientIp(event: APIGatewayProxyEvent): string {
+    const sourceIp = event.requestContext.identity.sourceIp;
+    if (!settings.originVerify) return sourceIp;
+    return viewerAddressIp(headerValue(event, VIEWER_ADDRESS_HEADER)) ?? sourceIp;
+  }
+
   function htmlNotFound(): APIGatewayProxyResult {
     return respond(404, HTML_TYPE, notFoundPage(), pageSecurityHeaders(settings.publicUrl));
   }
@@ -129,10 +156,25 @@ export function createRouter(deps: RouterDeps): Router {
       query: redactedQuery(event),
       status: response.statusCode,
       durationMs: Date.now() - startedMs,
-      clientIp: event.requestContext.identity.sourceIp,
+      clientIp: clientIp(event),
     });
     return response;
   };
+}
+
+/** The header CloudFront adds to every request it sends to the API (the stack sets its value). */
+export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
+
+/** The header the distribution's viewer-request function writes the viewer's IP into. */
+export const VIEWER_ADDRESS_HEADER = 'x-viewer-address';
+
+/** A viewer address: an IP, or `ip:port` as CloudFront writes it (`203.0.113.5:443`, `2001:db8::1:443`). */
+export function viewerAddressIp(header: string | undefined): string | undefined {
+  const value = (header?.trim() ?? '').replace(/^\[(.*)\](:\d+)?$/, '$1');
+  if (isIP(value)) return value;
+  const colon = value.lastIndexOf(':');
+  const ip = colon > 0 ? value.slice(0, colon) : '';
+  return isIP(ip) ? ip : undefined;
 }
 
 const PREFLIGHT_HEADERS = {

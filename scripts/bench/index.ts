@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
+import { measureHandler } from './handler';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -87,6 +88,17 @@ async function main(): Promise<void> {
       '| input | service p50 (ms) | floor p50 (ms) | ratio | peak RSS of one job, MiB (floor) | RSS before the job, MiB |',
       '|---|---|---|---|---|---|',
       ...rows,
+      '',
+    ].join('\n'),
+  );
+  const handlerRows = await measureHandler(Math.max(5, Math.floor(ITERATIONS / 2)));
+  process.stdout.write(
+    [
+      'Whole upload through the handler on the local stand-ins (for the cost note):',
+      '',
+      '| input | handler p50 (ms) |',
+      '|---|---|',
+      ...handlerRows.map((row) => `| ${row.input} | ${row.p50Ms.toFixed(0)} |`),
       '',
     ].join('\n'),
   );

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -138,6 +139,35 @@ describe('the local server, driven over HTTP like real clients', () => {
       const response = await fetch(`${server.url}${path}`);
       expect(response.status).toBe(404);
     }
+  });
+
+  it('passes the post-deploy smoke test (npm run smoke -- BASE_URL KEY)', () => {
+    const output = execFileSync(
+      process.execPath,
+      [
+        join(__dirname, '..', '..', 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+        join(__dirname, '..', '..', 'scripts', 'smoke.ts'),
+        server.url,
+        API_KEY,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(output).toContain('smoke test passed');
+    expect(output.match(/^ok {2}/gm)).toHaveLength(7);
+    expect(() =>
+      execFileSync(
+        process.execPath,
+        [
+          join(__dirname, '..', '..', 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+          join(__dirname, '..', '..', 'scripts', 'smoke.ts'),
+          server.url,
+          'wrong-key',
+        ],
+        { stdio: 'pipe' },
+      ),
+    ).toThrow(/Invalid API key/);
   });
 
   it('keeps its data, key and images across a restart', async () => {

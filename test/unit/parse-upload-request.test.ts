@@ -4,7 +4,8 @@ import { eventFrom, PUBLIC_URL } from '../support/test-service';
 const limits = { maxUploadBytes: 1000 };
 
 async function parse(request: Request) {
-  return parseUploadRequest(await eventFrom(request), limits);
+  const event = await eventFrom(request);
+  return parseUploadRequest(event, limits, event.requestContext.identity.sourceIp);
 }
 
 function form(entries: Array<[string, string | Blob, string?]>): FormData {

@@ -1,0 +1,85 @@
+import type { Node } from 'constructs';
+import { loadConfig } from '../functions/config';
+
+/** CDK context keys of the function's settings, and the environment variable each one becomes. */
+export const CONTEXT_SETTINGS = {
+  parameterPrefix: 'PARAMETER_PREFIX',
+  keyCacheSeconds: 'KEY_CACHE_SECONDS',
+  floodLimitsCacheSeconds: 'FLOOD_LIMITS_CACHE_SECONDS',
+  timeZone: 'TIME_ZONE',
+  maxUploadBytes: 'MAX_UPLOAD_BYTES',
+  maxUrlUploadBytes: 'MAX_URL_UPLOAD_BYTES',
+  maxPixels: 'MAX_PIXELS',
+  maxFrames: 'MAX_FRAMES',
+  thumbSize: 'THUMB_SIZE',
+  mediumWidth: 'MEDIUM_WIDTH',
+  naming: 'NAMING',
+  duplicates: 'DUPLICATES',
+  idPadding: 'ID_PADDING',
+  forcedExpiration: 'FORCED_EXPIRATION',
+  corsOrigins: 'CORS_ORIGINS',
+  keepMetadata: 'KEEP_METADATA',
+  urlFetchAllowHosts: 'URL_FETCH_ALLOW_HOSTS',
+} as const;
+
+/** Deployment choices that are not function settings. */
+export interface DeploymentSettings {
+  /** The function's environment, from context (unset keys keep the function's defaults). */
+  functionEnv: Record<string, string>;
+  parameterPrefix: string;
+  memorySizeMb: number;
+  reservedConcurrency: number | undefined;
+  throttleRateLimit: number;
+  throttleBurstLimit: number;
+  domainName: string | undefined;
+  certificateArn: string | undefined;
+  /** `destroy` removes the bucket and table with the stack; `retain` (default) keeps them. */
+  removal: 'retain' | 'destroy';
+}
+
+/**
+ * Reads the settings from CDK context (`cdk.json` or `-c key=value`) and checks them with the very function the
+ * Lambda runs at cold start, so a bad value fails `cdk synth` instead of the first upload.
+ */
+export function readDeploymentSettings(node: Node): DeploymentSettings {
+  const text = (key: string): string | undefined => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
+    throw new Error(`context ${key} must be a string, number or boolean`);
+  };
+  const functionEnv: Record<string, string> = {};
+  for (const [key, name] of Object.entries(CONTEXT_SETTINGS)) {
+    const value = text(key);
+    if (value !== undefined) functionEnv[name] = value;
+  }
+  const config = loadConfig({
+    ...functionEnv,
+    BUCKET_NAME: 'synth-check',
+    TABLE_NAME: 'synth-check',
+    PUBLIC_URL: 'https://synth.check',
+  });
+  const number = (key: string, fallback: number, min: number, max: number): number => {
+    const value = Number(text(key) ?? fallback);
+    if (!Number.isInteger(value) || value < min || value > max)
+      throw new Error(`context ${key} must be a whole number from ${min} to ${max}`);
+    return value;
+  };
+  const removal = text('removalPolicy') ?? 'retain';
+  if (removal !== 'retain' && removal !== 'destroy') throw new Error('context removalPolicy must be retain or destroy');
+  const domainName = text('domainName');
+  const certificateArn = text('certificateArn');
+  if (Boolean(domainName) !== Boolean(certificateArn)) throw new Error('context domainName and certificateArn go together');
+  const reserved = text('reservedConcurrency');
+  return {
+    functionEnv,
+    parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, ''),
+    memorySizeMb: number('memorySize', 1769, 512, 10240),
+    reservedConcurrency: reserved === undefined ? undefined : number('reservedConcurrency', 0, 1, 1000),
+    throttleRateLimit: number('throttleRateLimit', 50, 1, 10000),
+    throttleBurstLimit: number('throttleBurstLimit', 100, 1, 5000),
+    domainName,
+    certificateArn,
+    removal,
+  };
+}

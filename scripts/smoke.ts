@@ -1,0 +1,91 @@
+import { createHash, randomBytes } from 'node:crypto';
+import sharp from 'sharp';
+
+/**
+ * `npm run smoke -- BASE_URL KEY`: after a deploy (or against `npm start`), uploads one freshly made image and checks
+ * every URL of the answer: the original (bytes, size, md5, type, nosniff), both renditions, the viewer page, and the
+ * delete link (GET deletes nothing, POST deletes). Exits 1 at the first thing that is wrong.
+ */
+async function main(): Promise<void> {
+  const [baseArg, key] = process.argv.slice(2);
+  if (!baseArg || !key) throw new Error('usage: npm run smoke -- BASE_URL KEY');
+  const base = baseArg.replace(/\/+$/, '');
+  const step = (text: string): void => void process.stdout.write(`ok  ${text}\n`);
+  const check = (condition: boolean, what: string): void => {
+    if (!condition) throw new Error(what);
+  };
+
+  // random pixels: a new image every run, never answered as a duplicate
+  const png = await sharp(randomBytes(64 * 48 * 3), { raw: { width: 64, height: 48, channels: 3 } })
+    .png()
+    .toBuffer();
+  const form = new FormData();
+  form.append('source', new Blob([png], { type: 'image/png' }), 'smoke-test.png');
+  form.append('key', key);
+  form.append('format', 'json');
+  const upload = await fetch(`${base}/api/1/upload`, { method: 'POST', body: form });
+  const body = (await upload.json()) as { status_code?: number; error?: { message: string }; image?: Record<string, unknown> };
+  check(
+    upload.status === 200 && body.status_code === 200 && body.image !== undefined,
+    `upload answered ${upload.status}: ${JSON.stringify(body.error ?? body)}`,
+  );
+  const image = body.image as {
+    url: string;
+    url_viewer: string;
+    display_url: string;
+    delete_url: string;
+    size: number;
+    md5: string;
+    mime: string;
+    thumb: { url: string; size: number };
+    medium: { url: string; size: number };
+  };
+  step(`upload: ${image.url}`);
+
+  const original = await fetch(image.url);
+  const bytes = new Uint8Array(await original.arrayBuffer());
+  check(original.status === 200, `original answered ${original.status}`);
+  check(
+    original.headers.get('content-type') === image.mime,
+    `original served as ${original.headers.get('content-type')}, not ${image.mime}`,
+  );
+  check(original.headers.get('x-content-type-options') === 'nosniff', 'original served without X-Content-Type-Options: nosniff');
+  check(bytes.length === image.size, `original is ${bytes.length} bytes, the answer says ${image.size}`);
+  check(createHash('md5').update(bytes).digest('hex') === image.md5, 'original md5 differs from the answer');
+  step(`original: ${bytes.length} bytes, md5 and type as answered`);
+
+  for (const [name, url] of [
+    ['thumb', image.thumb.url],
+    ['medium', image.medium.url],
+    ['display_url', image.display_url],
+  ] as const) {
+    const response = await fetch(url);
+    check(
+      response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('image/'),
+      `${name} answered ${response.status}`,
+    );
+    await response.arrayBuffer();
+    step(`${name}: ${url}`);
+  }
+
+  const viewer = await fetch(image.url_viewer);
+  check(
+    viewer.status === 200 && (viewer.headers.get('content-type') ?? '').startsWith('text/html'),
+    `viewer answered ${viewer.status}`,
+  );
+  step(`viewer: ${image.url_viewer}`);
+
+  const confirm = await fetch(image.delete_url);
+  check(confirm.status === 200, `delete page answered ${confirm.status}`);
+  check((await fetch(image.url_viewer)).status === 200, 'opening the delete link deleted the image');
+  const deleted = await fetch(image.delete_url, { method: 'POST', headers: { Accept: 'application/json' } });
+  check(deleted.status === 200, `delete answered ${deleted.status}`);
+  check((await fetch(image.url_viewer)).status === 404, 'the viewer still shows the deleted image');
+  step('delete link: GET shows a page, POST deletes');
+  process.stdout.write('smoke test passed\n');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`FAIL ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,242 @@
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { buildApp } from '../../lib/app';
+
+/** The stack without bundling (fast); the full synth with bundling is in synth.test.ts. */
+function synth(context: Record<string, unknown> = {}): Template {
+  const { stack } = buildApp({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  return Template.fromStack(stack);
+}
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+describe('the stack', () => {
+  const template = synth();
+  const resources = template.toJSON()['Resources'] as Resources;
+  const ofType = (type: string): Array<Record<string, unknown>> =>
+    Object.values(resources)
+      .filter((resource) => resource.Type === type)
+      .map((resource) => resource.Properties);
+
+  it('passes cdk-nag AwsSolutions with every accepted finding acknowledged (synth would throw otherwise)', () => {
+    expect(() => buildApp({ context: { 'aws:cdk:bundling-stacks': [] } }).app.synth()).not.toThrow();
+  });
+
+  it('takes multipart, images and octet streams as binary, and not */*', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      BinaryMediaTypes: ['multipart/form-data', 'image/*', 'application/octet-stream'],
+    });
+  });
+
+  it('routes /api/{proxy+} and /image/{proxy+} to the function', () => {
+    const paths = ofType('AWS::ApiGateway::Resource').map((resource) => resource['PathPart']);
+    expect(paths.sort()).toEqual(['api', 'image', '{proxy+}', '{proxy+}']);
+    expect(ofType('AWS::ApiGateway::Method').map((method) => method['HttpMethod'])).toEqual(['ANY', 'ANY']);
+  });
+
+  it("answers the gateway's own errors in the envelope of the contract", () => {
+    const responses = ofType('AWS::ApiGateway::GatewayResponse');
+    const byType: Record<string, Record<string, unknown>> = Object.fromEntries(
+      responses.map((response) => [String(response['ResponseType']), response]),
+    );
+    const body = (type: string): unknown =>
+      JSON.parse(String((byType[type]?.['ResponseTemplates'] as Record<string, string>)['application/json']));
+    expect(byType['REQUEST_TOO_LARGE']?.['StatusCode']).toBe('413');
+    expect(body('REQUEST_TOO_LARGE')).toEqual({
+      status_code: 413,
+      error: { message: 'Request too large - max about 4.5 MB of file per request', code: 400 },
+      status_txt: 'Payload Too Large',
+    });
+    expect(body('DEFAULT_5XX')).toEqual({
+      status_code: 503,
+      error: { message: 'Service unavailable, try again', code: 900 },
+      status_txt: 'Service Unavailable',
+    });
+    expect(byType['DEFAULT_5XX']?.['StatusCode']).toBe('503');
+    expect(Object.keys(byType).sort()).toEqual([
+      'DEFAULT_5XX',
+      'INTEGRATION_TIMEOUT',
+      'MISSING_AUTHENTICATION_TOKEN',
+      'REQUEST_TOO_LARGE',
+      'THROTTLED',
+    ]);
+  });
+
+  it('throttles the stage and logs errors without data traces', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100, LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+      ]),
+    });
+  });
+
+  it("runs the API on Node.js 22, arm64, with the measured memory and a timeout under the gateway's 29 s", () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: 1769,
+      Timeout: 28,
+      Environment: {
+        Variables: Match.objectLike({
+          ORIGIN_VERIFY: 'required',
+          PARAMETER_PREFIX: '/image-upload',
+          BUCKET_NAME: Match.anyValue(),
+          TABLE_NAME: Match.anyValue(),
+        }),
+      },
+    });
+  });
+
+  it('keeps the bucket private, encrypted, TLS-only, with incomplete uploads cleaned up', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      LifecycleConfiguration: {
+        Rules: [Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })],
+      },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+  });
+
+  it('makes the table on demand, with point-in-time recovery, TTL and the sweep index', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'sweep',
+          KeySchema: [
+            { AttributeName: 'sweepShard', KeyType: 'HASH' },
+            { AttributeName: 'sweepAtMs', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+      ],
+    });
+  });
+
+  it('grants data actions on named resources only: no wildcard resource anywhere', () => {
+    const statements = ofType('AWS::IAM::Policy').flatMap(
+      (policy) => (policy['PolicyDocument'] as { Statement: Array<Record<string, unknown>> }).Statement,
+    );
+    for (const statement of statements) {
+      const actions = ([] as string[]).concat(statement['Action'] as string | string[]);
+      const resources = ([] as unknown[]).concat(statement['Resource']);
+      if (actions.some((action) => /^(s3|dynamodb|ssm):/.test(action))) expect(resources).not.toContain('*');
+    }
+    const ssmResources = statements
+      .filter((statement) => ([] as string[]).concat(statement['Action'] as string).includes('ssm:GetParameter'))
+      .flatMap((statement) => [].concat(statement['Resource'] as never));
+    const names = JSON.stringify(ssmResources);
+    for (const name of ['api-key', 'flood-limits', 'id-salt', 'public-url', 'origin-secret'])
+      expect(names).toContain(`image-upload/${name}`);
+    expect(JSON.stringify(statements)).not.toMatch(/"(s3|dynamodb|ssm):\*"/);
+  });
+
+  it('puts CloudFront in front: images from S3 through origin access control with long caching, the rest to the API with a secret header', () => {
+    const [distribution] = ofType('AWS::CloudFront::Distribution');
+    const config = distribution?.['DistributionConfig'] as Record<string, unknown>;
+    const behaviors = config['CacheBehaviors'] as Array<Record<string, unknown>>;
+    const images = behaviors.find((behavior) => behavior['PathPattern'] === '/images/*');
+    const api = behaviors.find((behavior) => behavior['PathPattern'] === '/api/*');
+    expect(images?.['CachePolicyId']).toBe('658327ea-f89d-4fab-a63d-7e88639e58f6'); // CachingOptimized
+    expect(api?.['ViewerProtocolPolicy']).toBe('https-only');
+    const fallback = config['DefaultCacheBehavior'] as Record<string, unknown>;
+    expect(fallback['CachePolicyId']).toBe('4135ea2d-6df8-44a3-9df3-4b5a84be39ad'); // CachingDisabled
+    expect(fallback['OriginRequestPolicyId']).toBe('b689b0a8-53d0-40ab-baf2-68738e2966ac'); // AllViewerExceptHostHeader
+    const origins = config['Origins'] as Array<Record<string, unknown>>;
+    expect(
+      origins.some((origin) => JSON.stringify(origin['OriginCustomHeaders']).includes('"HeaderName":"x-origin-verify"')),
+    ).toBe(true);
+    expect(origins.some((origin) => origin['OriginAccessControlId'] !== undefined)).toBe(true);
+    expect(JSON.stringify(fallback['FunctionAssociations'])).toContain('viewer-request');
+    expect(JSON.stringify(api?.['FunctionAssociations'])).toContain('viewer-request');
+    expect(images?.['FunctionAssociations']).toBeUndefined();
+    template.hasResourceProperties('AWS::CloudFront::Function', {
+      FunctionCode:
+        "function handler(event) { event.request.headers['x-viewer-address'] = { value: event.viewer.ip }; return event.request; }",
+      FunctionConfig: Match.objectLike({ Runtime: 'cloudfront-js-2.0' }),
+    });
+    template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: { SecurityHeadersConfig: Match.objectLike({ ContentTypeOptions: { Override: true } }) },
+    });
+  });
+
+  it('runs the sweep every 5 minutes and writes the public URL and the flood limits to SSM', () => {
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)', State: 'ENABLED' });
+    template.hasResourceProperties('AWS::SSM::Parameter', {
+      Name: '/image-upload/flood-limits',
+      Value: JSON.stringify({ minute: 50, hour: 500, day: 1000, week: 5000, month: 10000 }),
+    });
+    template.hasResourceProperties('AWS::SSM::Parameter', { Name: '/image-upload/public-url', Value: Match.anyValue() });
+    template.hasResourceProperties('AWS::CloudFormation::CustomResource', { ParameterPrefix: '/image-upload' });
+  });
+});
+
+describe('settings from context', () => {
+  it('passes settings to the function and sizes it as asked', () => {
+    const template = synth({
+      thumbSize: 256,
+      naming: 'random',
+      memorySize: 2048,
+      reservedConcurrency: 20,
+      parameterPrefix: '/imgs',
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: 2048,
+      ReservedConcurrentExecutions: 20,
+      Environment: { Variables: Match.objectLike({ THUMB_SIZE: '256', NAMING: 'random', PARAMETER_PREFIX: '/imgs' }) },
+    });
+  });
+
+  it('fails the synth on a setting the function would refuse at cold start', () => {
+    expect(() => synth({ naming: 'clever' })).toThrow(/NAMING must be one of original, random, id/);
+    expect(() => synth({ timeZone: 'Mars/Olympus' })).toThrow(/TIME_ZONE/);
+  });
+
+  it('serves a custom domain with its certificate and TLS 1.2', () => {
+    const template = synth({
+      domainName: 'img.example.com',
+      certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+    });
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Aliases: ['img.example.com'],
+        ViewerCertificate: Match.objectLike({ MinimumProtocolVersion: 'TLSv1.2_2021' }),
+      }),
+    });
+    template.hasResourceProperties('AWS::SSM::Parameter', { Name: '/image-upload/public-url', Value: 'https://img.example.com' });
+  });
+});
+
+describe('CDN invalidation', () => {
+  it('lets both functions invalidate the distribution, and only it, and tells them its id', () => {
+    const template = synth();
+    const policies = template.findResources('AWS::IAM::Policy', {
+      Properties: { PolicyDocument: { Statement: [Match.objectLike({ Action: 'cloudfront:CreateInvalidation' })] } },
+    });
+    const [policy] = Object.values(policies) as Array<{
+      Properties: { Roles: unknown[]; PolicyDocument: { Statement: Array<{ Resource: unknown }> } };
+    }>;
+    expect(policy?.Properties.Roles).toHaveLength(2);
+    expect(JSON.stringify(policy?.Properties.PolicyDocument.Statement[0]?.Resource)).toMatch(
+      /:distribution\/.*"Ref":"Distribution/,
+    );
+    template.hasResourceProperties('AWS::SSM::Parameter', {
+      Name: '/image-upload/distribution-id',
+      Value: { Ref: Match.stringLikeRegexp('^Distribution') },
+    });
+  });
+});

@@ -1,0 +1,67 @@
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
+import { viewerAddressIp } from '../../functions/http/router';
+import { makePng } from '../support/images';
+import { createTestService, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
+
+const SECRET = 'origin-secret-0123456789abcdef';
+
+async function behindDistribution(): Promise<TestService> {
+  const service = await createTestService({ ORIGIN_VERIFY: 'required' });
+  await service.clients.ssm.send(
+    new PutParameterCommand({
+      Name: `${service.parameterPrefix}/origin-secret`,
+      Value: SECRET,
+      Type: 'SecureString',
+      Overwrite: true,
+    }),
+  );
+  await service.setFloodLimits({ day: 1 });
+  return service;
+}
+
+describe('behind the distribution', () => {
+  it('refuses with 403 every request without the secret origin header, pages included', async () => {
+    const service = await behindDistribution();
+    const withoutHeader = await service.send(
+      multipartUpload({ key: service.apiKey, source: { bytes: await makePng(10, 10), filename: 'a.png' } }),
+    );
+    expect(withoutHeader.statusCode).toBe(403);
+    expect(JSON.parse(withoutHeader.body)).toEqual({
+      status_code: 403,
+      error: { message: 'Forbidden', code: 403 },
+      status_txt: 'Forbidden',
+    });
+    const wrong = new Request(`${PUBLIC_URL}/image/abc`, { headers: { 'X-Origin-Verify': `${SECRET}x` } });
+    expect((await service.send(wrong)).statusCode).toBe(403);
+    expect(await service.objectKeys()).toEqual([]);
+  });
+
+  it('serves requests with the header and counts the client by the viewer address CloudFront writes, never the gateway source IP', async () => {
+    const service = await behindDistribution();
+    const upload = async (viewer: string, width: number): Promise<number> => {
+      const request = multipartUpload({ key: service.apiKey, source: { bytes: await makePng(width, 10), filename: 'a.png' } });
+      request.headers.set('X-Origin-Verify', SECRET);
+      request.headers.set('X-Viewer-Address', viewer);
+      request.headers.set('X-Forwarded-For', '192.0.2.99');
+      // every request reaches API Gateway from a CloudFront edge: one source IP for all viewers
+      return (await service.send(request, '130.176.0.1')).statusCode;
+    };
+    expect(await upload('198.51.100.7', 11)).toBe(200);
+    expect(await upload('198.51.100.7', 12)).toBe(429);
+    expect(await upload('2001:db8:5::1', 13)).toBe(200);
+    expect(await upload('198.51.100.8', 14)).toBe(200);
+  });
+});
+
+describe('viewerAddressIp', () => {
+  it.each([
+    ['203.0.113.5', '203.0.113.5'],
+    ['2001:db8::1', '2001:db8::1'],
+    ['203.0.113.5:443', '203.0.113.5'],
+    ['[2001:db8::1]:443', '2001:db8::1'],
+    ['garbage', undefined],
+    [undefined, undefined],
+  ])('reads %j as %j', (header, ip) => {
+    expect(viewerAddressIp(header)).toBe(ip);
+  });
+});

@@ -1,0 +1,54 @@
+import { GetParameterCommand, PutParameterCommand } from '@aws-sdk/client-ssm';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { handler } from '../../functions/setup/handler';
+import { localClients } from '../../local/provision';
+import { standInEndpoints } from '../support/test-service';
+
+function event(type: 'Create' | 'Update' | 'Delete', prefix: string): CloudFormationCustomResourceEvent {
+  return {
+    RequestType: type,
+    ServiceToken: 'token',
+    ResponseURL: 'https://example.invalid',
+    StackId: 'stack',
+    RequestId: 'request',
+    LogicalResourceId: 'Setup',
+    ResourceType: 'Custom::Setup',
+    ResourceProperties: { ServiceToken: 'token', ParameterPrefix: prefix },
+    ...(type === 'Create' ? {} : { PhysicalResourceId: `${prefix}/setup`, OldResourceProperties: {} }),
+  } as CloudFormationCustomResourceEvent;
+}
+
+describe('the stack setup step (custom resource), against the SSM stand-in', () => {
+  const { ssm } = localClients(standInEndpoints());
+  const read = async (name: string): Promise<{ value: string | undefined; type: string | undefined }> => {
+    const parameter = (await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter;
+    return { value: parameter?.Value, type: parameter?.Type };
+  };
+
+  it('creates the key, the id salt and the origin secret as random SecureStrings, returning only the origin secret, with NoEcho', async () => {
+    const prefix = `/setup-${Date.now()}`;
+    const result = await handler(event('Create', prefix));
+    const key = await read(`${prefix}/api-key`);
+    const salt = await read(`${prefix}/id-salt`);
+    const origin = await read(`${prefix}/origin-secret`);
+    expect([key.type, salt.type, origin.type]).toEqual(['SecureString', 'SecureString', 'SecureString']);
+    expect(key.value).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(salt.value).toMatch(/^[0-9a-f]{64}$/);
+    expect(result).toEqual({ PhysicalResourceId: `${prefix}/setup`, Data: { OriginSecret: origin.value }, NoEcho: true });
+    expect(JSON.stringify(result)).not.toContain(String(key.value));
+  });
+
+  it('never overwrites: a key rotated in the console survives a deploy, and delete leaves everything', async () => {
+    const prefix = `/setup-keep-${Date.now()}`;
+    await handler(event('Create', prefix));
+    const salt = await read(`${prefix}/id-salt`);
+    await ssm.send(
+      new PutParameterCommand({ Name: `${prefix}/api-key`, Value: 'rotated-by-operator', Type: 'SecureString', Overwrite: true }),
+    );
+    await handler(event('Update', prefix));
+    expect((await read(`${prefix}/api-key`)).value).toBe('rotated-by-operator');
+    expect(await read(`${prefix}/id-salt`)).toEqual(salt);
+    await handler(event('Delete', prefix));
+    expect((await read(`${prefix}/api-key`)).value).toBe('rotated-by-operator');
+  });
+});

@@ -1,0 +1,71 @@
+import { CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
+import { CloudFrontPurger } from '../../functions/adapters/cloudfront-purger';
+import type { ImageRecord } from '../../functions/core/ports';
+import { removeImage, type RemovalDeps } from '../../functions/core/remove-image';
+
+const file = (key: string) => ({ key, width: 1, height: 1, size: 1, mime: 'image/png', extension: 'png', bits: 8, channels: 3 });
+const record = {
+  id: 7,
+  original: { ...file('images/2026/11/22/a.png'), md5: 'x' },
+  thumb: file('images/2026/11/22/a.th.png'),
+  medium: file('images/2026/11/22/a.md.png'),
+  duplicateKey: 'DUP#ip#md5#-',
+} as unknown as ImageRecord;
+
+function recordingDeps(purge: (keys: readonly string[]) => Promise<void>): { deps: RemovalDeps; calls: string[] } {
+  const calls: string[] = [];
+  const deps = {
+    objects: {
+      deleteMany: async (keys: readonly string[]) => void calls.push(`objects ${keys.join(',')}`),
+      put: async () => undefined,
+    },
+    duplicates: { releaseImage: async (key: string, id: number) => void calls.push(`duplicate ${key} ${id}`) },
+    images: { remove: async (id: number) => void calls.push(`record ${id}`) },
+    purger: {
+      purge: async (keys: readonly string[]) => {
+        calls.push(`purge ${keys.join(',')}`);
+        await purge(keys);
+      },
+    },
+    logger: { info: () => undefined, warn: (message: string) => void calls.push(`warn ${message}`), error: () => undefined },
+  } as unknown as RemovalDeps;
+  return { deps, calls };
+}
+
+describe('removeImage', () => {
+  it('removes the objects, the duplicate entry and the record, in that order, then purges the CDN', async () => {
+    const { deps, calls } = recordingDeps(async () => undefined);
+    await removeImage(deps, record);
+    const keys = 'images/2026/11/22/a.png,images/2026/11/22/a.th.png,images/2026/11/22/a.md.png';
+    expect(calls).toEqual([`objects ${keys}`, 'duplicate DUP#ip#md5#- 7', 'record 7', `purge ${keys}`]);
+  });
+
+  it('still succeeds when the purge fails, and says so in the log', async () => {
+    const { deps, calls } = recordingDeps(async () => {
+      throw new Error('throttled');
+    });
+    await expect(removeImage(deps, record)).resolves.toBeUndefined();
+    expect(calls[calls.length - 1]).toMatch(/^warn CDN purge/);
+  });
+});
+
+describe('CloudFrontPurger', () => {
+  // There is no CloudFront emulator: the client's send is replaced to see the request it would make.
+  it('invalidates every removed key in the distribution, and does nothing without one', async () => {
+    const sent: CreateInvalidationCommand[] = [];
+    const client = {
+      send: (command: CreateInvalidationCommand): Promise<object> => {
+        sent.push(command);
+        return Promise.resolve({});
+      },
+    } as unknown as CloudFrontClient;
+    await new CloudFrontPurger(client, async () => 'E123').purge(['images/a.png', 'images/a.th.png']);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.input).toMatchObject({
+      DistributionId: 'E123',
+      InvalidationBatch: { Paths: { Quantity: 2, Items: ['/images/a.png', '/images/a.th.png'] } },
+    });
+    await new CloudFrontPurger(client, async () => undefined).purge(['images/b.png']);
+    expect(sent).toHaveLength(1);
+  });
+});
