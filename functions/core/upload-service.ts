@@ -354,7 +354,9 @@ export class UploadService {
     await repository.createPending(record, record.createdAtMs + PENDING_GRACE_MS);
     const files = [record.original, record.thumb, record.medium];
     try {
-      await Promise.all(
+      // Every put is waited for, failed or not: a clean-up that ran while a put was still in flight would leave the
+      // object that put wrote afterwards behind.
+      const puts = await Promise.allSettled(
         files.map((file, index) =>
           objects.put({
             key: file.key,
@@ -364,6 +366,8 @@ export class UploadService {
           }),
         ),
       );
+      const failed = puts.find((put): put is PromiseRejectedResult => put.status === 'rejected');
+      if (failed) throw failed.reason;
       await repository.activate(record.id, record.expiresAtMs);
       record.status = 'active';
     } catch (error) {

@@ -1,0 +1,163 @@
+import { createSweepHandler } from '../../functions/api/sweep';
+import { makePng } from '../support/images';
+import { injectFaults } from '../support/faults';
+import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
+
+jest.setTimeout(120_000);
+
+let service: TestService;
+let imageCount = 0;
+/** Uploads that ended in a stored image: what the flood counter must hold. */
+let stored = 0;
+/**
+ * Flood slots an outage kept: when the store fails for the giving back as well, the slot stays taken until its window
+ * ends (the client may be refused once early); a single failed call never keeps one.
+ */
+let keptByOutage = 0;
+
+beforeAll(async () => {
+  service = await createTestService();
+  await service.setFloodLimits({ day: 1000 });
+});
+
+afterEach(() => jest.restoreAllMocks());
+
+async function freshImage(): Promise<Buffer> {
+  imageCount += 1;
+  return makePng(10 + (imageCount % 200), 10 + Math.floor(imageCount / 200));
+}
+
+async function upload(bytes: Buffer) {
+  const response = await service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename: 'fault.png' } }));
+  if (response.statusCode === 200) stored += 1;
+  return response;
+}
+
+/** What the stores hold, and whether it is consistent: every object belongs to a record that names it. */
+async function storesState(): Promise<{ objectsWithoutRecord: string[]; activeWithoutObjects: number[]; pending: number; active: number; floodCount: number; unboundClaims: number }> {
+  const records = await service.items('IMG#');
+  const objects = new Set(await service.objectKeys());
+  const named = new Set<string>();
+  const activeWithoutObjects: number[] = [];
+  for (const record of records) {
+    const keys = ['original', 'thumb', 'medium'].map((file) => String((record[file] as { key: string }).key));
+    keys.forEach((key) => named.add(key));
+    if (record['status'] === 'active' && !keys.every((key) => objects.has(key))) activeWithoutObjects.push(Number(record['id']));
+  }
+  const floods = await service.items('FLOOD#');
+  return {
+    objectsWithoutRecord: [...objects].filter((key) => !named.has(key)),
+    activeWithoutObjects,
+    pending: records.filter((record) => record['status'] !== 'active').length,
+    active: records.filter((record) => record['status'] === 'active').length,
+    floodCount: floods.filter((item) => String(item['pk']).includes('#day#')).reduce((sum, item) => sum + Number(item['count']), 0),
+    unboundClaims: (await service.items('DUP#')).filter((item) => item['imageId'] === undefined).length,
+  };
+}
+
+/** Runs the sweep as if `minutes` had passed, so that pending records of dead uploads are due. */
+async function sweepLater(minutes: number): Promise<void> {
+  const now = Date.now();
+  jest.spyOn(Date, 'now').mockReturnValue(now + minutes * 60_000);
+  await createSweepHandler({ BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL })();
+  jest.restoreAllMocks();
+}
+
+async function expectConsistent(): Promise<void> {
+  const state = await storesState();
+  expect({ orphans: state.objectsWithoutRecord, broken: state.activeWithoutObjects, flood: state.floodCount }).toEqual({
+    orphans: [],
+    broken: [],
+    flood: stored + keptByOutage,
+  });
+}
+
+describe('store failures during an upload', () => {
+  let uploadCalls: string[] = [];
+
+  beforeAll(async () => {
+    const recorder = injectFaults();
+    try {
+      expect((await upload(await freshImage())).statusCode).toBe(200);
+    } finally {
+      recorder.restore();
+    }
+    uploadCalls = recorder.calls;
+  });
+
+  it('makes the calls the test below fails one by one', () => {
+    // key (cached after the first read), flood counter, duplicate claim, id, name claim, pending record, 3 objects, activate, bind
+    expect(uploadCalls).toEqual(expect.arrayContaining(['S3Client:PutObjectCommand', 'DynamoDBDocumentClient:UpdateCommand', 'DynamoDBDocumentClient:PutCommand']));
+    expect(uploadCalls.filter((call) => call === 'S3Client:PutObjectCommand')).toHaveLength(3);
+  });
+
+  it('answers 503 code 900 (or succeeds when the failed step is not needed) and leaves the stores consistent, whichever call fails', async () => {
+    for (let failAt = 0; failAt < uploadCalls.length; failAt += 1) {
+      const bytes = await freshImage();
+      const injector = injectFaults({ failAt });
+      let response;
+      try {
+        response = await upload(bytes);
+      } finally {
+        injector.restore();
+      }
+      const failed = injector.calls[failAt];
+      if (response.statusCode !== 200) {
+        expect({ failed, status: response.statusCode, body: JSON.parse(response.body) as unknown }).toEqual({
+          failed,
+          status: 503,
+          body: { status_code: 503, error: { message: 'Service unavailable, try again', code: 900 }, status_txt: 'Service Unavailable' },
+        });
+      }
+      await expectConsistent();
+      expect((await storesState()).pending).toBe(0);
+    }
+  });
+
+  it('leaves a pending record that names its objects when the clean-up fails too, and the sweep removes them', async () => {
+    const putAt = uploadCalls.indexOf('S3Client:PutObjectCommand');
+    for (const failFrom of [putAt + 1, uploadCalls.length - 2]) {
+      const floodBefore = (await storesState()).floodCount;
+      const injector = injectFaults({ failFrom });
+      const response = await upload(await freshImage()).finally(() => injector.restore());
+      expect(response.statusCode).toBe(503);
+      const state = await storesState();
+      expect(state.floodCount - floodBefore).toBeLessThanOrEqual(1);
+      keptByOutage += state.floodCount - floodBefore;
+      expect(state.objectsWithoutRecord).toEqual([]);
+      expect(state.pending).toBe(1);
+      await sweepLater(16);
+      await expectConsistent();
+      expect((await storesState()).pending).toBe(0);
+    }
+  });
+});
+
+describe('store failures during a delete', () => {
+  it('answers 503 and the sweep finishes the removal, whichever call fails', async () => {
+    const recorder = injectFaults();
+    const image = jsonBody(await upload(await freshImage())).image;
+    recorder.restore();
+    const counted = injectFaults();
+    expect((await service.send(new Request(String(image['delete_url']), { method: 'POST' }))).statusCode).toBe(200);
+    counted.restore();
+    const deleteCalls = counted.calls;
+    expect(deleteCalls.filter((call) => call === 'S3Client:DeleteObjectCommand')).toHaveLength(3);
+
+    for (let failAt = 0; failAt < deleteCalls.length; failAt += 1) {
+      const target = jsonBody(await upload(await freshImage())).image;
+      const injector = injectFaults({ failAt });
+      const response = await service.send(new Request(String(target['delete_url']), { method: 'POST' })).finally(() => injector.restore());
+      if (response.statusCode !== 200) expect([injector.calls[failAt], response.statusCode]).toEqual([injector.calls[failAt], 503]);
+      await sweepLater(1);
+      const viewer = await service.send(new Request(String(target['url_viewer'])));
+      // either the delete never began (the image is whole and shown) or it is finished now
+      if (viewer.statusCode === 200) {
+        await expectConsistent();
+        expect((await service.send(new Request(String(target['delete_url']), { method: 'POST' }))).statusCode).toBe(200);
+      }
+      await expectConsistent();
+      expect((await storesState()).pending).toBe(0);
+    }
+  });
+});
