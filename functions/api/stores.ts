@@ -16,22 +16,38 @@ import { Sweeper } from '../core/sweeper';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** Store calls give up well before the gateway's 29 s; the SDK retries a bounded number of times. */
-const CLIENT_OPTIONS = {
-  maxAttempts: 3,
-  requestHandler: { connectionTimeout: 2_000, requestTimeout: 8_000 },
+/**
+ * Every store call gives up well before API Gateway's 29 s: at most `maxAttempts` tries, each bounded by the
+ * connection and request timeouts (plus the SDK's jittered backoff, under a second for these attempts).
+ */
+export const STORE_CALL_LIMITS = {
+  /** DynamoDB, SSM and CloudFront calls are small: 3 tries of at most 1 + 3 s. */
+  small: { maxAttempts: 3, connectionTimeoutMs: 1_000, requestTimeoutMs: 3_000 },
+  /** S3 puts carry up to MAX_UPLOAD_BYTES: 2 tries of at most 1 + 10 s. */
+  objects: { maxAttempts: 2, connectionTimeoutMs: 1_000, requestTimeoutMs: 10_000 },
 } as const;
+
+function clientOptions(limits: (typeof STORE_CALL_LIMITS)[keyof typeof STORE_CALL_LIMITS]) {
+  return {
+    maxAttempts: limits.maxAttempts,
+    // without throwOnRequestTimeout the SDK only logs a warning when requestTimeout passes, and waits on
+    requestHandler: {
+      connectionTimeout: limits.connectionTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
+  };
+}
 
 export const clock: Clock = { nowMs: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
 /** The adapters over the AWS SDK clients, which find their endpoints in the standard environment variables. */
 export function buildStores(config: Readonly<Config>, env: Env) {
   // Local stand-ins are reached by endpoint variables; S3 then needs path-style addressing.
-  const s3 = new S3Client({ ...CLIENT_OPTIONS, forcePathStyle: Boolean(env['AWS_ENDPOINT_URL_S3']) });
-  const db = DynamoDBDocumentClient.from(new DynamoDBClient(CLIENT_OPTIONS), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
-  const settings = new SsmSettingsStore(new SSMProvider({ awsSdkV3Client: new SSMClient(CLIENT_OPTIONS) }), config.parameters, {
+  const s3 = new S3Client({ ...clientOptions(STORE_CALL_LIMITS.objects), forcePathStyle: Boolean(env['AWS_ENDPOINT_URL_S3']) });
+  const small = clientOptions(STORE_CALL_LIMITS.small);
+  const db = DynamoDBDocumentClient.from(new DynamoDBClient(small), { marshallOptions: { removeUndefinedValues: true } });
+  const settings = new SsmSettingsStore(new SSMProvider({ awsSdkV3Client: new SSMClient(small) }), config.parameters, {
     apiKeySeconds: config.keyCacheSeconds,
     floodLimitsSeconds: config.floodLimitsCacheSeconds,
   });
@@ -41,7 +57,7 @@ export function buildStores(config: Readonly<Config>, env: Env) {
     images: new DynamoImageRepository(db, config.tableName),
     objects: new S3ObjectStore(s3, config.bucketName),
     duplicates: new DynamoDuplicateIndex(db, config.tableName),
-    purger: new CloudFrontPurger(new CloudFrontClient(CLIENT_OPTIONS), () => settings.distributionId()),
+    purger: new CloudFrontPurger(new CloudFrontClient(small), () => settings.distributionId()),
   };
 }
 

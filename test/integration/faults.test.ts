@@ -34,7 +34,14 @@ async function upload(bytes: Buffer) {
 }
 
 /** What the stores hold, and whether it is consistent: every object belongs to a record that names it. */
-async function storesState(): Promise<{ objectsWithoutRecord: string[]; activeWithoutObjects: number[]; pending: number; active: number; floodCount: number; unboundClaims: number }> {
+async function storesState(): Promise<{
+  objectsWithoutRecord: string[];
+  activeWithoutObjects: number[];
+  pending: number;
+  active: number;
+  floodCount: number;
+  unboundClaims: number;
+}> {
   const records = await service.items('IMG#');
   const objects = new Set(await service.objectKeys());
   const named = new Set<string>();
@@ -50,7 +57,9 @@ async function storesState(): Promise<{ objectsWithoutRecord: string[]; activeWi
     activeWithoutObjects,
     pending: records.filter((record) => record['status'] !== 'active').length,
     active: records.filter((record) => record['status'] === 'active').length,
-    floodCount: floods.filter((item) => String(item['pk']).includes('#day#')).reduce((sum, item) => sum + Number(item['count']), 0),
+    floodCount: floods
+      .filter((item) => String(item['pk']).includes('#day#'))
+      .reduce((sum, item) => sum + Number(item['count']), 0),
     unboundClaims: (await service.items('DUP#')).filter((item) => item['imageId'] === undefined).length,
   };
 }
@@ -59,7 +68,12 @@ async function storesState(): Promise<{ objectsWithoutRecord: string[]; activeWi
 async function sweepLater(minutes: number): Promise<void> {
   const now = Date.now();
   jest.spyOn(Date, 'now').mockReturnValue(now + minutes * 60_000);
-  await createSweepHandler({ BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL })();
+  await createSweepHandler({
+    BUCKET_NAME: service.bucket,
+    TABLE_NAME: service.table,
+    PARAMETER_PREFIX: service.parameterPrefix,
+    PUBLIC_URL,
+  })();
   jest.restoreAllMocks();
 }
 
@@ -87,7 +101,13 @@ describe('store failures during an upload', () => {
 
   it('makes the calls the test below fails one by one', () => {
     // key (cached after the first read), flood counter, duplicate claim, id, name claim, pending record, 3 objects, activate, bind
-    expect(uploadCalls).toEqual(expect.arrayContaining(['S3Client:PutObjectCommand', 'DynamoDBDocumentClient:UpdateCommand', 'DynamoDBDocumentClient:PutCommand']));
+    expect(uploadCalls).toEqual(
+      expect.arrayContaining([
+        'S3Client:PutObjectCommand',
+        'DynamoDBDocumentClient:UpdateCommand',
+        'DynamoDBDocumentClient:PutCommand',
+      ]),
+    );
     expect(uploadCalls.filter((call) => call === 'S3Client:PutObjectCommand')).toHaveLength(3);
   });
 
@@ -106,7 +126,11 @@ describe('store failures during an upload', () => {
         expect({ failed, status: response.statusCode, body: JSON.parse(response.body) as unknown }).toEqual({
           failed,
           status: 503,
-          body: { status_code: 503, error: { message: 'Service unavailable, try again', code: 900 }, status_txt: 'Service Unavailable' },
+          body: {
+            status_code: 503,
+            error: { message: 'Service unavailable, try again', code: 900 },
+            status_txt: 'Service Unavailable',
+          },
         });
       }
       await expectConsistent();
@@ -147,8 +171,11 @@ describe('store failures during a delete', () => {
     for (let failAt = 0; failAt < deleteCalls.length; failAt += 1) {
       const target = jsonBody(await upload(await freshImage())).image;
       const injector = injectFaults({ failAt });
-      const response = await service.send(new Request(String(target['delete_url']), { method: 'POST' })).finally(() => injector.restore());
-      if (response.statusCode !== 200) expect([injector.calls[failAt], response.statusCode]).toEqual([injector.calls[failAt], 503]);
+      const response = await service
+        .send(new Request(String(target['delete_url']), { method: 'POST' }))
+        .finally(() => injector.restore());
+      if (response.statusCode !== 200)
+        expect([injector.calls[failAt], response.statusCode]).toEqual([injector.calls[failAt], 503]);
       await sweepLater(1);
       const viewer = await service.send(new Request(String(target['url_viewer'])));
       // either the delete never began (the image is whole and shown) or it is finished now

@@ -24,7 +24,13 @@ export function injectFaults(plan: { failAt?: number; failFrom?: number } = {}):
     calls.push(name);
     const fails = index === plan.failAt || (plan.failFrom !== undefined && index >= plan.failFrom);
     if (fails) {
-      return Promise.reject(Object.assign(new Error(`injected fault in call ${index} (${name})`), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } }));
+      return Promise.reject(
+        Object.assign(new Error(`injected fault in call ${index} (${name})`), {
+          name: 'InternalServerError',
+          $fault: 'server',
+          $metadata: { httpStatusCode: 500 },
+        }),
+      );
     }
     return original.call(this, command, ...rest);
   };
