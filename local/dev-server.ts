@@ -22,6 +22,8 @@ export interface DevServer {
 
 /** Past the event limit the rest of a body is read and dropped, up to this, so the client sees the 413. */
 const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+/** CloudFront's limit on a URL (path and query), as the distribution in front of the API enforces it. */
+const MAX_URL_BYTES = 8192;
 const IMAGE_KEY = /^images\/[A-Za-z0-9_.\-/]+$/;
 
 /**
@@ -38,6 +40,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = request.url ?? '/';
+    if (Buffer.byteLength(url) > MAX_URL_BYTES) {
+      request.resume();
+      send(response, errorEnvelope(414, 414, `URL too long - max ${MAX_URL_BYTES} bytes`, 'json'));
+      return;
+    }
     if (url.startsWith('/images/') && (request.method === 'GET' || request.method === 'HEAD')) {
       await serveImage(url, request.method === 'HEAD', response);
       return;
@@ -96,6 +103,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       response.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Service unavailable, try again');
     }
   }
+
+  // Requests Node refuses before any handler (headers past 16 KB, broken HTTP) still get the envelope.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return;
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const message = tooLarge ? 'Request header fields too large' : 'Bad request';
+    const body = errorEnvelope(status, status, message, 'json').body;
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 
   await new Promise<void>((resolve) => server.listen(options.port, options.host ?? '0.0.0.0', resolve));
   return {

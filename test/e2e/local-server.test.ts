@@ -119,6 +119,15 @@ describe('the local server, driven over HTTP like real clients', () => {
     });
   });
 
+  it('answers a URL longer than CloudFront allows with 414, and headers past 16 KB with 431, in the envelope', async () => {
+    const long = await fetch(`${server.url}/api/1/upload?key=${API_KEY}&pad=${'p'.repeat(9000)}`);
+    expect(long.status).toBe(414);
+    expect(await long.json()).toMatchObject({ status_code: 414, error: { code: 414 } });
+    const huge = await fetch(`${server.url}/api/1/upload`, { headers: { 'X-Padding': 'h'.repeat(20_000) } });
+    expect(huge.status).toBe(431);
+    expect(await huge.json()).toMatchObject({ status_code: 431, error: { message: 'Request header fields too large' } });
+  });
+
   it('accepts a file just under the event limit', async () => {
     const jpeg = await sharp({
       create: { width: 1400, height: 1400, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } },

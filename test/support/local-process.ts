@@ -5,6 +5,7 @@ import { join } from 'node:path';
 export interface LocalProcess {
   url: string;
   apiKey: string;
+  pid: number;
   output(): string;
   stop(): Promise<void>;
 }
@@ -31,9 +32,10 @@ export async function startLocalProcess(env: Record<string, string>): Promise<Lo
     if (value !== undefined && !name.startsWith('AWS_') && !name.startsWith('JEST') && name !== 'NODE_ENV')
       cleanEnv[name] = value;
   }
+  // node --import tsx: one process (tsx's CLI would run the server in a child of its own, hiding its pid and memory)
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'local', 'main.ts')],
+    ['--import', 'tsx', join(ROOT, 'local', 'main.ts')],
     {
       cwd: ROOT,
       env: { ...cleanEnv, ...env },
@@ -63,6 +65,7 @@ export async function startLocalProcess(env: Record<string, string>): Promise<Lo
   return {
     url,
     apiKey,
+    pid: child.pid ?? 0,
     output: () => output,
     async stop() {
       child.kill('SIGTERM');
