@@ -124,6 +124,8 @@ export class ImageUploadStack extends Stack {
       PARAMETER_PREFIX: prefix,
       ORIGIN_VERIFY: 'required',
       NODE_OPTIONS: '--enable-source-maps',
+      // fewer glibc malloc arenas: libvips' threads otherwise fragment native memory (docs/reliability.md)
+      MALLOC_ARENA_MAX: '2',
     };
     this.apiFunction = new nodejs.NodejsFunction(this, 'ApiFunction', {
       entry: path.join(FUNCTIONS, 'api', 'handler.ts'),

@@ -14,6 +14,15 @@ async function main(): Promise<void> {
       '',
     ].join('\n') + '\n',
   );
+  // Opt-in: one line of process memory every MEMORY_REPORT_SECONDS, for `npm run load`.
+  const reportSeconds = Number(process.env['MEMORY_REPORT_SECONDS'] || 0);
+  if (reportSeconds > 0) {
+    setInterval(() => {
+      const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+      const mib = (bytes: number): string => (bytes / 1048576).toFixed(1);
+      process.stdout.write(`memory rss=${mib(rss)} heapUsed=${mib(heapUsed)} external=${mib(external)} arrayBuffers=${mib(arrayBuffers)}\n`);
+    }, reportSeconds * 1000).unref();
+  }
   let closing = false;
   const stop = (): void => {
     if (closing) return;

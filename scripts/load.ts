@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     API_KEY,
     FLOOD_LIMITS: '{"minute":0,"hour":0,"day":0,"week":0,"month":0}',
     POWERTOOLS_LOG_LEVEL: 'WARN',
+    MEMORY_REPORT_SECONDS: '10',
   });
   const pid = server.pid;
   const base = server.url;
@@ -132,6 +133,9 @@ async function main(): Promise<void> {
   await drive(Date.now() + SECONDS * 1000, true);
   clearInterval(memoryTimer);
   const rssEnd = rssMiB(pid);
+  // the server's own view of its memory, every 10 s: the JavaScript heap apart from native memory
+  const heapLines = [...server.output().matchAll(/memory rss=([\d.]+) heapUsed=([\d.]+) external=([\d.]+)/g)];
+  const measured = heapLines.slice(Math.floor(WARMUP_SECONDS / 10));
   await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 
@@ -153,6 +157,7 @@ async function main(): Promise<void> {
       '',
       `server RSS: ${rssStart.toFixed(0)} MiB at the start of the measurement, ${rssEnd.toFixed(0)} MiB at its end, ${rssMax.toFixed(0)} MiB at most`,
       `server RSS every 10 s: ${rssTimeline.map((rss) => rss.toFixed(0)).join(', ')} MiB`,
+      `server JavaScript heap used every 10 s: ${measured.map((line) => Number(line[2]).toFixed(0)).join(', ')} MiB; external (Buffers): ${measured.map((line) => Number(line[3]).toFixed(0)).join(', ')} MiB`,
       '',
     ].join('\n'),
   );
