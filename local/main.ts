@@ -20,7 +20,9 @@ async function main(): Promise<void> {
     setInterval(() => {
       const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
       const mib = (bytes: number): string => (bytes / 1048576).toFixed(1);
-      process.stdout.write(`memory rss=${mib(rss)} heapUsed=${mib(heapUsed)} external=${mib(external)} arrayBuffers=${mib(arrayBuffers)}\n`);
+      process.stdout.write(
+        `memory rss=${mib(rss)} heapUsed=${mib(heapUsed)} external=${mib(external)} arrayBuffers=${mib(arrayBuffers)}\n`,
+      );
     }, reportSeconds * 1000).unref();
   }
   let closing = false;

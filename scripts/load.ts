@@ -46,47 +46,87 @@ async function main(): Promise<void> {
   });
   const pid = server.pid;
   const base = server.url;
-  const photo = await sharp({ create: { width: 1600, height: 1200, channels: 3, background: '#456', noise: { type: 'gaussian', mean: 120, sigma: 40 } } })
+  const photo = await sharp({
+    create: { width: 1600, height: 1200, channels: 3, background: '#456', noise: { type: 'gaussian', mean: 120, sigma: 40 } },
+  })
     .jpeg({ quality: 85 })
     .toBuffer();
-  const gifFrames = await sharp({ create: { width: 120, height: 80 * 6, channels: 4, background: '#0000', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+  const gifFrames = await sharp({
+    create: { width: 120, height: 80 * 6, channels: 4, background: '#0000', noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+  })
     .raw()
     .toBuffer();
-  const gif = await sharp(gifFrames, { raw: { width: 120, height: 480, channels: 4, pageHeight: 80 } }).gif({ loop: 0 }).toBuffer();
+  const gif = await sharp(gifFrames, { raw: { width: 120, height: 480, channels: 4, pageHeight: 80 } })
+    .gif({ loop: 0 })
+    .toBuffer();
   const viewers: string[] = [];
   const samples: Sample[] = [];
 
-  const smallPng = (): Promise<Buffer> => sharp(randomBytes(32 * 24 * 3), { raw: { width: 32, height: 24, channels: 3 } }).png().toBuffer();
+  const smallPng = (): Promise<Buffer> =>
+    sharp(randomBytes(32 * 24 * 3), { raw: { width: 32, height: 24, channels: 3 } })
+      .png()
+      .toBuffer();
   const kinds: Array<[string, number, () => Promise<Response>]> = [
-    ['multipart JPEG 1600x1200', 40, async () => {
-      const form = new FormData();
-      form.append('source', new Blob([unique(photo)]), 'photo.jpg');
-      form.append('key', API_KEY);
-      return fetch(`${base}/api/1/upload`, { method: 'POST', body: form });
-    }],
-    ['urlencoded base64 PNG', 25, async () => {
-      const body = new URLSearchParams({ key: API_KEY, source: (await smallPng()).toString('base64') });
-      return fetch(`${base}/api/1/upload`, { method: 'POST', body });
-    }],
-    ['GET query base64, format=txt', 15, async () => {
-      const query = new URLSearchParams({ key: API_KEY, format: 'txt', source: (await smallPng()).toString('base64') });
-      return fetch(`${base}/api/1/upload?${query.toString()}`);
-    }],
-    ['multipart animated GIF', 10, async () => {
-      const form = new FormData();
-      form.append('source', new Blob([Buffer.concat([gif.subarray(0, gif.length - 1), Buffer.from([0x21, 0xfe, 8]), randomBytes(8), Buffer.from([0, 0x3b])])]), 'loop.gif');
-      form.append('key', API_KEY);
-      return fetch(`${base}/api/1/upload`, { method: 'POST', body: form });
-    }],
-    ['viewer page + medium', 10, async () => {
-      const viewer = viewers[Math.floor(Math.random() * viewers.length)];
-      if (!viewer) return fetch(`${base}/image/none`);
-      const page = await fetch(viewer);
-      const html = await page.text();
-      const medium = /<img src="([^"]+)"/.exec(html)?.[1];
-      if (medium) await (await fetch(medium)).arrayBuffer();
-      return new Response(html, { status: page.status });
-    }],
+    [
+      'multipart JPEG 1600x1200',
+      40,
+      async () => {
+        const form = new FormData();
+        form.append('source', new Blob([unique(photo)]), 'photo.jpg');
+        form.append('key', API_KEY);
+        return fetch(`${base}/api/1/upload`, { method: 'POST', body: form });
+      },
+    ],
+    [
+      'urlencoded base64 PNG',
+      25,
+      async () => {
+        const body = new URLSearchParams({ key: API_KEY, source: (await smallPng()).toString('base64') });
+        return fetch(`${base}/api/1/upload`, { method: 'POST', body });
+      },
+    ],
+    [
+      'GET query base64, format=txt',
+      15,
+      async () => {
+        const query = new URLSearchParams({ key: API_KEY, format: 'txt', source: (await smallPng()).toString('base64') });
+        return fetch(`${base}/api/1/upload?${query.toString()}`);
+      },
+    ],
+    [
+      'multipart animated GIF',
+      10,
+      async () => {
+        const form = new FormData();
+        form.append(
+          'source',
+          new Blob([
+            Buffer.concat([
+              gif.subarray(0, gif.length - 1),
+              Buffer.from([0x21, 0xfe, 8]),
+              randomBytes(8),
+              Buffer.from([0, 0x3b]),
+            ]),
+          ]),
+          'loop.gif',
+        );
+        form.append('key', API_KEY);
+        return fetch(`${base}/api/1/upload`, { method: 'POST', body: form });
+      },
+    ],
+    [
+      'viewer page + medium',
+      10,
+      async () => {
+        const viewer = viewers[Math.floor(Math.random() * viewers.length)];
+        if (!viewer) return fetch(`${base}/image/none`);
+        const page = await fetch(viewer);
+        const html = await page.text();
+        const medium = /<img src="([^"]+)"/.exec(html)?.[1];
+        if (medium) await (await fetch(medium)).arrayBuffer();
+        return new Response(html, { status: page.status });
+      },
+    ],
   ];
   const totalWeight = kinds.reduce((sum, [, weight]) => sum + weight, 0);
   const pick = (): [string, number, () => Promise<Response>] => {
@@ -109,7 +149,8 @@ async function main(): Promise<void> {
             const response = await run();
             const text = await response.text();
             ok = response.status === 200;
-            if (ok && kind.startsWith('multipart')) viewers.push((JSON.parse(text) as { image: { url_viewer: string } }).image.url_viewer);
+            if (ok && kind.startsWith('multipart'))
+              viewers.push((JSON.parse(text) as { image: { url_viewer: string } }).image.url_viewer);
           } catch {
             ok = false;
           }
@@ -144,7 +185,13 @@ async function main(): Promise<void> {
     return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
   };
   const row = (label: string, list: Sample[]): string =>
-    `| ${label} | ${list.length} | ${(list.length / SECONDS).toFixed(1)} | ${percentile(list.map((s) => s.ms), 50).toFixed(0)} | ${percentile(list.map((s) => s.ms), 99).toFixed(0)} | ${list.filter((s) => !s.ok).length} |`;
+    `| ${label} | ${list.length} | ${(list.length / SECONDS).toFixed(1)} | ${percentile(
+      list.map((s) => s.ms),
+      50,
+    ).toFixed(0)} | ${percentile(
+      list.map((s) => s.ms),
+      99,
+    ).toFixed(0)} | ${list.filter((s) => !s.ok).length} |`;
   process.stdout.write(
     [
       '',
@@ -153,7 +200,12 @@ async function main(): Promise<void> {
       '| requests | count | per second | p50 (ms) | p99 (ms) | errors |',
       '|---|---|---|---|---|---|',
       row('all', samples),
-      ...kinds.map(([kind]) => row(kind, samples.filter((sample) => sample.kind === kind))),
+      ...kinds.map(([kind]) =>
+        row(
+          kind,
+          samples.filter((sample) => sample.kind === kind),
+        ),
+      ),
       '',
       `server RSS: ${rssStart.toFixed(0)} MiB at the start of the measurement, ${rssEnd.toFixed(0)} MiB at its end, ${rssMax.toFixed(0)} MiB at most`,
       `server RSS every 10 s: ${rssTimeline.map((rss) => rss.toFixed(0)).join(', ')} MiB`,

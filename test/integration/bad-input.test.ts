@@ -3,7 +3,14 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { parseUploadRequest } from '../../functions/http/parse-upload-request';
 import { UploadError } from '../../functions/core/errors';
 import { makeJpeg, makePng } from '../support/images';
-import { createTestService, eventFrom, multipartUpload, PUBLIC_URL, urlencodedUpload, type TestService } from '../support/test-service';
+import {
+  createTestService,
+  eventFrom,
+  multipartUpload,
+  PUBLIC_URL,
+  urlencodedUpload,
+  type TestService,
+} from '../support/test-service';
 
 jest.setTimeout(60_000);
 
@@ -40,17 +47,61 @@ function pngBomb(): Buffer {
 }
 
 const corpus: Array<[string, () => Request]> = [
-  ['a truncated JPEG', () => multipartUpload({ key, source: { bytes: jpeg.subarray(0, jpeg.length - 40), filename: 'cut.jpg' } })],
+  [
+    'a truncated JPEG',
+    () => multipartUpload({ key, source: { bytes: jpeg.subarray(0, jpeg.length - 40), filename: 'cut.jpg' } }),
+  ],
   ['a zero-byte file', () => multipartUpload({ key, source: { bytes: Buffer.alloc(0), filename: 'empty.jpg' } })],
-  ['a GIF/JavaScript polyglot', () => multipartUpload({ key, source: { bytes: Buffer.from('GIF89a/*\x00\x00*/=alert(document.cookie);//'), filename: 'poly.gif' } })],
-  ['an SVG with a script', () => multipartUpload({ key, source: { bytes: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), filename: 'x.svg', type: 'image/svg+xml' } })],
-  ['an HTML page named .png', () => multipartUpload({ key, source: { bytes: Buffer.from('<!doctype html><title>x</title><script>alert(1)</script>'), filename: 'x.png', type: 'image/png' } })],
+  [
+    'a GIF/JavaScript polyglot',
+    () =>
+      multipartUpload({
+        key,
+        source: { bytes: Buffer.from('GIF89a/*\x00\x00*/=alert(document.cookie);//'), filename: 'poly.gif' },
+      }),
+  ],
+  [
+    'an SVG with a script',
+    () =>
+      multipartUpload({
+        key,
+        source: {
+          bytes: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+          filename: 'x.svg',
+          type: 'image/svg+xml',
+        },
+      }),
+  ],
+  [
+    'an HTML page named .png',
+    () =>
+      multipartUpload({
+        key,
+        source: {
+          bytes: Buffer.from('<!doctype html><title>x</title><script>alert(1)</script>'),
+          filename: 'x.png',
+          type: 'image/png',
+        },
+      }),
+  ],
   ['a PNG that claims 10 gigapixels', () => multipartUpload({ key, source: { bytes: pngBomb(), filename: 'bomb.png' } })],
   ['multipart without a boundary', () => raw('--xyz\r\n', 'multipart/form-data')],
-  ['an unclosed multipart part', () => multipartRaw(`${part('key', key)}--xyz\r\nContent-Disposition: form-data; name="source"; filename="a.png"\r\n\r\n${png.toString('latin1', 0, 30)}`)],
-  ['two source file parts', () => multipartRaw(`${part('key', key)}${part('source', 'aaaa', 'a.png')}${part('source', 'bbbb', 'b.png')}--xyz--\r\n`)],
+  [
+    'an unclosed multipart part',
+    () =>
+      multipartRaw(
+        `${part('key', key)}--xyz\r\nContent-Disposition: form-data; name="source"; filename="a.png"\r\n\r\n${png.toString('latin1', 0, 30)}`,
+      ),
+  ],
+  [
+    'two source file parts',
+    () => multipartRaw(`${part('key', key)}${part('source', 'aaaa', 'a.png')}${part('source', 'bbbb', 'b.png')}--xyz--\r\n`),
+  ],
   ['a 10 MB base64 field', () => multipartRaw(`${part('key', key)}${part('source', 'A'.repeat(10_000_000))}--xyz--\r\n`)],
-  ['a 10 MB title without a source', () => multipartRaw(`${part('key', key)}${part('title', 'T'.repeat(10_000_000))}--xyz--\r\n`)],
+  [
+    'a 10 MB title without a source',
+    () => multipartRaw(`${part('key', key)}${part('title', 'T'.repeat(10_000_000))}--xyz--\r\n`),
+  ],
   ['a JSON body', () => raw(JSON.stringify({ key, source: png.toString('base64') }), 'application/json')],
   ['a raw image body', () => raw(png, 'image/png', `?key=${key}`)],
   ['text/plain form-looking body', () => raw(`key=${key}&source=${png.toString('base64')}`, 'text/plain')],
@@ -63,7 +114,10 @@ const corpus: Array<[string, () => Request]> = [
   // busboy refuses control characters in part headers: the part itself is malformed
   [
     'control characters in a file name',
-    () => multipartRaw(`${part('key', key)}--xyz\r\nContent-Disposition: form-data; name="source"; filename="a\x01\x1b[31m.png"\r\n\r\n${png.toString('latin1')}\r\n--xyz--\r\n`),
+    () =>
+      multipartRaw(
+        `${part('key', key)}--xyz\r\nContent-Disposition: form-data; name="source"; filename="a\x01\x1b[31m.png"\r\n\r\n${png.toString('latin1')}\r\n--xyz--\r\n`,
+      ),
   ],
 ];
 
@@ -101,7 +155,13 @@ describe('hostile names and titles on a real image', () => {
   });
 
   it('keeps a header-injection title as text: no line breaks, escaped on the page', async () => {
-    const response = await service.send(multipartUpload({ key, title: 'x\r\nLocation: https://evil.example\r\n\r\n<script>alert(1)</script>', source: { bytes: png, filename: 't.png' } }));
+    const response = await service.send(
+      multipartUpload({
+        key,
+        title: 'x\r\nLocation: https://evil.example\r\n\r\n<script>alert(1)</script>',
+        source: { bytes: png, filename: 't.png' },
+      }),
+    );
     const image = (JSON.parse(response.body) as { image: Record<string, string> }).image;
     expect(image['title']).not.toMatch(/[\r\n]/);
     const page = await service.send(new Request(String(image['url_viewer'])));
@@ -113,7 +173,11 @@ describe('hostile names and titles on a real image', () => {
 
 describe('the request parser under fuzzing', () => {
   const names = fc.constantFrom('source', 'image', 'key', 'title', 'format', 'width', 'expiration', 'nsfw', 'description', 'x');
-  const field = fc.record({ name: names, value: fc.string({ maxLength: 40 }), filename: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }) });
+  const field = fc.record({
+    name: names,
+    value: fc.string({ maxLength: 40 }),
+    filename: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
+  });
 
   it('turns any multipart body into a request or a 4xx UploadError, never anything else', async () => {
     await fc.assert(
@@ -134,18 +198,31 @@ describe('the request parser under fuzzing', () => {
   });
 
   it('answers random bodies, content types and queries through the whole handler with a 4xx, never a 5xx', async () => {
-    const contentType = fc.constantFrom('multipart/form-data; boundary=xyz', 'multipart/form-data', 'application/x-www-form-urlencoded', 'application/json', 'text/plain', 'image/png', '');
+    const contentType = fc.constantFrom(
+      'multipart/form-data; boundary=xyz',
+      'multipart/form-data',
+      'application/x-www-form-urlencoded',
+      'application/json',
+      'text/plain',
+      'image/png',
+      '',
+    );
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ maxLength: 300 }), contentType, fc.string({ maxLength: 60 }), async (bytes, type, query) => {
-        const request = new Request(`${PUBLIC_URL}/api/1/upload?key=${key}&${encodeURIComponent(query)}`, {
-          method: 'POST',
-          headers: type ? { 'Content-Type': type } : {},
-          body: Buffer.from(bytes),
-        });
-        const response = await service.send(request);
-        expect(response.statusCode).toBeGreaterThanOrEqual(400);
-        expect(response.statusCode).toBeLessThan(500);
-      }),
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 300 }),
+        contentType,
+        fc.string({ maxLength: 60 }),
+        async (bytes, type, query) => {
+          const request = new Request(`${PUBLIC_URL}/api/1/upload?key=${key}&${encodeURIComponent(query)}`, {
+            method: 'POST',
+            headers: type ? { 'Content-Type': type } : {},
+            body: Buffer.from(bytes),
+          });
+          const response = await service.send(request);
+          expect(response.statusCode).toBeGreaterThanOrEqual(400);
+          expect(response.statusCode).toBeLessThan(500);
+        },
+      ),
       { numRuns: 150, seed: 5 },
     );
     expect((await service.items('IMG#')).filter((item) => item['status'] !== 'active')).toEqual([]);

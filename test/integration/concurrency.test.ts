@@ -7,9 +7,16 @@ describe('concurrency', () => {
   it('stores 100 parallel uploads of distinct images under one file name: 100 ids, 100 names, 100 records, 300 objects', async () => {
     const service = await createTestService();
     await service.setFloodLimits({});
-    const images = await Promise.all(Array.from({ length: 100 }, (_, index) => makePng(16 + (index % 10), 16 + Math.floor(index / 10))));
+    const images = await Promise.all(
+      Array.from({ length: 100 }, (_, index) => makePng(16 + (index % 10), 16 + Math.floor(index / 10))),
+    );
     const responses = await Promise.all(
-      images.map((bytes, index) => service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename: 'same name.png' } }), `198.51.100.${index % 250}`)),
+      images.map((bytes, index) =>
+        service.send(
+          multipartUpload({ key: service.apiKey, source: { bytes, filename: 'same name.png' } }),
+          `198.51.100.${index % 250}`,
+        ),
+      ),
     );
     expect(responses.map((response) => response.statusCode)).toEqual(Array.from({ length: 100 }, () => 200));
     const bodies = responses.map((response) => jsonBody(response).image);

@@ -33,15 +33,11 @@ export async function startLocalProcess(env: Record<string, string>): Promise<Lo
       cleanEnv[name] = value;
   }
   // node --import tsx: one process (tsx's CLI would run the server in a child of its own, hiding its pid and memory)
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'local', 'main.ts')],
-    {
-      cwd: ROOT,
-      env: { ...cleanEnv, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'local', 'main.ts')], {
+    cwd: ROOT,
+    env: { ...cleanEnv, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
