@@ -1,3 +1,4 @@
+import type { SettingsParameters } from './adapters/ssm-settings-store';
 import { isValidTimeZone } from './core/formatting';
 import type { NamingMode } from './core/naming';
 import type { DuplicatePolicy } from './core/upload-service';
@@ -9,14 +10,8 @@ export interface Config {
   tableName: string;
   /** Base of every URL in responses, without a trailing slash; undefined: read from the `/public-url` parameter. */
   publicUrl: string | undefined;
-  parameters: {
-    apiKey: string;
-    floodLimits: string;
-    idSalt: string;
-    publicUrl: string;
-    originSecret: string;
-    distributionId: string;
-  };
+  /** Names of the SSM parameters, all under PARAMETER_PREFIX. */
+  parameters: SettingsParameters;
   /** Only requests that carry the distribution's secret origin header are served (AWS, behind CloudFront). */
   originVerify: boolean;
   keyCacheSeconds: number;
@@ -47,7 +42,8 @@ export const SETTINGS = {
   },
   PARAMETER_PREFIX: {
     default: '/image-upload',
-    meaning: 'prefix of the SSM parameters (`/api-key`, `/flood-limits`, `/id-salt`, `/public-url`, `/origin-secret`)',
+    meaning:
+      'prefix of the SSM parameters (`/api-key`, `/flood-limits`, `/id-salt`, `/public-url`, `/origin-secret`, `/distribution-id`)',
   },
   ORIGIN_VERIFY: {
     default: 'off',

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
+import { defaultProcessor } from './processor';
 
 /**
  * `tsx scripts/bench/heic.ts file.heic`: what a HEIC upload costs, in a fresh process: the first job (which loads
@@ -9,13 +9,7 @@ async function main(): Promise<void> {
   const file = process.argv[2];
   if (!file) throw new Error('usage: heic.ts file.heic');
   const input = readFileSync(file);
-  const processor = new SharpImageProcessor({
-    maxPixels: 100_000_000,
-    maxFrames: 300,
-    thumbSize: 320,
-    mediumWidth: 500,
-    keepMetadata: false,
-  });
+  const processor = defaultProcessor();
   const rssBefore = process.resourceUsage().maxRSS / 1024;
   const times: number[] = [];
   for (let run = 0; run < 6; run += 1) {

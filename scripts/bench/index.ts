@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
+import { defaultProcessor } from './processor';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { measureHandler } from './handler';
@@ -15,13 +15,7 @@ import { measureHandler } from './handler';
 const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? 25);
 const WARMUP = 3;
 
-const processor = new SharpImageProcessor({
-  maxPixels: 100_000_000,
-  maxFrames: 300,
-  thumbSize: 320,
-  mediumWidth: 500,
-  keepMetadata: false,
-});
+const processor = defaultProcessor();
 
 async function timed(job: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
+import { defaultProcessor } from './processor';
 import { floorJob } from './floor';
 
 /** Runs one job in a fresh process and prints its peak RSS: `one-job.ts <file> <service|floor>`. */
@@ -7,13 +7,7 @@ async function main(): Promise<void> {
   const [file, which] = process.argv.slice(2);
   if (!file || (which !== 'service' && which !== 'floor')) throw new Error('usage: one-job.ts <file> <service|floor>');
   const input = readFileSync(file);
-  const processor = new SharpImageProcessor({
-    maxPixels: 100_000_000,
-    maxFrames: 300,
-    thumbSize: 320,
-    mediumWidth: 500,
-    keepMetadata: false,
-  });
+  const processor = defaultProcessor();
   const before = process.resourceUsage().maxRSS;
   if (which === 'service') await processor.process(input, { targetWidth: undefined });
   else await floorJob(input);

@@ -127,14 +127,16 @@ describe('SharpImageProcessor', () => {
     await expectRefused(input.subarray(0, Math.floor(input.length / 2)), 'UnsupportedFormat', 'Unavailable image format');
   });
 
+  /** A processor with a pixel limit small enough for tiny test images to cross. */
+  const small = new SharpImageProcessor({
+    maxPixels: 100_000,
+    maxFrames: 10,
+    thumbSize: 32,
+    mediumWidth: 50,
+    keepMetadata: false,
+  });
+
   it('refuses more pixels than the limit before decoding', async () => {
-    const small = new SharpImageProcessor({
-      maxPixels: 100_000,
-      maxFrames: 10,
-      thumbSize: 32,
-      mediumWidth: 50,
-      keepMetadata: false,
-    });
     await expect(small.process(await makePng(317, 316), { targetWidth: undefined })).rejects.toMatchObject({
       kind: 'ImageTooLarge',
       message: 'Image too large - max 0.1 megapixels',
@@ -143,13 +145,6 @@ describe('SharpImageProcessor', () => {
   });
 
   it('refuses all frames together beyond the pixel limit', async () => {
-    const small = new SharpImageProcessor({
-      maxPixels: 100_000,
-      maxFrames: 10,
-      thumbSize: 32,
-      mediumWidth: 50,
-      keepMetadata: false,
-    });
     await expect(small.process(await makeAnimated('gif', 200, 100, 6), { targetWidth: undefined })).rejects.toMatchObject({
       kind: 'ImageTooLarge',
     });
