@@ -118,7 +118,11 @@ export class FloodGuard {
       const result = results[index];
       return result?.status === 'fulfilled' && result.value;
     });
+    // Given back at most once: an upload's error path may reach it after its success path did.
+    let released = false;
     const release = async (): Promise<void> => {
+      if (released) return;
+      released = true;
       await Promise.all(taken.map(({ key }) => this.counters.decrement(key)));
     };
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');

@@ -119,11 +119,16 @@ export class UploadService {
         duplicateKey = `DUP#${request.clientIp}#${sourceMd5}#${targetWidth ?? '-'}`;
         const check = await this.checkDuplicate(duplicateKey);
         if ('existing' in check) {
-          await processing.catch(() => undefined);
-          await reservation.release();
-          return await this.answerDuplicate(check.existing);
+          const answer = await this.answerDuplicate(check.existing);
+          if (answer) {
+            // nothing is stored: the slots go back, and the work already started is let finish unused
+            await processing.catch(() => undefined);
+            await reservation.release();
+            return answer;
+          }
+        } else {
+          claimId = check.claimId;
         }
-        claimId = check.claimId;
       }
       const processed = await processing;
       const image = await this.store(
@@ -222,10 +227,13 @@ export class UploadService {
     return { claimId: undefined }; // the fingerprint kept changing hands: store this one, unclaimed
   }
 
-  /** The existing image as a fresh upload would show it, with a delete link of its own for this request. */
-  private async answerDuplicate(existing: ImageRecord): Promise<ImageObject> {
+  /**
+   * The existing image as a fresh upload would show it, with a delete link of its own for this request; undefined
+   * when it was deleted in the meantime, and this upload is stored after all.
+   */
+  private async answerDuplicate(existing: ImageRecord): Promise<ImageObject | undefined> {
     const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
-    if (!(await this.deps.images.addDeleteToken(existing.id, hashDeleteToken(deleteToken)))) throw notFound();
+    if (!(await this.deps.images.addDeleteToken(existing.id, hashDeleteToken(deleteToken)))) return undefined;
     return this.imageObject(existing, await this.encodeId(existing.id), deleteToken, this.deps.clock.nowMs());
   }
 

@@ -1,4 +1,12 @@
-import { floodMessage, floodSubject, parseFloodLimits, windowBounds } from '../../functions/core/flood';
+import {
+  FloodGuard,
+  floodMessage,
+  floodSubject,
+  parseFloodLimits,
+  windowBounds,
+  type CounterStore,
+  type FloodLimits,
+} from '../../functions/core/flood';
 
 describe('flood rules', () => {
   const at = Date.UTC(2026, 10, 22, 13, 45, 30, 500); // a Sunday
@@ -37,5 +45,42 @@ describe('flood rules', () => {
     expect(bad.limits).toMatchObject({ minute: 50, day: 1000 });
     expect(bad.problems).toHaveLength(2);
     expect(parseFloodLimits('not json').problems).toEqual(['the flood-limits parameter is not JSON']);
+  });
+});
+
+describe('FloodGuard', () => {
+  function counters(limitReached: ReadonlySet<string>) {
+    const counts = new Map<string, number>();
+    const store: CounterStore = {
+      increment: async (key) => {
+        if ([...limitReached].some((window) => key.includes(`#${window}#`))) return false;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+        return true;
+      },
+      decrement: async (key) => void counts.set(key, (counts.get(key) ?? 0) - 1),
+    };
+    return { store, counts };
+  }
+  const limits = async (): Promise<FloodLimits> => ({ minute: 5, hour: 10, day: 0, week: 0, month: 0 });
+  const now = Date.UTC(2026, 10, 22, 10, 0, 30);
+
+  it('takes one slot in every window that is on, and gives each back once however often release is called', async () => {
+    const { store, counts } = counters(new Set());
+    const reservation = await new FloodGuard(store, limits).reserve('203.0.113.1', now);
+    expect([...counts.values()]).toEqual([1, 1]);
+    await reservation.release();
+    await reservation.release();
+    expect([...counts.values()]).toEqual([0, 0]);
+  });
+
+  it('gives back the windows it took when another one is full, naming it, with Retry-After until it ends', async () => {
+    const { store, counts } = counters(new Set(['hour']));
+    const error: unknown = await new FloodGuard(store, limits).reserve('203.0.113.1', now).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      kind: 'Flooding',
+      message: 'Flooding detected. You can only upload 10 images per hour',
+      retryAfterSeconds: 3570,
+    });
+    expect([...counts.values()]).toEqual([0]);
   });
 });
