@@ -9,7 +9,7 @@ import type { UploadService } from '../core/upload-service';
 import { headerValue, queryParameters } from './api-event';
 import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
 import { errorResponse, HTML_TYPE, JSON_TYPE, respond, uploadResponse } from './responses';
-import { deleteConfirmPage, deletedPage, notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
+import { deleteConfirmPage, deletedPage, escapeHtml, notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
 
 export interface RouterSettings {
   publicUrl: string;
@@ -88,7 +88,7 @@ export function createRouter(deps: RouterDeps): Router {
     } catch (error) {
       if (error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
       const failed = errorResponse(error, 'txt', logger);
-      return respond(failed.statusCode, HTML_TYPE, `<!doctype html><title>Error</title><p>${failed.body}</p>`);
+      return respond(failed.statusCode, HTML_TYPE, `<!doctype html><title>Error</title><p>${escapeHtml(failed.body)}</p>`);
     }
   }
 
@@ -149,7 +149,9 @@ export function createRouter(deps: RouterDeps): Router {
 
   return async (event) => {
     const startedMs = Date.now();
-    const response = await route(event);
+    // Routes answer their own errors; this catches what escapes them (the origin check's SSM read, a bug), so that
+    // Lambda never fails the invocation and the client always gets the envelope.
+    const response = await route(event).catch((error: unknown) => errorResponse(error, 'json', logger));
     logger.info('request', {
       method: event.httpMethod,
       path: event.path,

@@ -1,5 +1,6 @@
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { viewerAddressIp } from '../../functions/http/router';
+import { injectFaults } from '../support/faults';
 import { makePng } from '../support/images';
 import { createTestService, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 
@@ -63,5 +64,17 @@ describe('viewerAddressIp', () => {
     [undefined, undefined],
   ])('reads %j as %j', (header, ip) => {
     expect(viewerAddressIp(header)).toBe(ip);
+  });
+});
+
+describe('when the origin secret cannot be read', () => {
+  it('answers 503 code 900 in the envelope instead of failing the invocation', async () => {
+    const service = await createTestService({ ORIGIN_VERIFY: 'required' });
+    const injector = injectFaults({ failFrom: 0 });
+    const response = await service
+      .send(new Request(`${PUBLIC_URL}/image/abc`, { headers: { 'X-Origin-Verify': SECRET } }))
+      .finally(() => injector.restore());
+    expect(response.statusCode).toBe(503);
+    expect(JSON.parse(response.body)).toMatchObject({ error: { code: 900 } });
   });
 });
