@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createHandler } from '../functions/api/handler';
 import { createSweepHandler } from '../functions/api/sweep';
+import { loadConfig } from '../functions/config';
 import { startDevServer } from './dev-server';
 import { localClients, provision } from './provision';
 import { STAND_IN_CREDENTIALS, STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
@@ -38,6 +39,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const table = env['TABLE_NAME'] || DEFAULT_TABLE;
   const parameterPrefix = (env['PARAMETER_PREFIX'] || '/image-upload').replace(/\/+$/, '');
 
+  // The function's settings, checked now rather than at the first request (the same check Lambda's cold start makes).
+  loadConfig({ ...env, BUCKET_NAME: 'check', TABLE_NAME: 'check', PUBLIC_URL: env['PUBLIC_URL'] || 'http://localhost' });
+  const sweepSeconds = Number(env['SWEEP_INTERVAL_SECONDS'] || 60);
+  if (!(sweepSeconds >= 1))
+    throw new Error(`SWEEP_INTERVAL_SECONDS must be a number of seconds, got ${env['SWEEP_INTERVAL_SECONDS']}`);
+
   const standIns = await startStandIns({ dataDir });
   const endpoints = { s3: standIns.s3, dynamodb: standIns.dynamodb, ssm: standIns.ssm };
   const { apiKey } = await provision({
@@ -66,7 +73,6 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   // What EventBridge does in AWS: the expiration sweep, every SWEEP_INTERVAL_SECONDS.
   const sweep = createSweepHandler(handlerEnv);
-  const sweepSeconds = Number(env['SWEEP_INTERVAL_SECONDS'] || 60);
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweepTimer = setInterval(() => {
     sweeping = sweep().catch((error: unknown) => process.stderr.write(`sweep failed: ${String(error)}\n`));
