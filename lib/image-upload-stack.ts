@@ -259,6 +259,8 @@ export class ImageUploadStack extends Stack {
     for (const top of ['api', 'image']) {
       this.api.root.addResource(top).addResource('{proxy+}').addMethod('ANY', integration);
     }
+    // the home page at the base URL
+    this.api.root.addMethod('GET', integration);
     const gatewayResponses: Array<[apigateway.ResponseType, string, number, number, string, string]> = [
       [apigateway.ResponseType.REQUEST_TOO_LARGE, '413', 413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'Payload Too Large'],
       [apigateway.ResponseType.THROTTLED, '429', 429, 130, 'Too many requests, try again', 'Too Many Requests'],

@@ -86,3 +86,15 @@ export function deleteConfirmPage(record: ImageRecord, displayUrl: string): stri
 export function deletedPage(): string {
   return page('Deleted', '<h1>Deleted</h1><p>The image and its thumbnails are gone.</p>');
 }
+
+/** The root page: what this host is and where its API is, for a person who opens the base URL. */
+export function homePage(publicUrl: string): string {
+  const api = `${publicUrl}/api/1/upload`;
+  return page(
+    'Image upload service',
+    `<h1>Image upload service</h1>
+<p>A Chevereto-compatible API v1 image host. Upload with ShareX, PicGo, imgbb-uploader or curl:</p>
+<p><input readonly value="${escapeHtml(`curl -F "source=@photo.jpg" -F "key=YOUR_KEY" ${api}`)}"></p>
+<p>The key is the operator's.</p>`,
+  );
+}

@@ -9,7 +9,7 @@ import type { UploadService } from '../core/upload-service';
 import { headerValue, queryParameters } from './api-event';
 import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
 import { errorResponse, HTML_TYPE, JSON_TYPE, respond, uploadResponse } from './responses';
-import { deleteConfirmPage, deletedPage, escapeHtml, notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
+import { deleteConfirmPage, deletedPage, escapeHtml, homePage, notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
 
 export interface RouterSettings {
   publicUrl: string;
@@ -40,6 +40,9 @@ export function createRouter(deps: RouterDeps): Router {
     const segments = event.path.split('/').filter((segment) => segment !== '');
     if (settings.originVerify && !(await cameThroughDistribution(event))) {
       return errorResponse(new UploadError('Forbidden', 'Forbidden'), 'json', logger);
+    }
+    if (segments.length === 0 && (event.httpMethod === 'GET' || event.httpMethod === 'HEAD')) {
+      return respond(200, HTML_TYPE, homePage(settings.publicUrl), pageSecurityHeaders(settings.publicUrl));
     }
     if (segments[0] === 'api') return api(event, segments);
     if (segments[0] === 'image' && segments.length === 2) return viewer(event, segments[1] ?? '');

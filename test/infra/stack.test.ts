@@ -27,10 +27,14 @@ describe('the stack', () => {
     });
   });
 
-  it('routes /api/{proxy+} and /image/{proxy+} to the function', () => {
+  it('routes /api/{proxy+}, /image/{proxy+} and the home page to the function', () => {
     const paths = ofType('AWS::ApiGateway::Resource').map((resource) => resource['PathPart']);
     expect(paths.sort()).toEqual(['api', 'image', '{proxy+}', '{proxy+}']);
-    expect(ofType('AWS::ApiGateway::Method').map((method) => method['HttpMethod'])).toEqual(['ANY', 'ANY']);
+    expect(
+      ofType('AWS::ApiGateway::Method')
+        .map((method) => method['HttpMethod'])
+        .sort(),
+    ).toEqual(['ANY', 'ANY', 'GET']);
   });
 
   it("answers the gateway's own errors in the envelope of the contract", () => {

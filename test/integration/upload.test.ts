@@ -217,6 +217,14 @@ describe('upload through a real API Gateway event', () => {
     expect((await sharp(thumb.bytes).metadata()).pages).toBe(3);
   });
 
+  it('shows a home page at the base URL that names the API and never the key', async () => {
+    const home = await service.send(new Request(`${PUBLIC_URL}/`));
+    expect(home.statusCode).toBe(200);
+    expect(home.headers?.['Content-Type']).toBe('text/html; charset=utf-8');
+    expect(home.body).toContain(`${PUBLIC_URL}/api/1/upload`);
+    expect(home.body).not.toContain(service.apiKey);
+  });
+
   it('answers 404 with a page for an unknown or malformed id', async () => {
     for (const path of ['/image/zzzzzz', '/image/..%2F..', '/image/']) {
       const page = await service.send(new Request(`${PUBLIC_URL}${path}`));
