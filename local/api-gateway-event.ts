@@ -17,7 +17,7 @@ export interface RawRequest {
   sourceIp: string;
 }
 
-export function isBinaryMediaType(contentType: string | undefined): boolean {
+function isBinaryMediaType(contentType: string | undefined): boolean {
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   return BINARY_MEDIA_TYPES.some((pattern) => pattern.test(type));
 }

@@ -15,9 +15,9 @@ const ID_COUNTER_PK = 'COUNTER#image-id';
 /** DynamoDB TTL is only a backstop behind the sweep; it may lag by days. */
 const TTL_BACKSTOP_SECONDS = 7 * 86400;
 
-export const imagePk = (id: number): string => `IMG#${id}`;
+const imagePk = (id: number): string => `IMG#${id}`;
 const sweepShard = (id: number): string => `S#${id % SWEEP_SHARDS}`;
-export const objectKeyPk = (objectKey: string): string => `KEY#${objectKey}`;
+const objectKeyPk = (objectKey: string): string => `KEY#${objectKey}`;
 
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
 export class DynamoImageRepository implements ImageRepository {

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
 
-export const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type FloodWindow = (typeof FLOOD_WINDOWS)[number];
 /** Uploads allowed per client and window; 0 turns a window off. */
 export type FloodLimits = Record<FloodWindow, number>;

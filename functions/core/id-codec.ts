@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './hashes';
 
 const BASE_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const RADIX = BASE_ALPHABET.length;
@@ -48,7 +48,7 @@ export class IdCodec {
 }
 
 function shuffleAlphabet(salt: string): string {
-  const hash = createHash('sha256').update(salt, 'utf8').digest('hex');
+  const hash = sha256Hex(salt);
   const pairs = [...BASE_ALPHABET].map((char, n) => ({ char, h: hash.charAt(n) }));
   pairs.sort((a, b) => (a.h === b.h ? compareBytes(a.char, b.char) : compareBytes(b.h, a.h)));
   return pairs.map((pair) => pair.char).join('');

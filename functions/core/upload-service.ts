@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { decodeBase64Source } from './base64-source';
-import { constantTimeEquals } from './constant-time';
+import { constantTimeEquals, md5Hex, sha256Hex } from './hashes';
 import { UploadError } from './errors';
 import { FloodGuard, type FloodReservation } from './flood';
 import { formatDateFolder, formatSize } from './formatting';
@@ -72,7 +71,7 @@ const RANDOM_NAME_HEX_CHARS = 32;
 const DELETE_TOKEN_HEX_CHARS = 48;
 const NAME_CLAIM_ATTEMPTS = 5;
 /** Same bytes, width and client within this time is a duplicate (contract, section 11). */
-export const DUPLICATE_WINDOW_MS = 24 * 3600_000;
+const DUPLICATE_WINDOW_MS = 24 * 3600_000;
 /** A duplicate claim with no image after this long belongs to an upload that died; it may be taken over. */
 const STALE_CLAIM_MS = 5 * 60_000;
 /** How long an upload waits for an identical one in flight before storing its own copy. */
@@ -420,15 +419,11 @@ function fileTooBig(maxBytes: number): UploadError {
   return new UploadError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);
 }
 
-function md5Hex(bytes: Uint8Array): string {
-  return createHash('md5').update(bytes).digest('hex');
-}
-
 function notFound(): UploadError {
   return new UploadError('NotFound', 'Image not found');
 }
 
 /** Delete tokens are kept only as this hash. */
-export function hashDeleteToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+function hashDeleteToken(token: string): string {
+  return sha256Hex(token);
 }

@@ -40,10 +40,10 @@ export const ERROR_STATUS: Record<UploadErrorKind, { status: number; code: numbe
 
 const BASE_HEADERS: Headers = { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' };
 export const JSON_TYPE = 'application/json; charset=utf-8';
-export const TEXT_TYPE = 'text/plain; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
 export const HTML_TYPE = 'text/html; charset=utf-8';
 
-export function reasonPhrase(status: number): string {
+function reasonPhrase(status: number): string {
   return STATUS_CODES[status] ?? 'Unknown';
 }
 

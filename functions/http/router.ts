@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { constantTimeEquals } from '../core/constant-time';
+import { constantTimeEquals } from '../core/hashes';
 import { UploadError } from '../core/errors';
 import { objectUrl } from '../core/image-object';
 import type { Logger } from '../core/ports';
@@ -193,7 +193,7 @@ function withHeaders(response: APIGatewayProxyResult, headers: Record<string, st
 }
 
 /** The query for the log, with the key replaced and long values (base64 sources) cut. */
-export function redactedQuery(event: APIGatewayProxyEvent): Record<string, string> {
+function redactedQuery(event: APIGatewayProxyEvent): Record<string, string> {
   const query: Record<string, string> = {};
   for (const [name, value] of queryParameters(event)) {
     query[name] =

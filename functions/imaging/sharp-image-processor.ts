@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { UploadError } from '../core/errors';
+import { md5Hex } from '../core/hashes';
 import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../core/ports';
 import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
@@ -339,10 +339,6 @@ function fromRaw({ data, info, depth }: RawImage): Sharp {
 
 function fromPixels(pixels: RawPixels): Sharp {
   return sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
-}
-
-function md5Hex(bytes: Uint8Array): string {
-  return createHash('md5').update(bytes).digest('hex');
 }
 
 function megapixels(pixels: number): string {
