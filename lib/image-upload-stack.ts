@@ -1,5 +1,14 @@
 import * as path from 'node:path';
-import { CfnOutput, CustomResource, Duration, RemovalPolicy, Stack, type CfnElement, type StackProps } from 'aws-cdk-lib';
+import {
+  CfnOutput,
+  CfnResource,
+  CustomResource,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type CfnElement,
+  type StackProps,
+} from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -26,6 +35,11 @@ const FUNCTIONS = path.join(__dirname, '..', 'functions');
 /** sharp's Linux binary for the function's architecture, installed into the bundle by npm (no Docker). */
 const SHARP_BUNDLING_ENV = { npm_config_os: 'linux', npm_config_cpu: 'arm64', npm_config_libc: 'glibc' };
 const SWEEP_EVERY = Duration.minutes(5);
+const STAGE = 'v1';
+/** Every function of the stack: Node.js 24 (22 reaches end of life in April 2027); the code also runs on Node 20. */
+const RUNTIME = lambda.Runtime.NODEJS_24_X;
+/** How long every log group of the stack keeps its lines. */
+const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 
 /** The error envelope of the contract (section 6), for answers the gateway gives without the function. */
 function envelope(status: number, code: number, message: string, statusTxt: string): Record<string, string> {
@@ -92,10 +106,12 @@ export class ImageUploadStack extends Stack {
     // The key, the id salt and the origin secret: SecureStrings with random values, made once, never overwritten.
     const setupFunction = new nodejs.NodejsFunction(this, 'SetupFunction', {
       entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(30),
-      bundling: { externalModules: ['@aws-sdk/*'] },
+      logGroup: this.logGroup('SetupLogs'),
+      // the SDK version the code was tested with, not the runtime's (timeouts and retries depend on it)
+      bundling: { bundleAwsSDK: true },
     });
     setupFunction.addToRolePolicy(
       new iam.PolicyStatement({
@@ -103,7 +119,10 @@ export class ImageUploadStack extends Stack {
         resources: ['api-key', 'id-salt', 'origin-secret'].map(parameterArn),
       }),
     );
-    const setupProvider = new cr.Provider(this, 'SetupProvider', { onEventHandler: setupFunction });
+    const setupProvider = new cr.Provider(this, 'SetupProvider', {
+      onEventHandler: setupFunction,
+      logGroup: this.logGroup('SetupProviderLogs'),
+    });
     acknowledge(
       setupProvider,
       `IAM5[Resource::<${this.logicalIdOf(setupFunction)}.Arn>:*]`,
@@ -130,18 +149,15 @@ export class ImageUploadStack extends Stack {
     this.apiFunction = new nodejs.NodejsFunction(this, 'ApiFunction', {
       entry: path.join(FUNCTIONS, 'api', 'handler.ts'),
       handler: 'handler',
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: settings.memorySizeMb,
       timeout: Duration.seconds(28),
       ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
       environment: commonEnv,
-      logGroup: new logs.LogGroup(this, 'ApiLogs', {
-        retention: logs.RetentionDays.ONE_MONTH,
-        removalPolicy: RemovalPolicy.DESTROY,
-      }),
+      logGroup: this.logGroup('ApiLogs'),
       bundling: {
-        externalModules: ['@aws-sdk/*'],
+        bundleAwsSDK: true,
         nodeModules: ['sharp'],
         environment: SHARP_BUNDLING_ENV,
         sourceMap: true,
@@ -150,17 +166,15 @@ export class ImageUploadStack extends Stack {
     this.sweepFunction = new nodejs.NodejsFunction(this, 'SweepFunction', {
       entry: path.join(FUNCTIONS, 'api', 'sweep.ts'),
       handler: 'handler',
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: 256,
       timeout: Duration.minutes(4),
-      reservedConcurrentExecutions: 1,
+      // No reserved concurrency: a new account's quota is often 10, and reserving any fails the deploy. Two runs that
+      // overlap are safe: every step of a removal is idempotent.
       environment: commonEnv,
-      logGroup: new logs.LogGroup(this, 'SweepLogs', {
-        retention: logs.RetentionDays.ONE_MONTH,
-        removalPolicy: RemovalPolicy.DESTROY,
-      }),
-      bundling: { externalModules: ['@aws-sdk/*'], sourceMap: true },
+      logGroup: this.logGroup('SweepLogs'),
+      bundling: { bundleAwsSDK: true, sourceMap: true },
     });
     this.apiFunction.node.addDependency(setup);
     for (const fn of [setupFunction, this.apiFunction, this.sweepFunction, setupProvider]) {
@@ -168,13 +182,6 @@ export class ImageUploadStack extends Stack {
         fn,
         'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
         'AWSLambdaBasicExecutionRole grants only writing to CloudWatch Logs, which every function needs.',
-      );
-    }
-    for (const fn of [setupFunction, this.apiFunction, this.sweepFunction]) {
-      acknowledge(
-        fn,
-        'L1',
-        'Node.js 22 is the runtime this code is built and tested for (the design fixes it); move to 24 with a tested upgrade.',
       );
     }
 
@@ -213,17 +220,14 @@ export class ImageUploadStack extends Stack {
     );
 
     // ---- API Gateway -------------------------------------------------------------------------------------------
-    const accessLogs = new logs.LogGroup(this, 'GatewayAccessLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    const accessLogs = this.logGroup('GatewayAccessLogs');
     this.api = new apigateway.RestApi(this, 'Gateway', {
       description: 'Image upload API v1 (reached through CloudFront only)',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       // Not */*: urlencoded bodies must reach the function as text, as clients send them.
       binaryMediaTypes: ['multipart/form-data', 'image/*', 'application/octet-stream'],
       deployOptions: {
-        stageName: 'v1',
+        stageName: STAGE,
         throttlingRateLimit: settings.throttleRateLimit,
         throttlingBurstLimit: settings.throttleBurstLimit,
         accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
@@ -234,6 +238,9 @@ export class ImageUploadStack extends Stack {
       },
       cloudWatchRole: true,
     });
+    // API Gateway makes its execution log group itself, on the first error, without a retention; made here first.
+    const executionLogs = this.logGroup('GatewayExecutionLogs', `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`);
+    this.api.deploymentStage.node.addDependency(executionLogs);
     acknowledge(
       this.api,
       'APIG2',
@@ -367,12 +374,44 @@ export class ImageUploadStack extends Stack {
       targets: [new targets.LambdaFunction(this.sweepFunction)],
     });
 
+    this.giveEveryFunctionALogGroup();
+
     new CfnOutput(this, 'BaseUrl', { value: baseUrl, description: 'The public base URL: uploads go to BASE/api/1/upload' });
     new CfnOutput(this, 'ApiKeyParameter', { value: `${prefix}/api-key`, description: 'SSM SecureString holding the API key' });
     new CfnOutput(this, 'FloodLimitsParameter', { value: floodLimits.parameterName });
     new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'DistributionId', { value: this.distribution.distributionId });
+    new CfnOutput(this, 'DistributionDomainName', {
+      value: this.distribution.distributionDomainName,
+      description: 'Where a custom domain points (CNAME or alias)',
+    });
+  }
+
+  /** A log group of the stack: kept a month, removed with the stack. */
+  private logGroup(id: string, logGroupName?: string): logs.LogGroup {
+    return new logs.LogGroup(this, id, {
+      retention: LOG_RETENTION,
+      removalPolicy: RemovalPolicy.DESTROY,
+      ...(logGroupName === undefined ? {} : { logGroupName }),
+    });
+  }
+
+  /**
+   * Every function's logs go to a log group with a retention: CDK's own providers (the bucket's auto-delete) get one
+   * here; a function of this stack without one fails the synth, rather than logging forever.
+   */
+  private giveEveryFunctionALogGroup(): void {
+    for (const construct of this.node.findAll()) {
+      if (!CfnResource.isCfnResource(construct) || construct.cfnResourceType !== 'AWS::Lambda::Function') continue;
+      if (construct instanceof lambda.CfnFunction) {
+        if (!construct.loggingConfig) throw new Error(`the function ${construct.node.path} has no log group of the stack`);
+        continue;
+      }
+      const group = this.logGroup(`${construct.node.scope?.node.id ?? construct.node.id}Logs`.replace(/[^A-Za-z0-9]/g, ''));
+      construct.node.addDependency(group);
+      construct.addPropertyOverride('LoggingConfig.LogGroup', group.logGroupName);
+    }
   }
 
   /** The logical id CloudFormation knows a construct's resource by (cdk-nag names findings with it). */

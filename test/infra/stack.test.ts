@@ -73,9 +73,9 @@ describe('the stack', () => {
     });
   });
 
-  it("runs the API on Node.js 22, arm64, with the measured memory and a timeout under the gateway's 29 s", () => {
+  it("runs the API on Node.js 24, arm64, with the measured memory and a timeout under the gateway's 29 s", () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs22.x',
+      Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       MemorySize: 1769,
       Timeout: 28,
@@ -186,6 +186,32 @@ describe('the stack', () => {
     });
     template.hasResourceProperties('AWS::SSM::Parameter', { Name: '/image-upload/public-url', Value: Match.anyValue() });
     template.hasResourceProperties('AWS::CloudFormation::CustomResource', { ParameterPrefix: '/image-upload' });
+  });
+});
+
+describe('a fresh account', () => {
+  const template = synth({ removalPolicy: 'destroy' });
+  const resources = template.toJSON()['Resources'] as Resources;
+  const functions = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
+
+  it('reserves no concurrency on any function (a new account may have only 10)', () => {
+    expect(functions.length).toBeGreaterThanOrEqual(4);
+    for (const [, fn] of functions) expect(fn.Properties['ReservedConcurrentExecutions']).toBeUndefined();
+  });
+
+  it('runs every function on Node.js 24', () => {
+    for (const [, fn] of functions) expect(fn.Properties['Runtime']).toBe('nodejs24.x');
+  });
+
+  it('logs every function, and the gateway, to a log group of the stack that keeps lines a month', () => {
+    const groups = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::Logs::LogGroup');
+    for (const [, group] of groups) expect(group.Properties['RetentionInDays']).toBe(30);
+    const groupIds = new Set(groups.map(([id]) => id));
+    for (const [id, fn] of functions) {
+      const target = (fn.Properties['LoggingConfig'] as { LogGroup?: { Ref?: string } } | undefined)?.LogGroup?.Ref;
+      expect([id, target && groupIds.has(target)]).toEqual([id, true]);
+    }
+    expect(JSON.stringify(groups.map(([, group]) => group.Properties['LogGroupName']))).toContain('API-Gateway-Execution-Logs_');
   });
 });
 

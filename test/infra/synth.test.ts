@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runnableCopy } from '../support/bundles';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -46,18 +47,30 @@ describe('cdk synth with bundling', () => {
     expect(existsSync(join(asset, 'node_modules', '@img', 'sharp-libvips-linux-arm64'))).toBe(true);
   });
 
-  it('bundles the sweep without sharp, and its bundle loads and exports the handler', () => {
+  it('bundles the sweep without sharp', () => {
     const asset = assetOf('SweepFunction');
     expect(existsSync(join(asset, 'node_modules'))).toBe(false);
     expect(readFileSync(join(asset, 'index.js'), 'utf8')).not.toContain('sharp-linux');
-    const loaded = execFileSync(
-      process.execPath,
-      ['-e', `const m = require(${JSON.stringify(join(asset, 'index.js'))}); process.stdout.write(typeof m.handler)`],
-      {
-        env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') },
-        encoding: 'utf8',
-      },
-    );
-    expect(loaded).toBe('function');
   });
+
+  it.each(['ApiFunction', 'SweepFunction', 'SetupFunction'])(
+    "bundles the AWS SDK into %s, which loads on its own (not the runtime's SDK)",
+    (prefix) => {
+      const bundle = readFileSync(join(assetOf(prefix), 'index.js'), 'utf8');
+      // only the optional signers (SigV4a, CRT), which these calls never use, stay outside
+      expect(bundle).not.toMatch(/require\(["']@(aws-sdk\/(?!signature-v4)|smithy\/)/);
+      // a copy outside the project, so that nothing but the asset itself can be found
+      const copy = runnableCopy(assetOf(prefix));
+      try {
+        const loaded = execFileSync(
+          process.execPath,
+          ['-e', `const m = require(${JSON.stringify(join(copy, 'index.js'))}); process.stdout.write(typeof m.handler)`],
+          { cwd: tmpdir(), env: { PATH: process.env['PATH'] ?? '', AWS_REGION: 'us-east-1' }, encoding: 'utf8' },
+        );
+        expect(loaded).toBe('function');
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    },
+  );
 });

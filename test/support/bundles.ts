@@ -1,0 +1,23 @@
+import { cpSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * A copy of a synthesized function asset that runs on this machine: the bundle as `cdk synth` wrote it, with sharp's
+ * Linux arm64 binaries (which only run on Lambda's Graviton) joined by this machine's own, from the project's install.
+ * Nothing else is changed, so the copy loads exactly the code and modules Lambda would.
+ */
+export function runnableCopy(asset: string): string {
+  const copy = mkdtempSync(join(tmpdir(), 'asset-'));
+  cpSync(asset, copy, { recursive: true });
+  const images = join(copy, 'node_modules', '@img');
+  if (existsSync(images)) {
+    for (const name of readdirSync(join(ROOT, 'node_modules', '@img'))) {
+      if (!existsSync(join(images, name)))
+        cpSync(join(ROOT, 'node_modules', '@img', name), join(images, name), { recursive: true });
+    }
+  }
+  return copy;
+}
