@@ -263,11 +263,9 @@ export class ImageUploadStack extends Stack {
       'WAF is optional: the distribution in front throttles nothing per client, but the function enforces flood limits per client IP and the stage throttles overall; attach a web ACL to the distribution if wanted.',
     );
     const integration = new apigateway.LambdaIntegration(this.apiFunction, { proxy: true });
-    for (const top of ['api', 'image']) {
-      this.api.root.addResource(top).addResource('{proxy+}').addMethod('ANY', integration);
-    }
-    // the home page at the base URL
-    this.api.root.addMethod('GET', integration);
+    // One root proxy: every method and path reaches the function, whose router is the only route table.
+    this.api.root.addMethod('ANY', integration);
+    this.api.root.addResource('{proxy+}').addMethod('ANY', integration);
     const gatewayResponses: Array<[apigateway.ResponseType, string, number, number, string, string]> = [
       [apigateway.ResponseType.REQUEST_TOO_LARGE, '413', 413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'Payload Too Large'],
       [apigateway.ResponseType.THROTTLED, '429', 429, 130, 'Too many requests, try again', 'Too Many Requests'],
@@ -321,7 +319,10 @@ export class ImageUploadStack extends Stack {
         // uploads are never redirected: plain HTTP is refused rather than turned into a GET
         '/api/*': { ...toApi, viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY },
         '/images/*': {
-          origin: origins.S3BucketOrigin.withOriginAccessControl(bucket as s3.IBucket),
+          // LIST as well as READ: S3 then answers a missing file with 404, not 403 (it hides what it may not list)
+          origin: origins.S3BucketOrigin.withOriginAccessControl(bucket as s3.IBucket, {
+            originAccessLevels: [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
+          }),
           allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
           cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
           responseHeadersPolicy: securityHeaders,

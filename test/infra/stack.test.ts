@@ -27,14 +27,12 @@ describe('the stack', () => {
     });
   });
 
-  it('routes /api/{proxy+}, /image/{proxy+} and the home page to the function', () => {
+  it('sends every method and path to the function through one root proxy: its router is the only route table', () => {
     const paths = ofType('AWS::ApiGateway::Resource').map((resource) => resource['PathPart']);
-    expect(paths.sort()).toEqual(['api', 'image', '{proxy+}', '{proxy+}']);
-    expect(
-      ofType('AWS::ApiGateway::Method')
-        .map((method) => method['HttpMethod'])
-        .sort(),
-    ).toEqual(['ANY', 'ANY', 'GET']);
+    expect(paths).toEqual(['{proxy+}']);
+    const methods = ofType('AWS::ApiGateway::Method');
+    expect(methods.map((method) => method['HttpMethod'])).toEqual(['ANY', 'ANY']);
+    for (const method of methods) expect(method['Integration']).toMatchObject({ Type: 'AWS_PROXY' });
   });
 
   it("answers the gateway's own errors in the envelope of the contract", () => {
@@ -111,6 +109,21 @@ describe('the stack', () => {
       },
     });
     template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+  });
+
+  it('lets the distribution, and only it, read and list the bucket, so a missing file answers 404 rather than 403', () => {
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: ['s3:GetObject', 's3:ListBucket'],
+            Principal: { Service: 'cloudfront.amazonaws.com' },
+            Condition: { StringEquals: { 'AWS:SourceArn': Match.anyValue() } },
+          }),
+        ]),
+      },
+    });
   });
 
   it('makes the table on demand, with point-in-time recovery, TTL and the sweep index', () => {
