@@ -26,10 +26,10 @@ import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
-import { GATEWAY_TOO_LARGE_MESSAGE } from '../functions/http/responses';
-import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../functions/http/router';
+import { BINARY_MEDIA_TYPES, maxBodyBytes, ORIGIN_VERIFY_HEADER, requestTooLargeMessage } from '../functions/http/edge-contract';
 import { acknowledge } from './nag-suppressions';
 import { readDeploymentSettings } from './settings';
+import { viewerRequestCode } from './viewer-request';
 
 const FUNCTIONS = path.join(__dirname, '..', 'functions');
 /** sharp's Linux binary for the function's architecture, installed into the bundle by npm (no Docker). */
@@ -224,8 +224,7 @@ export class ImageUploadStack extends Stack {
     this.api = new apigateway.RestApi(this, 'Gateway', {
       description: 'Image upload API v1 (reached through CloudFront only)',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
-      // Not */*: urlencoded bodies must reach the function as text, as clients send them.
-      binaryMediaTypes: ['multipart/form-data', 'image/*', 'application/octet-stream'],
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
       deployOptions: {
         stageName: STAGE,
         throttlingRateLimit: settings.throttleRateLimit,
@@ -267,7 +266,16 @@ export class ImageUploadStack extends Stack {
     this.api.root.addMethod('ANY', integration);
     this.api.root.addResource('{proxy+}').addMethod('ANY', integration);
     const gatewayResponses: Array<[apigateway.ResponseType, string, number, number, string, string]> = [
-      [apigateway.ResponseType.REQUEST_TOO_LARGE, '413', 413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'Payload Too Large'],
+      // what API Gateway answers past its own 10 MB, if it takes a gateway response there (most requests that large
+      // are answered at the edge by the viewer-request function, with the same message)
+      [
+        apigateway.ResponseType.REQUEST_TOO_LARGE,
+        '413',
+        413,
+        400,
+        requestTooLargeMessage(maxBodyBytes(BINARY_MEDIA_TYPES[0])),
+        'Payload Too Large',
+      ],
       [apigateway.ResponseType.THROTTLED, '429', 429, 130, 'Too many requests, try again', 'Too Many Requests'],
       [apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', 404, 404, 'Not found', 'Not Found'],
       [apigateway.ResponseType.INTEGRATION_TIMEOUT, '504', 504, 900, 'Service unavailable, try again', 'Gateway Timeout'],
@@ -291,13 +299,12 @@ export class ImageUploadStack extends Stack {
       },
     });
     const apiOrigin = new origins.RestApiOrigin(this.api, { customHeaders: { [ORIGIN_VERIFY_HEADER]: originSecret } });
-    // The client's IP, written by CloudFront itself; whatever a client sends in this header is overwritten.
-    const viewerAddress = new cloudfront.Function(this, 'ViewerAddress', {
+    // Answers requests too large for the function's event, and writes the client's IP for the API (overwriting
+    // whatever a client sent in that header).
+    const viewerRequest = new cloudfront.Function(this, 'ViewerAddress', {
       runtime: cloudfront.FunctionRuntime.JS_2_0,
-      comment: 'Writes the viewer IP into the request for the API',
-      code: cloudfront.FunctionCode.fromInline(
-        `function handler(event) { event.request.headers['${VIEWER_ADDRESS_HEADER}'] = { value: event.viewer.ip }; return event.request; }`,
-      ),
+      comment: 'Answers 413 to bodies the API cannot take; writes the viewer IP into the request',
+      code: cloudfront.FunctionCode.fromInline(viewerRequestCode()),
     });
     const toApi: cloudfront.BehaviorOptions = {
       origin: apiOrigin,
@@ -305,7 +312,7 @@ export class ImageUploadStack extends Stack {
       cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
       // everything the viewer sent but Host: API Gateway routes by its own
       originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
-      functionAssociations: [{ function: viewerAddress, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+      functionAssociations: [{ function: viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       responseHeadersPolicy: securityHeaders,
       viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
     };

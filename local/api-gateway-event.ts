@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-
-/** Lambda's limit on a synchronous invocation payload: the whole event JSON, body base64-encoded. */
-export const MAX_EVENT_BYTES = 6_291_456;
-
-/** Media types the stack lists as binary: API Gateway hands their bodies to Lambda base64-encoded. */
-const BINARY_MEDIA_TYPES = [/^multipart\/form-data$/, /^image\/[^/]+$/, /^application\/octet-stream$/];
+import { isBinaryMediaType } from '../functions/http/edge-contract';
 
 export interface RawRequest {
   method: string;
@@ -15,11 +10,6 @@ export interface RawRequest {
   rawHeaders: readonly string[];
   body: Buffer;
   sourceIp: string;
-}
-
-function isBinaryMediaType(contentType: string | undefined): boolean {
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  return BINARY_MEDIA_TYPES.some((pattern) => pattern.test(type));
 }
 
 /** Builds the REST API (v1) proxy event API Gateway would hand to Lambda for this request. */

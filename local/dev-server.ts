@@ -4,8 +4,9 @@ import { Readable } from 'node:stream';
 import { GetObjectCommand, NoSuchKey, type S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ApiHandler } from '../functions/api/handler';
-import { errorEnvelope, GATEWAY_TOO_LARGE_MESSAGE } from '../functions/http/responses';
-import { eventBytes, localContext, MAX_EVENT_BYTES, toApiGatewayEvent } from './api-gateway-event';
+import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage } from '../functions/http/edge-contract';
+import { errorEnvelope, respond } from '../functions/http/responses';
+import { eventBytes, localContext, toApiGatewayEvent } from './api-gateway-event';
 
 export interface DevServerOptions {
   handler: ApiHandler;
@@ -49,9 +50,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       await serveImage(url, request.method === 'HEAD', response);
       return;
     }
-    const body = await readBody(request, MAX_EVENT_BYTES);
+    // What the distribution's viewer-request function answers: a body longer than the event can carry.
+    const maxBytes = maxBodyBytes(request.headers['content-type']);
+    const body = await readBody(request, maxBytes);
     if (body === undefined) {
-      send(response, errorEnvelope(413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'json', { Connection: 'close' }));
+      send(response, errorEnvelope(413, 400, requestTooLargeMessage(maxBytes), 'json', { Connection: 'close' }));
       return;
     }
     const event = toApiGatewayEvent({
@@ -62,7 +65,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       sourceIp: (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
     });
     if (eventBytes(event) > MAX_EVENT_BYTES) {
-      send(response, errorEnvelope(413, 400, GATEWAY_TOO_LARGE_MESSAGE, 'json'));
+      // Only a malformed text body can get here (JSON escapes inflate it): API Gateway's own answer then.
+      send(response, respond(413, 'application/json', '{"message":"Request Too Long"}'));
       return;
     }
     send(response, await options.handler(event, localContext(event.requestContext.requestId)));

@@ -95,6 +95,3 @@ export function uploadResponse(image: ImageObject, imgbb: boolean, format: Respo
     : { status_code: 200, success, image, status_txt: 'OK' };
   return respond(200, JSON_TYPE, JSON.stringify(body));
 }
-
-/** What the gateway answers for a request over Lambda's 6 MB event limit (local server and stack alike). */
-export const GATEWAY_TOO_LARGE_MESSAGE = 'Request too large - max about 4.5 MB of file per request';

@@ -7,6 +7,7 @@ import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
 import type { UploadService } from '../core/upload-service';
 import { headerValue, queryParameters } from './api-event';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './edge-contract';
 import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
 import { errorResponse, HTML_TYPE, JSON_TYPE, respond, uploadResponse } from './responses';
 import { deleteConfirmPage, deletedPage, escapeHtml, homePage, notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
@@ -166,12 +167,6 @@ export function createRouter(deps: RouterDeps): Router {
     return response;
   };
 }
-
-/** The header CloudFront adds to every request it sends to the API (the stack sets its value). */
-export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
-
-/** The header the distribution's viewer-request function writes the viewer's IP into. */
-export const VIEWER_ADDRESS_HEADER = 'x-viewer-address';
 
 /** A viewer address: an IP, or `ip:port` as CloudFront writes it (`203.0.113.5:443`, `2001:db8::1:443`). */
 export function viewerAddressIp(header: string | undefined): string | undefined {

@@ -1,0 +1,63 @@
+import { eventBytes, toApiGatewayEvent } from '../../local/api-gateway-event';
+import { isBinaryMediaType, MAX_EVENT_BYTES, maxBodyBytes } from '../../functions/http/edge-contract';
+
+describe('the edge contract', () => {
+  it.each([
+    ['multipart/form-data; boundary=x', true],
+    ['IMAGE/PNG', true],
+    ['image/svg+xml', true],
+    ['application/octet-stream', true],
+    ['application/x-www-form-urlencoded', false],
+    ['application/json', false],
+    ['text/plain', false],
+    [undefined, false],
+  ])('treats %s as binary: %s', (type, binary) => {
+    expect(isBinaryMediaType(type)).toBe(binary);
+  });
+
+  it('lets 4.6 MB of binary body and 6.2 MB of text body through', () => {
+    expect(maxBodyBytes('multipart/form-data')).toBe(4_600_000);
+    expect(maxBodyBytes('application/x-www-form-urlencoded')).toBe(6_200_000);
+  });
+
+  it.each(['multipart/form-data; boundary=b', 'application/x-www-form-urlencoded'])(
+    'fits a %s body of the largest size into the event even with the most headers CloudFront passes',
+    (contentType) => {
+      // CloudFront's limit: 20,480 bytes of request line and headers; then the headers it and API Gateway add.
+      const query = `key=${'k'.repeat(2000)}`;
+      const rawHeaders = ['Content-Type', contentType];
+      let headerBytes = `POST /api/1/upload?${query} HTTP/1.1\r\n`.length + `Content-Type: ${contentType}\r\n`.length;
+      for (let index = 0; headerBytes < 20_480 - 40; index += 1) {
+        const header = [`X-H${index}`, 'v'.repeat(20)];
+        rawHeaders.push(...header);
+        headerBytes += `${header[0]}: ${header[1]}\r\n`.length;
+      }
+      rawHeaders.push(
+        'X-Origin-Verify',
+        'a'.repeat(64),
+        'X-Viewer-Address',
+        '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff',
+        'X-Amz-Cf-Id',
+        'c'.repeat(56),
+        'Via',
+        `2.0 ${'d'.repeat(32)}.cloudfront.net (CloudFront)`,
+        'X-Forwarded-For',
+        '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff, 130.176.0.1',
+        'X-Forwarded-Proto',
+        'https',
+        'X-Forwarded-Port',
+        '443',
+        'X-Amzn-Trace-Id',
+        `Root=1-${'e'.repeat(8)}-${'f'.repeat(24)}`,
+      );
+      const event = toApiGatewayEvent({
+        method: 'POST',
+        url: `/api/1/upload?${query}`,
+        rawHeaders,
+        body: Buffer.alloc(maxBodyBytes(contentType), 0x41),
+        sourceIp: '130.176.0.1',
+      });
+      expect(eventBytes(event)).toBeLessThanOrEqual(MAX_EVENT_BYTES);
+    },
+  );
+});
