@@ -1,4 +1,4 @@
-import type { SettingsParameters } from './adapters/ssm-settings-store';
+import { parameterNames, type SettingsParameters } from './adapters/parameter-names';
 import { isValidTimeZone } from './core/formatting';
 import type { NamingMode } from './core/naming';
 import type { DuplicatePolicy } from './core/upload-service';
@@ -128,14 +128,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     bucketName: required('BUCKET_NAME'),
     tableName: required('TABLE_NAME'),
     publicUrl: publicUrl === '' ? undefined : publicUrl,
-    parameters: {
-      apiKey: `${prefix}/api-key`,
-      floodLimits: `${prefix}/flood-limits`,
-      idSalt: `${prefix}/id-salt`,
-      publicUrl: `${prefix}/public-url`,
-      originSecret: `${prefix}/origin-secret`,
-      distributionId: `${prefix}/distribution-id`,
-    },
+    parameters: parameterNames(prefix),
     originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
     keyCacheSeconds: integer('KEY_CACHE_SECONDS', 0, 300),
     floodLimitsCacheSeconds: integer('FLOOD_LIMITS_CACHE_SECONDS', 0, 3600),

@@ -25,7 +25,7 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
-import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
+import { parameterNames } from '../functions/adapters/parameter-names';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, ORIGIN_VERIFY_HEADER, requestTooLargeMessage } from '../functions/http/edge-contract';
 import { acknowledge } from './nag-suppressions';
 import { readDeploymentSettings } from './settings';
@@ -61,8 +61,9 @@ export class ImageUploadStack extends Stack {
     const settings = readDeploymentSettings(this.node);
     const prefix = settings.parameterPrefix;
     const removalPolicy = settings.removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const names = parameterNames(prefix);
     const parameterArn = (name: string): string =>
-      this.formatArn({ service: 'ssm', resource: 'parameter', resourceName: `${prefix}/${name}`.replace(/^\//, '') });
+      this.formatArn({ service: 'ssm', resource: 'parameter', resourceName: name.replace(/^\//, '') });
 
     // ---- storage -------------------------------------------------------------------------------------------------
     const bucket = new s3.Bucket(this, 'Images', {
@@ -97,13 +98,8 @@ export class ImageUploadStack extends Stack {
     });
 
     // ---- settings in SSM -----------------------------------------------------------------------------------------
-    const floodLimits = new ssm.StringParameter(this, 'FloodLimits', {
-      parameterName: `${prefix}/flood-limits`,
-      stringValue: JSON.stringify(DEFAULT_FLOOD_LIMITS),
-      description: 'Uploads allowed per client IP and window (JSON); 0 turns a window off. Edit freely: deploys keep it.',
-    });
-
-    // The key, the id salt and the origin secret: SecureStrings with random values, made once, never overwritten.
+    // The parameters the operator owns (the key, the flood limits) and the secrets (id salt, origin secret): made once
+    // by the setup step when missing, never overwritten by a deploy.
     const setupFunction = new nodejs.NodejsFunction(this, 'SetupFunction', {
       entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
       runtime: RUNTIME,
@@ -116,7 +112,7 @@ export class ImageUploadStack extends Stack {
     setupFunction.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['ssm:GetParameter', 'ssm:PutParameter'],
-        resources: ['api-key', 'id-salt', 'origin-secret'].map(parameterArn),
+        resources: [names.apiKey, names.floodLimits, names.idSalt, names.originSecret].map(parameterArn),
       }),
     );
     const setupProvider = new cr.Provider(this, 'SetupProvider', {
@@ -131,7 +127,8 @@ export class ImageUploadStack extends Stack {
     acknowledge(setupProvider, 'L1', "The provider framework's own function; CDK chooses its runtime.");
     const setup = new CustomResource(this, 'Setup', {
       serviceToken: setupProvider.serviceToken,
-      properties: { ParameterPrefix: prefix },
+      // The names it looks after: a change of them (a parameter added) runs the setup again on the next deploy.
+      properties: { ParameterPrefix: prefix, Creates: [names.apiKey, names.floodLimits, names.idSalt, names.originSecret] },
     });
     const originSecret = setup.getAttString('OriginSecret');
 
@@ -212,11 +209,11 @@ export class ImageUploadStack extends Stack {
     this.apiFunction.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['ssm:GetParameter'],
-        resources: ['api-key', 'flood-limits', 'id-salt', 'public-url', 'origin-secret', 'distribution-id'].map(parameterArn),
+        resources: Object.values(names).map(parameterArn),
       }),
     );
     this.sweepFunction.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: ['distribution-id'].map(parameterArn) }),
+      new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: [parameterArn(names.distributionId)] }),
     );
 
     // ---- API Gateway -------------------------------------------------------------------------------------------
@@ -361,9 +358,9 @@ export class ImageUploadStack extends Stack {
     }
     const baseUrl = `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
     // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
-    new ssm.StringParameter(this, 'PublicUrl', { parameterName: `${prefix}/public-url`, stringValue: baseUrl });
+    new ssm.StringParameter(this, 'PublicUrl', { parameterName: names.publicUrl, stringValue: baseUrl });
     new ssm.StringParameter(this, 'DistributionIdParameter', {
-      parameterName: `${prefix}/distribution-id`,
+      parameterName: names.distributionId,
       stringValue: this.distribution.distributionId,
     });
     // Deleted and expired images are invalidated in CloudFront. A policy of its own: in the functions' default
@@ -385,8 +382,11 @@ export class ImageUploadStack extends Stack {
     this.giveEveryFunctionALogGroup();
 
     new CfnOutput(this, 'BaseUrl', { value: baseUrl, description: 'The public base URL: uploads go to BASE/api/1/upload' });
-    new CfnOutput(this, 'ApiKeyParameter', { value: `${prefix}/api-key`, description: 'SSM SecureString holding the API key' });
-    new CfnOutput(this, 'FloodLimitsParameter', { value: floodLimits.parameterName });
+    new CfnOutput(this, 'ApiKeyParameter', { value: names.apiKey, description: 'SSM SecureString holding the API key' });
+    new CfnOutput(this, 'FloodLimitsParameter', {
+      value: names.floodLimits,
+      description: 'SSM parameter of the flood limits (JSON); edits survive every deploy',
+    });
     new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'DistributionId', { value: this.distribution.distributionId });

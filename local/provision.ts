@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { parameterNames } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
 import { STAND_IN_CREDENTIALS, STAND_IN_REGION } from './stand-ins';
@@ -56,11 +57,7 @@ export async function provision(options: ProvisionOptions): Promise<Provisioned>
   try {
     await ensureBucket(clients.s3, options.bucket);
     await ensureTable(clients.dynamodb, options.table);
-    const names = {
-      apiKey: `${options.parameterPrefix}/api-key`,
-      floodLimits: `${options.parameterPrefix}/flood-limits`,
-      idSalt: `${options.parameterPrefix}/id-salt`,
-    };
+    const names = parameterNames(options.parameterPrefix);
     if (options.apiKey) await putParameter(clients.ssm, names.apiKey, options.apiKey, 'SecureString', true);
     const apiKey = (await getParameter(clients.ssm, names.apiKey)) ?? randomBytes(20).toString('hex');
     await putParameter(clients.ssm, names.apiKey, apiKey, 'SecureString', false);

@@ -2,15 +2,7 @@ import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
 import type { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import { DependencyError } from '../core/errors';
 import type { SettingsStore } from '../core/ports';
-
-export interface SettingsParameters {
-  apiKey: string;
-  floodLimits: string;
-  idSalt: string;
-  publicUrl: string;
-  originSecret: string;
-  distributionId: string;
-}
+import type { SettingsParameters } from './parameter-names';
 
 /** Values that never change once made: one read per cold start. */
 const FOREVER_SECONDS = Number.MAX_SAFE_INTEGER / 1000;

@@ -7,6 +7,8 @@ import {
   SSMClient,
 } from '@aws-sdk/client-ssm';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { parameterNames } from '../adapters/parameter-names';
+import { DEFAULT_FLOOD_LIMITS } from '../core/flood';
 
 export interface SetupResult {
   PhysicalResourceId: string;
@@ -18,27 +20,30 @@ export interface SetupResult {
 const ssm = new SSMClient({});
 
 /**
- * The stack's setup step (a custom resource): creates the API key, the id salt and the origin secret as
- * SecureString parameters when they are missing, with random values, and never overwrites them (a key rotated in the
- * console stays). It never returns the key; it returns the origin secret only to CloudFront's origin header, with
- * NoEcho. On delete it leaves the parameters: the id salt must outlive a redeploy over retained data.
+ * The stack's setup step (a custom resource): creates the parameters the operator owns when they are missing, and
+ * never overwrites them, whatever a deploy changes (a key rotated or flood limits edited in the console stay): the API
+ * key, the id salt and the origin secret as random SecureStrings, the flood limits with the defaults. It never
+ * returns the key; it returns the origin secret only to CloudFront's origin header, with NoEcho. On delete it leaves
+ * the parameters: the id salt must outlive a redeploy over retained data.
  */
 export async function handler(event: CloudFormationCustomResourceEvent): Promise<SetupResult> {
-  const prefix = String(event.ResourceProperties['ParameterPrefix'] ?? '').replace(/\/+$/, '');
-  const physicalId = `${prefix}/setup`;
+  const prefix = String(event.ResourceProperties['ParameterPrefix'] ?? '');
+  const names = parameterNames(prefix);
+  const physicalId = `${prefix.replace(/\/+$/, '')}/setup`;
   if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId };
-  await ensureParameter(`${prefix}/api-key`, () => randomBytes(24).toString('base64url'));
-  await ensureParameter(`${prefix}/id-salt`, () => randomBytes(32).toString('hex'));
-  const originSecret = await ensureParameter(`${prefix}/origin-secret`, () => randomBytes(32).toString('hex'));
+  await ensureParameter(names.apiKey, 'SecureString', () => randomBytes(24).toString('base64url'));
+  await ensureParameter(names.idSalt, 'SecureString', () => randomBytes(32).toString('hex'));
+  await ensureParameter(names.floodLimits, 'String', () => JSON.stringify(DEFAULT_FLOOD_LIMITS));
+  const originSecret = await ensureParameter(names.originSecret, 'SecureString', () => randomBytes(32).toString('hex'));
   return { PhysicalResourceId: physicalId, Data: { OriginSecret: originSecret }, NoEcho: true };
 }
 
 /** The parameter's value, created with `make()` when it is missing; an existing one is never changed. */
-async function ensureParameter(name: string, make: () => string): Promise<string> {
+async function ensureParameter(name: string, type: 'String' | 'SecureString', make: () => string): Promise<string> {
   const existing = await read(name);
   if (existing !== undefined) return existing;
   try {
-    await ssm.send(new PutParameterCommand({ Name: name, Value: make(), Type: 'SecureString', Overwrite: false }));
+    await ssm.send(new PutParameterCommand({ Name: name, Value: make(), Type: type, Overwrite: false }));
   } catch (error) {
     if (!(error instanceof ParameterAlreadyExists)) throw error;
   }

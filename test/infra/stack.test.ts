@@ -190,14 +190,18 @@ describe('the stack', () => {
     });
   });
 
-  it('runs the sweep every 5 minutes and writes the public URL and the flood limits to SSM', () => {
+  it('runs the sweep every 5 minutes and writes the public URL to SSM', () => {
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)', State: 'ENABLED' });
-    template.hasResourceProperties('AWS::SSM::Parameter', {
-      Name: '/image-upload/flood-limits',
-      Value: JSON.stringify({ minute: 50, hour: 500, day: 1000, week: 5000, month: 10000 }),
-    });
     template.hasResourceProperties('AWS::SSM::Parameter', { Name: '/image-upload/public-url', Value: Match.anyValue() });
-    template.hasResourceProperties('AWS::CloudFormation::CustomResource', { ParameterPrefix: '/image-upload' });
+  });
+
+  it('leaves the parameters the operator edits (key, flood limits) to the setup step, never to a stack resource', () => {
+    const names = ofType('AWS::SSM::Parameter').map((parameter) => parameter['Name']);
+    expect(names.sort()).toEqual(['/image-upload/distribution-id', '/image-upload/public-url']);
+    template.hasResourceProperties('AWS::CloudFormation::CustomResource', {
+      ParameterPrefix: '/image-upload',
+      Creates: ['/image-upload/api-key', '/image-upload/flood-limits', '/image-upload/id-salt', '/image-upload/origin-secret'],
+    });
   });
 });
 

@@ -38,17 +38,30 @@ describe('the stack setup step (custom resource), against the SSM stand-in', () 
     expect(JSON.stringify(result)).not.toContain(String(key.value));
   });
 
-  it('never overwrites: a key rotated in the console survives a deploy, and delete leaves everything', async () => {
+  it('creates the flood limits with the defaults, as a plain String the operator edits in the console', async () => {
+    const prefix = `/setup-flood-${Date.now()}`;
+    await handler(event('Create', prefix));
+    expect(await read(`${prefix}/flood-limits`)).toEqual({
+      value: JSON.stringify({ minute: 50, hour: 500, day: 1000, week: 5000, month: 10000 }),
+      type: 'String',
+    });
+  });
+
+  it('never overwrites: a rotated key and edited flood limits survive a deploy, and delete leaves everything', async () => {
     const prefix = `/setup-keep-${Date.now()}`;
     await handler(event('Create', prefix));
     const salt = await read(`${prefix}/id-salt`);
     await ssm.send(
       new PutParameterCommand({ Name: `${prefix}/api-key`, Value: 'rotated-by-operator', Type: 'SecureString', Overwrite: true }),
     );
+    const edited = JSON.stringify({ minute: 3, hour: 0, day: 0, week: 0, month: 0 });
+    await ssm.send(new PutParameterCommand({ Name: `${prefix}/flood-limits`, Value: edited, Type: 'String', Overwrite: true }));
     await handler(event('Update', prefix));
     expect((await read(`${prefix}/api-key`)).value).toBe('rotated-by-operator');
+    expect((await read(`${prefix}/flood-limits`)).value).toBe(edited);
     expect(await read(`${prefix}/id-salt`)).toEqual(salt);
     await handler(event('Delete', prefix));
     expect((await read(`${prefix}/api-key`)).value).toBe('rotated-by-operator');
+    expect((await read(`${prefix}/flood-limits`)).value).toBe(edited);
   });
 });

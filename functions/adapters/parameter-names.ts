@@ -1,0 +1,26 @@
+/** The SSM parameters of one deployment, each under its PARAMETER_PREFIX (`/image-upload/api-key`, ...). */
+export const PARAMETERS = {
+  /** The API key (SecureString), made once by the setup step; the operator rotates it. */
+  apiKey: 'api-key',
+  /** The flood limits (JSON), made once with the defaults by the setup step; the operator edits it. */
+  floodLimits: 'flood-limits',
+  /** The id codec's salt (SecureString), made once; never changed. */
+  idSalt: 'id-salt',
+  /** The public base URL, written by the stack. */
+  publicUrl: 'public-url',
+  /** The value CloudFront sends in the origin header (SecureString), made once by the setup step. */
+  originSecret: 'origin-secret',
+  /** The distribution in front of the files, written by the stack. */
+  distributionId: 'distribution-id',
+} as const;
+
+export type SettingsParameters = Record<keyof typeof PARAMETERS, string>;
+
+/** The full names of every parameter under a prefix (`/image-upload`). */
+export function parameterNames(prefix: string): SettingsParameters {
+  const base = prefix.replace(/\/+$/, '');
+  const names = {} as SettingsParameters;
+  for (const [key, name] of Object.entries(PARAMETERS) as Array<[keyof typeof PARAMETERS, string]>)
+    names[key] = `${base}/${name}`;
+  return names;
+}
