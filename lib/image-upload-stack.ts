@@ -28,6 +28,7 @@ import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, ORIGIN_VERIFY_HEADER, requestTooLargeMessage } from '../functions/http/edge-contract';
 import { acknowledge } from './nag-suppressions';
+import { ApiFirewall } from './api-firewall';
 import { readDeploymentSettings } from './settings';
 import { viewerRequestCode } from './viewer-request';
 
@@ -253,11 +254,19 @@ export class ImageUploadStack extends Stack {
       'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       'AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents for the account-level role API Gateway logs with.',
     );
-    acknowledge(
-      this.api,
-      'APIG3',
-      'WAF is optional: the distribution in front throttles nothing per client, but the function enforces flood limits per client IP and the stage throttles overall; attach a web ACL to the distribution if wanted.',
-    );
+    if (settings.firewall) {
+      new ApiFirewall(this, 'ApiFirewall', {
+        stage: this.api.deploymentStage,
+        originSecret,
+        ratePerFiveMinutes: settings.firewallRateLimit,
+      });
+    } else {
+      acknowledge(
+        this.api,
+        'APIG3',
+        "The operator turned the firewall off (-c firewall=false): the function still refuses requests without the distribution's origin secret, and enforces flood limits per client IP.",
+      );
+    }
     const integration = new apigateway.LambdaIntegration(this.apiFunction, { proxy: true });
     // One root proxy: every method and path reaches the function, whose router is the only route table.
     this.api.root.addMethod('ANY', integration);

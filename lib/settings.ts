@@ -35,6 +35,10 @@ export interface DeploymentSettings {
   certificateArn: string | undefined;
   /** `destroy` removes the bucket and table with the stack; `retain` (default) keeps them. */
   removal: 'retain' | 'destroy';
+  /** A WAF web ACL on the API's stage (default on): only requests through the distribution, a rate per viewer IP. */
+  firewall: boolean;
+  /** Requests per viewer IP in any 5 minutes the firewall lets through; 0: no rate rule. */
+  firewallRateLimit: number;
 }
 
 /**
@@ -71,6 +75,11 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   const certificateArn = text('certificateArn');
   if (Boolean(domainName) !== Boolean(certificateArn)) throw new Error('context domainName and certificateArn go together');
   const reserved = text('reservedConcurrency');
+  const firewall = text('firewall') ?? 'true';
+  if (firewall !== 'true' && firewall !== 'false') throw new Error('context firewall must be true or false');
+  const firewallRateLimit = number('firewallRateLimit', 3000, 0, 2_000_000_000);
+  if (firewallRateLimit > 0 && firewallRateLimit < 10)
+    throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
   return {
     functionEnv,
     parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, ''),
@@ -81,5 +90,7 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     domainName,
     certificateArn,
     removal,
+    firewall: firewall === 'true',
+    firewallRateLimit,
   };
 }

@@ -231,6 +231,60 @@ describe('a fresh account', () => {
   });
 });
 
+describe('the API firewall', () => {
+  it('admits to the stage only requests with the origin secret, and rate-limits each viewer IP, answering in the envelope', () => {
+    const template = synth();
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Scope: 'REGIONAL',
+      DefaultAction: { Block: { CustomResponse: { ResponseCode: 403, CustomResponseBodyKey: 'forbidden' } } },
+      Rules: [
+        Match.objectLike({
+          Name: 'RatePerViewer',
+          Action: { Block: { CustomResponse: Match.objectLike({ ResponseCode: 429 }) } },
+          Statement: {
+            RateBasedStatement: Match.objectLike({
+              Limit: 3000,
+              AggregateKeyType: 'FORWARDED_IP',
+              ForwardedIPConfig: { HeaderName: 'x-viewer-address', FallbackBehavior: 'NO_MATCH' },
+            }),
+          },
+        }),
+        Match.objectLike({
+          Name: 'FromTheDistribution',
+          Action: { Allow: {} },
+          Statement: {
+            ByteMatchStatement: Match.objectLike({
+              FieldToMatch: { SingleHeader: { Name: 'x-origin-verify' } },
+              PositionalConstraint: 'EXACTLY',
+              SearchString: { 'Fn::GetAtt': ['Setup', 'OriginSecret'] },
+            }),
+          },
+        }),
+      ],
+    });
+    const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0] as {
+      Properties: { CustomResponseBodies: Record<string, { Content: string }> };
+    };
+    expect(JSON.parse(acl.Properties.CustomResponseBodies['forbidden']?.Content ?? '')).toEqual({
+      status_code: 403,
+      error: { message: 'Forbidden', code: 403 },
+      status_txt: 'Forbidden',
+    });
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      ResourceArn: { 'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp('/stages/')])] },
+    });
+  });
+
+  it('drops the rate rule with firewallRateLimit=0, and the whole firewall with firewall=false', () => {
+    const noRate = synth({ firewallRateLimit: 0 });
+    noRate.hasResourceProperties('AWS::WAFv2::WebACL', { Rules: [Match.objectLike({ Name: 'FromTheDistribution' })] });
+    const none = synth({ firewall: false });
+    none.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    none.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
+    expect(() => synth({ firewall: 'maybe' })).toThrow(/firewall must be true or false/);
+  });
+});
+
 describe('settings from context', () => {
   it('passes settings to the function and sizes it as asked', () => {
     const template = synth({

@@ -1,0 +1,98 @@
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../functions/http/edge-contract';
+import { errorEnvelope } from '../functions/http/responses';
+
+export interface ApiFirewallProps {
+  stage: apigateway.Stage;
+  /** The value CloudFront sends in the origin header. */
+  originSecret: string;
+  /** Requests per viewer IP in any 5 minutes before the firewall answers 429; 0: no such rule. */
+  ratePerFiveMinutes: number;
+}
+
+/** The window of WAF's rate-based rule, in seconds. */
+const RATE_WINDOW_SECONDS = 300;
+
+const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
+  cloudWatchMetricsEnabled: true,
+  metricName,
+  sampledRequestsEnabled: false,
+});
+
+/**
+ * A regional WAF web ACL on the API's stage: only requests that carry the distribution's origin secret reach the
+ * function (a direct call to the execute-api address gets 403 from WAF, which is evaluated before anything of API
+ * Gateway's), and, as a first line before the function's flood limits, one viewer IP gets at most
+ * `ratePerFiveMinutes` requests through in any 5 minutes (429). Refusals answer in the contract's envelope.
+ */
+export class ApiFirewall extends Construct {
+  readonly webAcl: wafv2.CfnWebACL;
+
+  constructor(scope: Construct, id: string, props: ApiFirewallProps) {
+    super(scope, id);
+    const fromDistribution: wafv2.CfnWebACL.StatementProperty = {
+      byteMatchStatement: {
+        fieldToMatch: { singleHeader: { Name: ORIGIN_VERIFY_HEADER } },
+        positionalConstraint: 'EXACTLY',
+        searchString: props.originSecret,
+        textTransformations: [{ priority: 0, type: 'NONE' }],
+      },
+    };
+    const rules: wafv2.CfnWebACL.RuleProperty[] = [];
+    if (props.ratePerFiveMinutes > 0) {
+      rules.push({
+        name: 'RatePerViewer',
+        priority: 0,
+        action: {
+          block: {
+            customResponse: {
+              responseCode: 429,
+              customResponseBodyKey: 'tooManyRequests',
+              responseHeaders: [{ name: 'retry-after', value: String(RATE_WINDOW_SECONDS) }],
+            },
+          },
+        },
+        statement: {
+          rateBasedStatement: {
+            limit: props.ratePerFiveMinutes,
+            evaluationWindowSec: RATE_WINDOW_SECONDS,
+            // the viewer's IP as the distribution's viewer-request function wrote it; counted only for requests that
+            // came through the distribution (the others are refused anyway)
+            aggregateKeyType: 'FORWARDED_IP',
+            forwardedIpConfig: { headerName: VIEWER_ADDRESS_HEADER, fallbackBehavior: 'NO_MATCH' },
+            scopeDownStatement: fromDistribution,
+          },
+        },
+        visibilityConfig: visibility('RatePerViewer'),
+      });
+    }
+    rules.push({
+      name: 'FromTheDistribution',
+      priority: 1,
+      action: { allow: {} },
+      statement: fromDistribution,
+      visibilityConfig: visibility('FromTheDistribution'),
+    });
+    this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
+      scope: 'REGIONAL',
+      description: 'Only requests through the distribution reach the API, with a rate limit per viewer IP',
+      defaultAction: { block: { customResponse: { responseCode: 403, customResponseBodyKey: 'forbidden' } } },
+      customResponseBodies: {
+        forbidden: { contentType: 'APPLICATION_JSON', content: errorEnvelope(403, 403, 'Forbidden', 'json').body },
+        tooManyRequests: {
+          contentType: 'APPLICATION_JSON',
+          content: errorEnvelope(429, 130, 'Too many requests, try again later', 'json').body,
+        },
+      },
+      rules,
+      visibilityConfig: visibility('ApiFirewall'),
+    });
+    const association = new wafv2.CfnWebACLAssociation(this, 'OnStage', {
+      resourceArn: props.stage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+    association.node.addDependency(props.stage);
+  }
+}
