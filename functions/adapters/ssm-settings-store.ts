@@ -1,60 +1,77 @@
-import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
-import type { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
+import { GetParametersCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { DependencyError } from '../core/errors';
 import type { SettingsStore } from '../core/ports';
 import type { SettingsParameters } from './parameter-names';
 
-/** Values that never change once made: one read per cold start. */
-const FOREVER_SECONDS = Number.MAX_SAFE_INTEGER / 1000;
-/** The origin secret is rotated by redeploying; instances pick the new one up within this time. */
-const ORIGIN_SECRET_SECONDS = 300;
+type Values = Partial<Record<keyof SettingsParameters, string>>;
 
-export interface SettingsCacheAges {
-  apiKeySeconds: number;
-  floodLimitsSeconds: number;
-}
-
-/** Settings read from SSM Parameter Store through Powertools' cache, decrypting SecureStrings. */
+/**
+ * Settings read from SSM Parameter Store, SecureStrings decrypted: every parameter in one `GetParameters` call per
+ * refresh (Parameter Store's default throughput is 40 calls a second per account and region, which a burst of cold
+ * starts would use up several times faster with a call per parameter). The values, missing ones included, are kept
+ * for `maxAgeSeconds`, the shortest age any setting may be cached for (the key's); reads during a refresh share it.
+ */
 export class SsmSettingsStore implements SettingsStore {
+  private cached: { values: Values; readAtMs: number } | undefined;
+  private refreshing: Promise<Values> | undefined;
+
   constructor(
-    private readonly provider: SSMProvider,
+    private readonly ssm: SSMClient,
     private readonly names: SettingsParameters,
-    private readonly maxAges: SettingsCacheAges,
+    private readonly maxAgeSeconds: number,
+    private readonly nowMs: () => number = Date.now,
   ) {}
 
   async apiKey(): Promise<string | undefined> {
-    const value = await this.read(this.names.apiKey, this.maxAges.apiKeySeconds);
-    return value?.trim() || undefined;
+    return (await this.values()).apiKey?.trim() || undefined;
   }
 
-  floodLimits(): Promise<string | undefined> {
-    return this.read(this.names.floodLimits, this.maxAges.floodLimitsSeconds);
+  async floodLimits(): Promise<string | undefined> {
+    return (await this.values()).floodLimits;
   }
 
   async idSalt(): Promise<string> {
-    const value = await this.read(this.names.idSalt, FOREVER_SECONDS);
+    const value = (await this.values()).idSalt;
     if (!value) throw new Error(`the id salt parameter ${this.names.idSalt} is missing`);
     return value;
   }
 
   async publicUrl(): Promise<string | undefined> {
-    return (await this.read(this.names.publicUrl, FOREVER_SECONDS))?.trim() || undefined;
+    return (await this.values()).publicUrl?.trim() || undefined;
   }
 
   async distributionId(): Promise<string | undefined> {
-    return (await this.read(this.names.distributionId, FOREVER_SECONDS))?.trim() || undefined;
+    return (await this.values()).distributionId?.trim() || undefined;
   }
 
   async originSecret(): Promise<string | undefined> {
-    return (await this.read(this.names.originSecret, ORIGIN_SECRET_SECONDS))?.trim() || undefined;
+    return (await this.values()).originSecret?.trim() || undefined;
   }
 
-  private async read(name: string, maxAgeSeconds: number): Promise<string | undefined> {
+  private async values(): Promise<Values> {
+    if (this.cached && this.nowMs() - this.cached.readAtMs < this.maxAgeSeconds * 1000) return this.cached.values;
+    this.refreshing ??= this.read().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  /** Every parameter in one call (at most 10 names fit); a missing one is undefined. */
+  private async read(): Promise<Values> {
+    const readAtMs = this.nowMs();
+    const entries = Object.entries(this.names) as Array<[keyof SettingsParameters, string]>;
+    let parameters;
     try {
-      return await this.provider.get(name, { maxAge: maxAgeSeconds, decrypt: true, throwOnMissing: true });
+      ({ Parameters: parameters } = await this.ssm.send(
+        new GetParametersCommand({ Names: entries.map(([, name]) => name), WithDecryption: true }),
+      ));
     } catch (error) {
-      if (error instanceof ParameterNotFoundError) return undefined;
-      throw new DependencyError('SSM get parameter', error);
+      throw new DependencyError('SSM get parameters', error);
     }
+    const values: Values = {};
+    for (const [key, name] of entries) {
+      const value = parameters?.find((parameter) => parameter.Name === name)?.Value;
+      if (value !== undefined) values[key] = value;
+    }
+    this.cached = { values, readAtMs };
+    return values;
   }
 }

@@ -1,5 +1,4 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -47,10 +46,11 @@ export function buildStores(config: Readonly<Config>, env: Env) {
   const s3 = new S3Client({ ...clientOptions(STORE_CALL_LIMITS.objects), forcePathStyle: Boolean(env['AWS_ENDPOINT_URL_S3']) });
   const small = clientOptions(STORE_CALL_LIMITS.small);
   const db = DynamoDBDocumentClient.from(new DynamoDBClient(small), { marshallOptions: { removeUndefinedValues: true } });
-  const settings = new SsmSettingsStore(new SSMProvider({ awsSdkV3Client: new SSMClient(small) }), config.parameters, {
-    apiKeySeconds: config.keyCacheSeconds,
-    floodLimitsSeconds: config.floodLimitsCacheSeconds,
-  });
+  const settings = new SsmSettingsStore(
+    new SSMClient(small),
+    config.parameters,
+    Math.min(config.keyCacheSeconds, config.floodLimitsCacheSeconds),
+  );
   return {
     db,
     settings,
