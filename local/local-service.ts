@@ -31,6 +31,8 @@ const DEFAULT_TABLE = 'image-upload-local';
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const { env } = options;
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+  // Metrics are CloudWatch's log lines; locally nobody reads them (POWERTOOLS_METRICS_DISABLED=false shows them).
+  process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
   const port = Number(env['PORT'] || 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env['PORT']}`);
   const dataDir = resolve(env['DATA_DIR'] || '.data');

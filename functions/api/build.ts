@@ -4,6 +4,7 @@ import { DynamoCounterStore } from '../adapters/dynamo-counter-store';
 import { SafeUrlFetcher } from '../adapters/safe-url-fetcher';
 import { isPublicUrl, loadConfig, type Config } from '../config';
 import { FloodGuard, parseFloodLimits, type FloodLimits } from '../core/flood';
+import type { Metrics } from '../core/metrics';
 import type { SettingsStore } from '../core/ports';
 import { UploadService } from '../core/upload-service';
 import { SharpImageProcessor } from '../imaging/sharp-image-processor';
@@ -19,9 +20,9 @@ export interface Services {
 }
 
 /** Everything the API needs, built once per cold start; a missing or bad setting fails here, loudly. */
-export async function buildServices(env: Env, logger: Logger): Promise<Services> {
+export async function buildServices(env: Env, logger: Logger, metrics: Metrics): Promise<Services> {
   const config = loadConfig(env);
-  const { db, settings, images, objects, duplicates, purger } = buildStores(config, env);
+  const { db, settings, images, objects, duplicates, purger } = buildStores(config, env, metrics);
   const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
   if (!publicUrl || !isPublicUrl(publicUrl))
     throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
@@ -58,6 +59,7 @@ export async function buildServices(env: Env, logger: Logger): Promise<Services>
           .slice(0, chars),
     },
     logger,
+    metrics,
   });
   return { config, publicUrl, service, settings };
 }

@@ -1,27 +1,41 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { EmfMetrics } from '../adapters/emf-metrics';
+import type { Metrics } from '../core/metrics';
 import { createRouter, type Router } from '../http/router';
 import { buildServices, type Env } from './build';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Promise<APIGatewayProxyResult>;
 
-/** A handler over its own environment; tests and the local server make several. */
-export function createHandler(env: Env = process.env): ApiHandler {
-  const logger = new Logger({ serviceName: 'image-upload' });
+const SERVICE_NAME = 'image-upload';
+
+/**
+ * A handler over its own environment; tests and the local server make several. Metrics go to CloudWatch's embedded
+ * metric format unless `metrics` is given.
+ */
+export function createHandler(env: Env = process.env, metrics: Metrics = new EmfMetrics(SERVICE_NAME)): ApiHandler {
+  const logger = new Logger({ serviceName: SERVICE_NAME });
   let router: Promise<Router> | undefined;
   return async (event, context) => {
     if (context) logger.addContext(context);
-    router ??= buildServices(env, logger).then(({ config, publicUrl, service, settings }) =>
+    router ??= buildServices(env, logger, metrics).then(({ config, publicUrl, service, settings }) =>
       createRouter({
         service,
         settings: { ...config, publicUrl },
         originSecret: () => settings.originSecret(),
         logger,
+        metrics,
       }),
     );
     // A failed cold start is not cached: the next invocation tries again.
     router.catch(() => (router = undefined));
-    return (await router)(event);
+    try {
+      return await (
+        await router
+      )(event);
+    } finally {
+      metrics.flush();
+    }
   };
 }
 

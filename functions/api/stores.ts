@@ -4,12 +4,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { InitializeMiddleware } from '@smithy/types';
 import { CloudFrontPurger } from '../adapters/cloudfront-purger';
 import { DynamoDuplicateIndex } from '../adapters/dynamo-duplicate-index';
 import { DynamoImageRepository } from '../adapters/dynamo-image-repository';
 import { S3ObjectStore } from '../adapters/s3-object-store';
 import { SsmSettingsStore } from '../adapters/ssm-settings-store';
 import { loadConfig, type Config } from '../config';
+import { METRIC, NO_METRICS, storeLatencyMetric, type Metrics } from '../core/metrics';
 import type { Clock } from '../core/ports';
 import { Sweeper } from '../core/sweeper';
 
@@ -40,24 +42,47 @@ function clientOptions(limits: (typeof STORE_CALL_LIMITS)[keyof typeof STORE_CAL
 
 export const clock: Clock = { nowMs: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
+/** Every call of a client, retries included, as `<store>Latency`; one that fails in the end also as `StoreErrors`. */
+export function measureCalls<Input extends object, Output extends object>(
+  store: string,
+  metrics: Metrics,
+): InitializeMiddleware<Input, Output> {
+  return (next) => async (args) => {
+    const startedMs = Date.now();
+    try {
+      return await next(args);
+    } catch (error) {
+      metrics.add(METRIC.storeErrors, 'Count', 1, { name: 'Store', value: store });
+      throw error;
+    } finally {
+      metrics.add(storeLatencyMetric(store), 'Milliseconds', Date.now() - startedMs);
+    }
+  };
+}
+
+export const MEASURE = { step: 'initialize', name: 'measureCalls' } as const;
+
 /** The adapters over the AWS SDK clients, which find their endpoints in the standard environment variables. */
-export function buildStores(config: Readonly<Config>, env: Env) {
+export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics = NO_METRICS) {
   // Local stand-ins are reached by endpoint variables; S3 then needs path-style addressing.
   const s3 = new S3Client({ ...clientOptions(STORE_CALL_LIMITS.objects), forcePathStyle: Boolean(env['AWS_ENDPOINT_URL_S3']) });
+  s3.middlewareStack.add(measureCalls('S3', metrics), MEASURE);
   const small = clientOptions(STORE_CALL_LIMITS.small);
-  const db = DynamoDBDocumentClient.from(new DynamoDBClient(small), { marshallOptions: { removeUndefinedValues: true } });
-  const settings = new SsmSettingsStore(
-    new SSMClient(small),
-    config.parameters,
-    Math.min(config.keyCacheSeconds, config.floodLimitsCacheSeconds),
-  );
+  const dynamodb = new DynamoDBClient(small);
+  dynamodb.middlewareStack.add(measureCalls('DynamoDB', metrics), MEASURE);
+  const db = DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } });
+  const ssm = new SSMClient(small);
+  ssm.middlewareStack.add(measureCalls('SSM', metrics), MEASURE);
+  const cloudfront = new CloudFrontClient(small);
+  cloudfront.middlewareStack.add(measureCalls('CloudFront', metrics), MEASURE);
+  const settings = new SsmSettingsStore(ssm, config.parameters, Math.min(config.keyCacheSeconds, config.floodLimitsCacheSeconds));
   return {
     db,
     settings,
     images: new DynamoImageRepository(db, config.tableName),
     objects: new S3ObjectStore(s3, config.bucketName),
     duplicates: new DynamoDuplicateIndex(db, config.tableName),
-    purger: new CloudFrontPurger(new CloudFrontClient(small), () => settings.distributionId()),
+    purger: new CloudFrontPurger(cloudfront, () => settings.distributionId()),
   };
 }
 

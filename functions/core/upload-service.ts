@@ -2,6 +2,7 @@ import { decodeBase64Source } from './base64-source';
 import { constantTimeEquals, md5Hex, sha256Hex } from './hashes';
 import { UploadError } from './errors';
 import { FloodGuard, type FloodReservation } from './flood';
+import { METRIC, type Metrics } from './metrics';
 import { formatDateFolder, formatSize } from './formatting';
 import { IdCodec } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
@@ -63,6 +64,7 @@ export interface UploadServiceDeps {
   clock: Clock;
   random: RandomSource;
   logger: Logger;
+  metrics: Metrics;
 }
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -111,8 +113,12 @@ export class UploadService {
     let claimId: string | undefined;
     try {
       // libvips works on its own threads while this thread hashes and asks the duplicate index.
+      const imagingStartedMs = this.deps.clock.nowMs();
       const processing = this.deps.processor.process(source.bytes, { targetWidth });
-      processing.catch(() => undefined);
+      processing.then(
+        () => this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - imagingStartedMs),
+        () => undefined,
+      );
       const sourceMd5 = md5Hex(source.bytes);
       if (this.deps.rules.duplicates !== 'allow') {
         duplicateKey = `DUP#${request.clientIp}#${sourceMd5}#${targetWidth ?? '-'}`;
@@ -123,6 +129,7 @@ export class UploadService {
             // nothing is stored: the slots go back, and the work already started is let finish unused
             await processing.catch(() => undefined);
             await reservation.release();
+            this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
             return answer;
           }
         } else {
@@ -144,6 +151,12 @@ export class UploadService {
         processed,
       );
       if (claimId && duplicateKey) await this.bindDuplicate(duplicateKey, claimId, image.id);
+      this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
+      this.deps.metrics.add(
+        METRIC.bytesStored,
+        'Bytes',
+        processed.original.bytes.length + processed.thumb.bytes.length + processed.medium.bytes.length,
+      );
       return image.object;
     } catch (error) {
       await this.undo(reservation, duplicateKey, claimId);

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { constantTimeEquals } from '../core/hashes';
 import { UploadError } from '../core/errors';
 import { objectUrl } from '../core/image-object';
+import { METRIC, type Metrics } from '../core/metrics';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
 import type { UploadService } from '../core/upload-service';
@@ -27,6 +28,7 @@ export interface RouterDeps {
   /** The value CloudFront sends in `X-Origin-Verify`. */
   originSecret: () => Promise<string | undefined>;
   logger: Logger;
+  metrics: Metrics;
 }
 
 export type Router = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -67,6 +69,7 @@ export function createRouter(deps: RouterDeps): Router {
       return withHeaders(uploadResponse(image, request.imgbb, format), cors);
     } catch (error) {
       const response = errorResponse(error, format, logger);
+      countRefusal(error, response.statusCode);
       if (error instanceof UploadError && error.kind === 'MethodNotAllowed') {
         response.headers = { ...response.headers, Allow: cors ? 'GET, POST, OPTIONS' : 'GET, POST' };
       }
@@ -119,6 +122,15 @@ export function createRouter(deps: RouterDeps): Router {
       if (!json && error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
       return errorResponse(error, format, logger);
     }
+  }
+
+  /** A failed upload in the metrics: refused (4xx) or failed (5xx), and by kind. */
+  function countRefusal(error: unknown, status: number): void {
+    const kind = error instanceof UploadError ? error.kind : 'Unexpected';
+    deps.metrics.add(status >= 500 ? METRIC.uploadFailed : METRIC.uploadRefused, 'Count', 1);
+    deps.metrics.add(METRIC.uploadErrors, 'Count', 1, { name: 'Kind', value: kind });
+    if (kind === 'Flooding') deps.metrics.add(METRIC.floodRefusals, 'Count', 1);
+    if (kind === 'UrlFetchFailed') deps.metrics.add(METRIC.urlFetchFailures, 'Count', 1);
   }
 
   /** The secret origin header CloudFront adds, compared in constant time; missing secret or header: no. */

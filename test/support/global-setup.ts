@@ -12,4 +12,6 @@ export default async function globalSetup(): Promise<void> {
   Object.assign(process.env, standInEnvironment(standIns));
   // Handlers log a JSON line per request; tests read them through a spy where they matter.
   process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
+  // Metrics are CloudWatch log lines; tests that check them pass a fake.
+  process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 }

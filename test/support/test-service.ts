@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dy
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler } from '../../functions/api/handler';
 import { IdCodec } from '../../functions/core/id-codec';
+import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
 import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
 import { localClients, provision, type LocalClients } from '../../local/provision';
 
@@ -41,7 +42,10 @@ export function standInEndpoints(): { s3: string; dynamodb: string; ssm: string 
 }
 
 /** A handler on its own bucket, table and parameters in the shared stand-ins. */
-export async function createTestService(settings: Record<string, string> = {}): Promise<TestService> {
+export async function createTestService(
+  settings: Record<string, string> = {},
+  metrics: Metrics = NO_METRICS,
+): Promise<TestService> {
   const suffix = randomBytes(6).toString('hex');
   const bucket = `test-${suffix}`;
   const table = `test-${suffix}`;
@@ -50,15 +54,18 @@ export async function createTestService(settings: Record<string, string> = {}): 
   const { apiKey } = await provision({ endpoints, bucket, table, parameterPrefix });
   const clients = localClients(endpoints);
   const documents = DynamoDBDocumentClient.from(clients.dynamodb);
-  const handler = createHandler({
-    BUCKET_NAME: bucket,
-    TABLE_NAME: table,
-    PARAMETER_PREFIX: parameterPrefix,
-    PUBLIC_URL,
-    KEY_CACHE_SECONDS: '0',
-    FLOOD_LIMITS_CACHE_SECONDS: '0',
-    ...settings,
-  });
+  const handler = createHandler(
+    {
+      BUCKET_NAME: bucket,
+      TABLE_NAME: table,
+      PARAMETER_PREFIX: parameterPrefix,
+      PUBLIC_URL,
+      KEY_CACHE_SECONDS: '0',
+      FLOOD_LIMITS_CACHE_SECONDS: '0',
+      ...settings,
+    },
+    metrics,
+  );
   // as Lambda and the local server do: every invocation has a context with its request id
   const invoke = (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> =>
     handler(event, localContext(event.requestContext.requestId));
@@ -151,6 +158,35 @@ export function urlencodedUpload(fields: Record<string, string>, query = ''): Re
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
     body: new URLSearchParams(fields).toString(),
   });
+}
+
+/** Metrics kept in memory: every value added, with its dimension. */
+export class InMemoryMetrics implements Metrics {
+  readonly values: Array<{ name: string; unit: string; value: number; dimension?: string }> = [];
+  flushes = 0;
+
+  add(name: string, unit: string, value: number, dimension?: { name: string; value: string }): void {
+    this.values.push({ name, unit, value, ...(dimension ? { dimension: `${dimension.name}=${dimension.value}` } : {}) });
+  }
+
+  flush(): void {
+    this.flushes += 1;
+  }
+
+  /** The sum of a metric's values (under one dimension value, when given). */
+  sum(name: string, dimension?: string): number {
+    return this.values
+      .filter((entry) => entry.name === name && (dimension === undefined || entry.dimension === dimension))
+      .reduce((total, entry) => total + entry.value, 0);
+  }
+
+  count(name: string): number {
+    return this.values.filter((entry) => entry.name === name).length;
+  }
+
+  clear(): void {
+    this.values.length = 0;
+  }
 }
 
 export function jsonBody(response: APIGatewayProxyResult): Record<string, unknown> & { image: Record<string, unknown> } {

@@ -1,0 +1,54 @@
+/** The CloudWatch namespace of every metric of the service. */
+export const METRICS_NAMESPACE = 'ImageUpload';
+
+/** Every metric the service emits; the stack's alarms and dashboard read the same names. */
+export const METRIC = {
+  /** An upload answered 200 with a newly stored image. */
+  uploadStored: 'UploadStored',
+  /** An upload answered 200 with an earlier image (a duplicate). */
+  uploadDuplicate: 'UploadDuplicate',
+  /** An upload refused with a 4xx; `UploadErrors` by `Kind` says why. */
+  uploadRefused: 'UploadRefused',
+  /** An upload that failed with a 5xx. */
+  uploadFailed: 'UploadFailed',
+  /** Failed uploads by error kind (`FileTooBig`, `DependencyFailed`, ...), as the dimension `Kind`. */
+  uploadErrors: 'UploadErrors',
+  /** Bytes written to S3 for one stored upload (original and renditions). */
+  bytesStored: 'BytesStored',
+  /** Time of the imaging step of one upload, decode to the last rendition. */
+  imagingTime: 'ImagingTime',
+  /** Uploads refused by the flood limits. */
+  floodRefusals: 'FloodRefusals',
+  /** URL sources that could not be fetched. */
+  urlFetchFailures: 'UrlFetchFailures',
+  /** Calls to a store (S3, DynamoDB, SSM, CloudFront) that failed, after the SDK's retries. */
+  storeErrors: 'StoreErrors',
+  /** Images the sweep removed (expired, dead uploads, unfinished deletes). */
+  sweepRemoved: 'SweepRemoved',
+  /** Images the sweep could not remove (the next run tries again). */
+  sweepFailed: 'SweepFailed',
+  /** Age of the oldest record due for the sweep and not yet removed, at the end of a run. */
+  sweepBacklogAge: 'SweepBacklogAge',
+  /** Paths sent to the CDN for invalidation. */
+  purgedPaths: 'PurgedPaths',
+  /** CDN invalidations that failed or were throttled (queued for the next sweep). */
+  purgeFailures: 'PurgeFailures',
+} as const;
+
+/** The latency metric of one store: `S3Latency`, `DynamoDBLatency`, `SSMLatency`, `CloudFrontLatency`. */
+export function storeLatencyMetric(store: string): string {
+  return `${store}Latency`;
+}
+
+export type MetricUnit = 'Count' | 'Milliseconds' | 'Bytes' | 'Seconds';
+
+/** Where the service writes its figures (CloudWatch embedded metric format in Lambda; nowhere, or a fake, elsewhere). */
+export interface Metrics {
+  /** Adds a value to a metric; with a dimension, the value counts under that dimension's value only. */
+  add(name: string, unit: MetricUnit, value: number, dimension?: { name: string; value: string }): void;
+  /** Writes what is buffered; called at the end of each invocation. */
+  flush(): void;
+}
+
+/** Metrics that go nowhere. */
+export const NO_METRICS: Metrics = { add: () => undefined, flush: () => undefined };

@@ -1,0 +1,58 @@
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { MEASURE, measureCalls } from '../../functions/api/stores';
+import { makePng } from '../support/images';
+import { createTestService, InMemoryMetrics, multipartUpload, type TestService } from '../support/test-service';
+
+describe('metrics', () => {
+  const metrics = new InMemoryMetrics();
+  let service: TestService;
+
+  beforeAll(async () => {
+    service = await createTestService({}, metrics);
+    await service.setFloodLimits({ minute: 3 });
+  });
+  beforeEach(() => metrics.clear());
+
+  it('counts a stored upload with the bytes it wrote, its imaging time and the latency of every store it called', async () => {
+    const bytes = await makePng(64, 48);
+    const response = await service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename: 'm.png' } }));
+    expect(response.statusCode).toBe(200);
+    const image = (JSON.parse(response.body) as { image: { size: number; thumb: { size: number }; medium: { size: number } } })
+      .image;
+    expect(metrics.sum('UploadStored')).toBe(1);
+    expect(metrics.sum('BytesStored')).toBe(image.size + image.thumb.size + image.medium.size);
+    expect(metrics.count('ImagingTime')).toBe(1);
+    expect(metrics.count('S3Latency')).toBe(3); // the original and two renditions
+    expect(metrics.count('DynamoDBLatency')).toBeGreaterThan(0);
+    expect(metrics.count('SSMLatency')).toBeGreaterThan(0);
+    expect(metrics.flushes).toBeGreaterThan(0);
+  });
+
+  it('counts a duplicate, a refusal by kind, and a flood refusal', async () => {
+    const bytes = await makePng(65, 48);
+    const send = (key: string, source = bytes) =>
+      service.send(multipartUpload({ key, source: { bytes: source, filename: 'm.png' } }));
+    expect((await send(service.apiKey)).statusCode).toBe(200);
+    expect((await send(service.apiKey)).statusCode).toBe(200);
+    expect(metrics.sum('UploadDuplicate')).toBe(1);
+    expect(metrics.sum('UploadStored')).toBe(1);
+    expect((await send('wrong')).statusCode).toBe(401);
+    expect(metrics.sum('UploadErrors', 'Kind=InvalidKey')).toBe(1);
+    // 3 a minute: the first test's upload, this one's, and one more; the duplicate gave its slot back
+    expect((await send(service.apiKey, await makePng(66, 48))).statusCode).toBe(200);
+    expect((await send(service.apiKey, await makePng(67, 48))).statusCode).toBe(429);
+    expect(metrics.sum('FloodRefusals')).toBe(1);
+    expect(metrics.sum('UploadRefused')).toBe(2);
+    expect(metrics.sum('UploadErrors', 'Kind=Flooding')).toBe(1);
+  });
+
+  it('counts a store call that fails in the end as StoreErrors of that store', async () => {
+    const failing = new InMemoryMetrics();
+    // nothing listens there: every attempt is refused
+    const ssm = new SSMClient({ endpoint: 'http://127.0.0.1:1', maxAttempts: 2 });
+    ssm.middlewareStack.add(measureCalls('SSM', failing), MEASURE);
+    await expect(ssm.send(new GetParameterCommand({ Name: '/x' }))).rejects.toThrow();
+    expect(failing.sum('StoreErrors', 'Store=SSM')).toBe(1);
+    expect(failing.count('SSMLatency')).toBe(1);
+  });
+});
