@@ -1,25 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { CreateInvalidationCommand, type CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { CachePurger } from '../core/ports';
+import type { PurgeRequest } from '../core/purge-plan';
 
-/** Invalidates removed files in the CloudFront distribution; does nothing where there is none (local). */
+/**
+ * Invalidates removed files in the CloudFront distribution, in one invalidation per request (a key is the path
+ * `/images/...`, a folder the wildcard path `/images/.../*`); does nothing where there is no distribution (local).
+ */
 export class CloudFrontPurger implements CachePurger {
   constructor(
     private readonly cloudfront: CloudFrontClient,
     private readonly distributionId: () => Promise<string | undefined>,
   ) {}
 
-  async purge(keys: readonly string[]): Promise<void> {
+  async purge(request: PurgeRequest): Promise<number> {
+    const paths = [
+      ...request.keys.map((key) => `/${key}`),
+      ...request.folders.map((folder) => `/${folder.replace(/\/*$/, '/')}*`),
+    ];
     const distributionId = await this.distributionId();
-    if (!distributionId || keys.length === 0) return;
+    if (!distributionId || paths.length === 0) return 0;
     await this.cloudfront.send(
       new CreateInvalidationCommand({
         DistributionId: distributionId,
-        InvalidationBatch: {
-          CallerReference: randomUUID(),
-          Paths: { Quantity: keys.length, Items: keys.map((key) => `/${key}`) },
-        },
+        InvalidationBatch: { CallerReference: randomUUID(), Paths: { Quantity: paths.length, Items: paths } },
       }),
     );
+    return paths.length;
   }
 }

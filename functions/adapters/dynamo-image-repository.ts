@@ -147,32 +147,64 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async listDue(nowMs: number, limit: number): Promise<number[]> {
-    const ids: number[] = [];
-    for (let shard = 0; shard < SWEEP_SHARDS && ids.length < limit; shard += 1) {
-      const result = await sendOrFail('list due records', () =>
-        this.db.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: TABLE_SCHEMA.sweepIndex.name,
-            KeyConditionExpression: 'sweepShard = :shard AND sweepAtMs <= :now',
-            ExpressionAttributeValues: { ':shard': `S#${shard}`, ':now': nowMs },
-            Limit: limit - ids.length,
-          }),
-        ),
-      );
-      for (const item of result.Items ?? []) {
-        const pk: unknown = item['pk'];
-        const id = typeof pk === 'string' && pk.startsWith('IMG#') ? Number(pk.slice(4)) : NaN;
-        if (Number.isSafeInteger(id)) ids.push(id);
-      }
+  async *dueIds(nowMs: number, pageSize: number): AsyncIterable<number[]> {
+    for (let shard = 0; shard < SWEEP_SHARDS; shard += 1) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await sendOrFail('list due records', () =>
+          this.db.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: TABLE_SCHEMA.sweepIndex.name,
+              KeyConditionExpression: 'sweepShard = :shard AND sweepAtMs <= :now',
+              ExpressionAttributeValues: { ':shard': `S#${shard}`, ':now': nowMs },
+              Limit: pageSize,
+              ExclusiveStartKey: start,
+            }),
+          ),
+        );
+        start = page.LastEvaluatedKey;
+        const ids = (page.Items ?? []).map((item) => idOfPk(item['pk'])).filter((id) => id !== undefined);
+        if (ids.length > 0) yield ids;
+      } while (start);
     }
-    return ids;
   }
 
-  async remove(id: number): Promise<void> {
-    await sendOrFail('delete record', () => this.db.send(new DeleteCommand({ TableName: this.table, Key: { pk: imagePk(id) } })));
+  async oldestDueAtMs(nowMs: number): Promise<number | undefined> {
+    const oldest = await Promise.all(
+      Array.from({ length: SWEEP_SHARDS }, async (_, shard) => {
+        const page = await sendOrFail('oldest due record', () =>
+          this.db.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: TABLE_SCHEMA.sweepIndex.name,
+              KeyConditionExpression: 'sweepShard = :shard AND sweepAtMs <= :now',
+              ExpressionAttributeValues: { ':shard': `S#${shard}`, ':now': nowMs },
+              Limit: 1,
+            }),
+          ),
+        );
+        const dueAtMs: unknown = page.Items?.[0]?.['sweepAtMs'];
+        return typeof dueAtMs === 'number' ? dueAtMs : undefined;
+      }),
+    );
+    const found = oldest.filter((dueAtMs) => dueAtMs !== undefined);
+    return found.length === 0 ? undefined : Math.min(...found);
   }
+
+  async remove(id: number): Promise<boolean> {
+    return sendIfCondition('delete record', () =>
+      this.db.send(
+        new DeleteCommand({ TableName: this.table, Key: { pk: imagePk(id) }, ConditionExpression: 'attribute_exists(pk)' }),
+      ),
+    );
+  }
+}
+
+/** The image id of a record's key (`IMG#42`); undefined for anything else. */
+function idOfPk(pk: unknown): number | undefined {
+  const id = typeof pk === 'string' && pk.startsWith('IMG#') ? Number(pk.slice(4)) : NaN;
+  return Number.isSafeInteger(id) ? id : undefined;
 }
 
 function toItem(record: ImageRecord): Record<string, unknown> {

@@ -87,8 +87,8 @@ export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics
 }
 
 /** The sweep needs the stores only: no imaging, so its bundle carries no sharp. */
-export function buildSweeper(env: Env, logger: Logger): Sweeper {
+export function buildSweeper(env: Env, logger: Logger, metrics: Metrics): Sweeper {
   const config = loadConfig(env);
-  const { images, objects, duplicates, purger } = buildStores(config, env);
-  return new Sweeper({ images, objects, duplicates, purger, clock, logger });
+  const { images, objects, duplicates, purger } = buildStores(config, env, metrics);
+  return new Sweeper({ images, objects, duplicates, purger, clock, logger, metrics });
 }

@@ -1,18 +1,31 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import type { SweepResult, Sweeper } from '../core/sweeper';
+import { EmfMetrics } from '../adapters/emf-metrics';
+import type { Metrics } from '../core/metrics';
+import { DEFAULT_SWEEP_OPTIONS, type SweepResult, type Sweeper } from '../core/sweeper';
 import { buildSweeper, type Env } from './stores';
 
 export type SweepHandler = (event?: unknown, context?: Context) => Promise<SweepResult>;
 
+const SERVICE_NAME = 'image-upload-sweep';
+/** Left of the function's time when a run stops taking new records: the last page, its purge, the metrics. */
+const FINISHING_MS = 60_000;
+
 /** The scheduled sweep over its own environment; the local server runs one on a timer. */
-export function createSweepHandler(env: Env = process.env): SweepHandler {
-  const logger = new Logger({ serviceName: 'image-upload-sweep' });
+export function createSweepHandler(env: Env = process.env, metrics: Metrics = new EmfMetrics(SERVICE_NAME)): SweepHandler {
+  const logger = new Logger({ serviceName: SERVICE_NAME });
   let sweeper: Sweeper | undefined;
   return async (_event, context) => {
     if (context) logger.addContext(context);
-    sweeper ??= buildSweeper(env, logger);
-    return sweeper.sweep();
+    sweeper ??= buildSweeper(env, logger, metrics);
+    const budgetMs = context
+      ? Math.max(10_000, context.getRemainingTimeInMillis() - FINISHING_MS)
+      : DEFAULT_SWEEP_OPTIONS.budgetMs;
+    try {
+      return await sweeper.sweep({ ...DEFAULT_SWEEP_OPTIONS, budgetMs });
+    } finally {
+      metrics.flush();
+    }
   };
 }
 

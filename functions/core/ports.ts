@@ -1,4 +1,5 @@
 /** The interfaces the core needs from the outside world; adapters implement them, tests fake them. */
+import type { PurgeRequest } from './purge-plan';
 
 /** One encoded image: the stored original or a rendition. */
 export interface EncodedImage {
@@ -47,7 +48,11 @@ export interface ObjectStore {
 
 /** The CDN in front of the stored files: a deleted file must stop being served from its caches. */
 export interface CachePurger {
-  purge(keys: readonly string[]): Promise<void>;
+  /**
+   * Starts removing the files and folders from the CDN's caches; answers the paths it sent (0 where there is no CDN),
+   * and throws when the CDN refuses (throttled).
+   */
+  purge(request: PurgeRequest): Promise<number>;
 }
 
 /** What is kept of one stored file (original or rendition). */
@@ -109,9 +114,12 @@ export interface ImageRepository {
   addDeleteToken(id: number, tokenHash: string): Promise<boolean>;
   /** Marks an active record holding this token hash as being deleted, due for the sweep now; false when none. */
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
-  /** Ids of records due for the sweep (expired, stuck pending, unfinished deletes), at most `limit`. */
-  listDue(nowMs: number, limit: number): Promise<number[]>;
-  remove(id: number): Promise<void>;
+  /** Ids of records due for the sweep (expired, stuck pending, unfinished deletes), page by page, oldest first. */
+  dueIds(nowMs: number, pageSize: number): AsyncIterable<number[]>;
+  /** When the oldest record still due became due; undefined when none is. */
+  oldestDueAtMs(nowMs: number): Promise<number | undefined>;
+  /** Removes a record; false when there was none (another run removed it). */
+  remove(id: number): Promise<boolean>;
 }
 
 /** Fingerprints of recent uploads (client, md5, width), one conditional item each. */

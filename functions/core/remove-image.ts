@@ -8,19 +8,29 @@ export interface RemovalDeps {
   logger: Logger;
 }
 
+/** The three stored files of an image. */
+export function fileKeys(record: ImageRecord): string[] {
+  return [record.original.key, record.thumb.key, record.medium.key];
+}
+
+/** Removes what an image holds in the stores but its record: its three objects and its duplicate-index entry. */
+export async function removeFiles(deps: Pick<RemovalDeps, 'objects' | 'duplicates'>, record: ImageRecord): Promise<void> {
+  await deps.objects.deleteMany(fileKeys(record));
+  if (record.duplicateKey !== null) await deps.duplicates.releaseImage(record.duplicateKey, record.id);
+}
+
 /**
- * Removes an image whole: its three objects, its duplicate-index entry, then its record. The record goes last, so a
- * removal that stops half way leaves a record that still names what is left, for the sweep to finish.
+ * Removes an image whole, as its delete link asks: its files, its duplicate entry, its cached copies at the CDN, then
+ * its record. The record goes last: a removal that stops half way, or a purge the CDN refuses (throttled), leaves the
+ * record (deleting, due) that still names everything, and the sweep finishes the removal, purge included.
  */
 export async function removeImage(deps: RemovalDeps, record: ImageRecord): Promise<void> {
-  const keys = [record.original.key, record.thumb.key, record.medium.key];
-  await deps.objects.deleteMany(keys);
-  if (record.duplicateKey !== null) await deps.duplicates.releaseImage(record.duplicateKey, record.id);
-  await deps.images.remove(record.id);
-  // The files are gone; the CDN's copies go as well. A failed purge still leaves the copies to expire on their own.
+  await removeFiles(deps, record);
   try {
-    await deps.purger.purge(keys);
+    await deps.purger.purge({ keys: fileKeys(record), folders: [] });
   } catch (error) {
-    deps.logger.warn('CDN purge of a removed image failed; cached copies expire with the cache policy', { id: record.id, error });
+    deps.logger.warn('CDN purge of a removed image failed; the sweep purges it again', { id: record.id, error });
+    return;
   }
+  await deps.images.remove(record.id);
 }

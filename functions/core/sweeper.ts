@@ -1,6 +1,8 @@
+import { isDue, wasServed } from './lifecycle';
+import { METRIC, type Metrics } from './metrics';
 import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
-import { removeImage } from './remove-image';
-import { PENDING_GRACE_MS } from './upload-service';
+import { planPurge } from './purge-plan';
+import { fileKeys, removeFiles } from './remove-image';
 
 export interface SweeperDeps {
   images: ImageRepository;
@@ -9,47 +11,124 @@ export interface SweeperDeps {
   purger: CachePurger;
   clock: Clock;
   logger: Logger;
+  metrics: Metrics;
+}
+
+export interface SweepOptions {
+  /** A run takes no new page of due records after this long (the function's timeout leaves room for the last one). */
+  budgetMs: number;
+  /** Records removed at once. */
+  concurrency: number;
+  /** Due records read per query. */
+  pageSize: number;
 }
 
 export interface SweepResult {
   removed: number;
   failed: number;
+  /** CDN paths invalidated (a folder counts as one). */
+  purgedPaths: number;
 }
+
+/** A purge is sent once the removed files would take this many paths: under CloudFront's 3,000 in progress. */
+const PURGE_BATCH_KEYS = 2_400;
+
+export const DEFAULT_SWEEP_OPTIONS: SweepOptions = { budgetMs: 180_000, concurrency: 16, pageSize: 100 };
 
 /**
  * Removes what is due: expired images, uploads that died half way (pending past their grace), and deletes that
- * stopped half way. Runs every few minutes (EventBridge in AWS, a timer locally); DynamoDB TTL is only a backstop.
+ * stopped half way or whose CDN purge was refused. Runs every few minutes (EventBridge in AWS, a timer locally);
+ * DynamoDB TTL is only a backstop. It pages through every due record until its time budget ends. The files of served
+ * images are purged from the CDN in batches, and a record goes only once its purge is sent, so a throttled purge is
+ * sent again by a later run. Two runs may overlap: every step is idempotent, and a record is counted by the run whose
+ * delete removed it.
  */
 export class Sweeper {
   constructor(private readonly deps: SweeperDeps) {}
 
-  async sweep(maxRecords = 200): Promise<SweepResult> {
-    const nowMs = this.deps.clock.nowMs();
-    const result: SweepResult = { removed: 0, failed: 0 };
-    for (const id of await this.deps.images.listDue(nowMs, maxRecords)) {
+  async sweep(options: SweepOptions = DEFAULT_SWEEP_OPTIONS): Promise<SweepResult> {
+    const { clock, images, logger, metrics } = this.deps;
+    const startedMs = clock.nowMs();
+    const result: SweepResult = { removed: 0, failed: 0, purgedPaths: 0 };
+    /** Served images whose files are gone, waiting for their purge before their records go. */
+    let toPurge: ImageRecord[] = [];
+    let purgeRefused = false;
+
+    const purgeThenForget = async (): Promise<void> => {
+      const batch = toPurge;
+      toPurge = [];
+      if (batch.length === 0 || purgeRefused) return;
+      let paths: number;
+      try {
+        paths = await this.deps.purger.purge(planPurge(batch.flatMap(fileKeys)));
+      } catch (error) {
+        // throttled (too many paths in progress) or refused: the records stay due, and a later run purges them
+        purgeRefused = true;
+        metrics.add(METRIC.purgeFailures, 'Count', 1);
+        logger.warn('CDN purge refused; the records stay for the next sweep', { images: batch.length, error });
+        return;
+      }
+      result.purgedPaths += paths;
+      metrics.add(METRIC.purgedPaths, 'Count', paths);
+      await eachAtOnce(batch, options.concurrency, (record) => this.forget(record, result));
+    };
+
+    for await (const page of images.dueIds(startedMs, options.pageSize)) {
+      await eachAtOnce(page, options.concurrency, async (id) => {
+        const record = await this.removeFilesOf(id, startedMs, result);
+        if (record) toPurge.push(record);
+      });
+      if (toPurge.length * 3 >= PURGE_BATCH_KEYS) await purgeThenForget();
+      if (clock.nowMs() - startedMs >= options.budgetMs) break;
+    }
+    await purgeThenForget();
+
+    const oldestDueAtMs = await images.oldestDueAtMs(startedMs);
+    metrics.add(METRIC.sweepRemoved, 'Count', result.removed);
+    metrics.add(METRIC.sweepFailed, 'Count', result.failed);
+    metrics.add(METRIC.sweepBacklogAge, 'Seconds', oldestDueAtMs === undefined ? 0 : (startedMs - oldestDueAtMs) / 1000);
+    if (result.removed > 0 || result.failed > 0) logger.info('sweep', { ...result, oldestDueAtMs });
+    return result;
+  }
+
+  /**
+   * Removes the files of a due record; answers the record when it was served and so waits for its purge. A record
+   * that was never served (a dead upload) goes at once.
+   */
+  private async removeFilesOf(id: number, nowMs: number, result: SweepResult): Promise<ImageRecord | undefined> {
+    try {
       // The index is read eventually consistent; the record itself decides.
       const record = await this.deps.images.find(id);
-      if (!record || !isDue(record, nowMs)) continue;
-      try {
-        await removeImage(this.deps, record);
-        result.removed += 1;
-      } catch (error) {
-        result.failed += 1;
-        this.deps.logger.warn('sweep could not remove an image; the next sweep tries again', { id, error });
-      }
+      if (!record || !isDue(record, nowMs)) return undefined;
+      await removeFiles(this.deps, record);
+      if (wasServed(record)) return record;
+      await this.forget(record, result);
+    } catch (error) {
+      result.failed += 1;
+      this.deps.logger.warn('sweep could not remove an image; the next sweep tries again', { id, error });
     }
-    if (result.removed > 0 || result.failed > 0) this.deps.logger.info('sweep', { ...result });
-    return result;
+    return undefined;
+  }
+
+  private async forget(record: ImageRecord, result: SweepResult): Promise<void> {
+    try {
+      if (await this.deps.images.remove(record.id)) result.removed += 1;
+    } catch (error) {
+      result.failed += 1;
+      this.deps.logger.warn('sweep could not remove a record; the next sweep tries again', { id: record.id, error });
+    }
   }
 }
 
-function isDue(record: ImageRecord, nowMs: number): boolean {
-  switch (record.status) {
-    case 'deleting':
-      return true;
-    case 'pending':
-      return record.createdAtMs + PENDING_GRACE_MS <= nowMs;
-    case 'active':
-      return record.expiresAtMs !== null && record.expiresAtMs <= nowMs;
-  }
+/** Runs `work` on every item, at most `limit` at a time. */
+async function eachAtOnce<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -6,6 +6,7 @@ import { METRIC, type Metrics } from './metrics';
 import { formatDateFolder, formatSize } from './formatting';
 import { IdCodec } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
+import { isLive, PENDING_GRACE_MS } from './lifecycle';
 import { baseNameOf, cleanOriginalFilename, sanitizeName, titleFromFilename, type NamingMode } from './naming';
 import type {
   CachePurger,
@@ -80,8 +81,6 @@ const STALE_CLAIM_MS = 5 * 60_000;
 const IN_FLIGHT_WAIT_MS = 10_000;
 const IN_FLIGHT_POLL_MS = 100;
 const MAX_DUPLICATE_CHECKS = 200;
-/** A pending record older than this is an upload that died; the sweep removes it. */
-export const PENDING_GRACE_MS = 15 * 60_000;
 const TOKEN_PATTERN = /^[0-9a-f]{48}$/;
 
 type DuplicateCheck = { existing: ImageRecord } | { claimId: string | undefined };
@@ -221,7 +220,7 @@ export class UploadService {
       if (answer.claimed) return { claimId };
       if (answer.imageId !== null) {
         const existing = await this.deps.images.find(answer.imageId);
-        if (existing && this.isLive(existing)) {
+        if (existing && isLive(existing, this.deps.clock.nowMs())) {
           if (this.deps.rules.duplicates === 'reject') throw new UploadError('Duplicate', 'Duplicated upload');
           return { existing };
         }
@@ -292,17 +291,13 @@ export class UploadService {
   private async liveRecord(idEncoded: string): Promise<ImageRecord> {
     const id = (await this.idCodec()).decode(idEncoded);
     const record = id === undefined ? undefined : await this.deps.images.find(id);
-    if (!record || !this.isLive(record)) throw notFound();
+    if (!record || !isLive(record, this.deps.clock.nowMs())) throw notFound();
     return record;
   }
 
   /** The encoded id of a record, for links. */
   async encodeId(id: number): Promise<string> {
     return (await this.idCodec()).encode(id);
-  }
-
-  private isLive(record: ImageRecord): boolean {
-    return record.status === 'active' && (record.expiresAtMs === null || record.expiresAtMs > this.deps.clock.nowMs());
   }
 
   private imageObject(record: ImageRecord, idEncoded: string, deleteToken: string, nowMs: number): ImageObject {

@@ -24,14 +24,14 @@ describe('expiration', () => {
     const viewer = String(image['url_viewer']);
     expect((await service.send(new Request(viewer))).statusCode).toBe(200);
     const sweep = sweeperFor(service);
-    expect(await sweep()).toEqual({ removed: 0, failed: 0 });
+    expect(await sweep()).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
     expect(await service.objectKeys()).toHaveLength(3);
 
     const realNow = Date.now();
     jest.spyOn(Date, 'now').mockReturnValue(realNow + 301_000);
     expect((await service.send(new Request(viewer))).statusCode).toBe(404);
     expect((await service.send(new Request(String(image['delete_url'])))).statusCode).toBe(404);
-    expect(await sweep()).toEqual({ removed: 1, failed: 0 });
+    expect(await sweep()).toEqual({ removed: 1, failed: 0, purgedPaths: 0 });
     expect(await service.objectKeys()).toEqual([]);
     expect(await service.items('IMG#')).toEqual([]);
     // the name stays claimed, so the URL never comes to mean another image

@@ -1,6 +1,7 @@
 import { CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
 import { CloudFrontPurger } from '../../functions/adapters/cloudfront-purger';
 import type { ImageRecord } from '../../functions/core/ports';
+import type { PurgeRequest } from '../../functions/core/purge-plan';
 import { removeImage, type RemovalDeps } from '../../functions/core/remove-image';
 
 const file = (key: string) => ({ key, width: 1, height: 1, size: 1, mime: 'image/png', extension: 'png', bits: 8, channels: 3 });
@@ -12,7 +13,7 @@ const record = {
   duplicateKey: 'DUP#ip#md5#-',
 } as unknown as ImageRecord;
 
-function recordingDeps(purge: (keys: readonly string[]) => Promise<void>): { deps: RemovalDeps; calls: string[] } {
+function recordingDeps(purge: (request: PurgeRequest) => Promise<unknown>): { deps: RemovalDeps; calls: string[] } {
   const calls: string[] = [];
   const deps = {
     objects: {
@@ -20,11 +21,17 @@ function recordingDeps(purge: (keys: readonly string[]) => Promise<void>): { dep
       put: async () => undefined,
     },
     duplicates: { releaseImage: async (key: string, id: number) => void calls.push(`duplicate ${key} ${id}`) },
-    images: { remove: async (id: number) => void calls.push(`record ${id}`) },
+    images: {
+      remove: async (id: number) => {
+        calls.push(`record ${id}`);
+        return true;
+      },
+    },
     purger: {
-      purge: async (keys: readonly string[]) => {
-        calls.push(`purge ${keys.join(',')}`);
-        await purge(keys);
+      purge: async (request: PurgeRequest) => {
+        calls.push(`purge ${request.keys.join(',')}`);
+        await purge(request);
+        return request.keys.length;
       },
     },
     logger: { info: () => undefined, warn: (message: string) => void calls.push(`warn ${message}`), error: () => undefined },
@@ -33,18 +40,19 @@ function recordingDeps(purge: (keys: readonly string[]) => Promise<void>): { dep
 }
 
 describe('removeImage', () => {
-  it('removes the objects, the duplicate entry and the record, in that order, then purges the CDN', async () => {
+  it('removes the objects and the duplicate entry, purges the CDN, then removes the record, in that order', async () => {
     const { deps, calls } = recordingDeps(async () => undefined);
     await removeImage(deps, record);
     const keys = 'images/2026/11/22/a.png,images/2026/11/22/a.th.png,images/2026/11/22/a.md.png';
-    expect(calls).toEqual([`objects ${keys}`, 'duplicate DUP#ip#md5#- 7', 'record 7', `purge ${keys}`]);
+    expect(calls).toEqual([`objects ${keys}`, 'duplicate DUP#ip#md5#- 7', `purge ${keys}`, 'record 7']);
   });
 
-  it('still succeeds when the purge fails, and says so in the log', async () => {
+  it('still succeeds when the purge is refused, keeping the record for the sweep to purge again', async () => {
     const { deps, calls } = recordingDeps(async () => {
       throw new Error('throttled');
     });
     await expect(removeImage(deps, record)).resolves.toBeUndefined();
+    expect(calls.some((call) => call.startsWith('record'))).toBe(false);
     expect(calls[calls.length - 1]).toMatch(/^warn CDN purge/);
   });
 });
@@ -59,13 +67,17 @@ describe('CloudFrontPurger', () => {
         return Promise.resolve({});
       },
     } as unknown as CloudFrontClient;
-    await new CloudFrontPurger(client, async () => 'E123').purge(['images/a.png', 'images/a.th.png']);
+    const paths = await new CloudFrontPurger(client, async () => 'E123').purge({
+      keys: ['images/a.png', 'images/a.th.png'],
+      folders: ['images/2026/11/23/'],
+    });
+    expect(paths).toBe(3);
     expect(sent).toHaveLength(1);
     expect(sent[0]?.input).toMatchObject({
       DistributionId: 'E123',
-      InvalidationBatch: { Paths: { Quantity: 2, Items: ['/images/a.png', '/images/a.th.png'] } },
+      InvalidationBatch: { Paths: { Quantity: 3, Items: ['/images/a.png', '/images/a.th.png', '/images/2026/11/23/*'] } },
     });
-    await new CloudFrontPurger(client, async () => undefined).purge(['images/b.png']);
+    expect(await new CloudFrontPurger(client, async () => undefined).purge({ keys: ['images/b.png'], folders: [] })).toBe(0);
     expect(sent).toHaveLength(1);
   });
 });

@@ -1,0 +1,194 @@
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { buildStores, clock } from '../../functions/api/stores';
+import { loadConfig } from '../../functions/config';
+import { sha256Hex } from '../../functions/core/hashes';
+import { NO_METRICS } from '../../functions/core/metrics';
+import type { CachePurger, Logger } from '../../functions/core/ports';
+import type { PurgeRequest } from '../../functions/core/purge-plan';
+import { removeImage } from '../../functions/core/remove-image';
+import { Sweeper, type SweepOptions } from '../../functions/core/sweeper';
+import { makePng } from '../support/images';
+import {
+  createTestService,
+  InMemoryMetrics,
+  jsonBody,
+  multipartUpload,
+  PUBLIC_URL,
+  type TestService,
+} from '../support/test-service';
+
+jest.setTimeout(60_000);
+
+const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A CDN that records what it is asked to purge, and refuses (throttled) while `refusing` is set. */
+class RecordingPurger implements CachePurger {
+  readonly requests: PurgeRequest[] = [];
+  refusing = false;
+
+  async purge(request: PurgeRequest): Promise<number> {
+    if (this.refusing)
+      throw Object.assign(new Error('Too many invalidations in progress'), { name: 'TooManyInvalidationsInProgress' });
+    this.requests.push(request);
+    return request.keys.length + request.folders.length;
+  }
+
+  keys(): string[] {
+    return this.requests.flatMap((request) => request.keys);
+  }
+}
+
+function sweeperOf(service: TestService, purger: CachePurger, metrics = NO_METRICS): Sweeper {
+  const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
+  const { images, objects, duplicates } = buildStores(loadConfig(env), env);
+  return new Sweeper({ images, objects, duplicates, purger, clock, logger: quiet, metrics });
+}
+
+const options = (overrides: Partial<SweepOptions> = {}): SweepOptions => ({
+  budgetMs: 60_000,
+  concurrency: 4,
+  pageSize: 2,
+  ...overrides,
+});
+
+/** Uploads `count` images that expire in 5 minutes; answers their stored keys. */
+async function expiringImages(service: TestService, count: number, first = 0): Promise<string[]> {
+  const keys: string[] = [];
+  for (let index = first; index < first + count; index += 1) {
+    const image = jsonBody(
+      await service.send(
+        multipartUpload({
+          key: service.apiKey,
+          expiration: '300',
+          source: { bytes: await makePng(30 + index, 9), filename: `x${index}.png` },
+        }),
+      ),
+    ).image;
+    const path = (url: unknown): string => new URL(String(url)).pathname.slice(1);
+    keys.push(path(image['url']), path((image['thumb'] as { url: string }).url), path((image['medium'] as { url: string }).url));
+  }
+  return keys;
+}
+
+function afterExpiry(): void {
+  const realNow = Date.now();
+  jest.spyOn(Date, 'now').mockReturnValue(realNow + 301_000);
+}
+
+afterEach(() => jest.restoreAllMocks());
+
+describe('the sweep', () => {
+  it('pages through every due record, and purges the files of all of them in one batch before their records go', async () => {
+    const service = await createTestService({ DUPLICATES: 'allow' });
+    const keys = await expiringImages(service, 7);
+    afterExpiry();
+    const purger = new RecordingPurger();
+    const metrics = new InMemoryMetrics();
+    const result = await sweeperOf(service, purger, metrics).sweep(options());
+    expect(result).toEqual({ removed: 7, failed: 0, purgedPaths: 21 });
+    expect(purger.requests).toHaveLength(1);
+    expect(purger.keys().sort()).toEqual([...keys].sort());
+    expect(await service.objectKeys()).toEqual([]);
+    expect(await service.items('IMG#')).toEqual([]);
+    expect(metrics.sum('SweepRemoved')).toBe(7);
+    expect(metrics.sum('PurgedPaths')).toBe(21);
+    expect(metrics.values.find((entry) => entry.name === 'SweepBacklogAge')?.value).toBe(0);
+  });
+
+  it('stops taking pages when its time budget ends, reports the backlog, and the next run finishes', async () => {
+    const service = await createTestService({ DUPLICATES: 'allow' });
+    await expiringImages(service, 5);
+    afterExpiry();
+    const metrics = new InMemoryMetrics();
+    const first = await sweeperOf(service, new RecordingPurger(), metrics).sweep(options({ budgetMs: 0 }));
+    // one page (of one shard of the index), not all
+    expect(first.removed).toBeGreaterThan(0);
+    expect(first.removed).toBeLessThanOrEqual(2);
+    const backlog = metrics.values.find((entry) => entry.name === 'SweepBacklogAge');
+    expect(backlog?.unit).toBe('Seconds');
+    expect(backlog?.value).toBeGreaterThan(0);
+    const second = await sweeperOf(service, new RecordingPurger()).sweep(options());
+    expect(first.removed + second.removed).toBe(5);
+    expect(await service.items('IMG#')).toEqual([]);
+  });
+
+  it('keeps the records of a refused purge, their files gone, and a later run purges them and removes the records', async () => {
+    const service = await createTestService({ DUPLICATES: 'allow' });
+    const keys = await expiringImages(service, 3);
+    afterExpiry();
+    const purger = new RecordingPurger();
+    purger.refusing = true;
+    const metrics = new InMemoryMetrics();
+    expect(await sweeperOf(service, purger, metrics).sweep(options())).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
+    expect(metrics.sum('PurgeFailures')).toBe(1);
+    expect(await service.objectKeys()).toEqual([]);
+    expect(await service.items('IMG#')).toHaveLength(3);
+    // the viewer already answers 404
+    purger.refusing = false;
+    expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 3, failed: 0, purgedPaths: 9 });
+    expect(purger.keys().sort()).toEqual([...keys].sort());
+    expect(await service.items('IMG#')).toEqual([]);
+  });
+
+  it('removes a dead upload (pending, never answered) without purging anything: no CDN ever had its files', async () => {
+    const service = await createTestService();
+    const image = jsonBody(
+      await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(42, 9), filename: 'p.png' } })),
+    ).image;
+    const id = (await service.idCodec()).decode(String(image['id_encoded'])) ?? 0;
+    // as an upload that died after its pending record and its puts: pending, past its grace, due
+    await DynamoDBDocumentClient.from(service.clients.dynamodb).send(
+      new UpdateCommand({
+        TableName: service.table,
+        Key: { pk: `IMG#${id}` },
+        UpdateExpression: 'SET #status = :pending, createdAtMs = :old, sweepShard = :shard, sweepAtMs = :old',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'pending', ':old': Date.now() - 3_600_000, ':shard': `S#${id % 8}` },
+      }),
+    );
+    const purger = new RecordingPurger();
+    expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 1, failed: 0, purgedPaths: 0 });
+    expect(purger.requests).toEqual([]);
+    expect(await service.objectKeys()).toEqual([]);
+  });
+
+  it('removes two runs that overlap exactly once between them, without failures', async () => {
+    const service = await createTestService({ DUPLICATES: 'allow' });
+    await expiringImages(service, 8);
+    afterExpiry();
+    const purger = new RecordingPurger();
+    const [one, two] = await Promise.all([
+      sweeperOf(service, purger).sweep(options()),
+      sweeperOf(service, purger).sweep(options()),
+    ]);
+    expect((one?.removed ?? 0) + (two?.removed ?? 0)).toBe(8);
+    expect((one?.failed ?? 0) + (two?.failed ?? 0)).toBe(0);
+    expect(await service.objectKeys()).toEqual([]);
+    expect(await service.items('IMG#')).toEqual([]);
+  });
+
+  it('purges a delete whose own purge was refused: the record stays deleting until the sweep purges it', async () => {
+    const service = await createTestService();
+    const image = jsonBody(
+      await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(41, 9), filename: 'd.png' } })),
+    ).image;
+    const id = (await service.idCodec()).decode(String(image['id_encoded'])) ?? 0;
+    const token = String(image['delete_url']).split('/').pop() ?? '';
+    const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
+    const stores = buildStores(loadConfig(env), env);
+    // what a delete link does, with a CDN that refuses the purge
+    expect(await stores.images.markDeleting(id, sha256Hex(token), Date.now())).toBe(true);
+    const refusing = new RecordingPurger();
+    refusing.refusing = true;
+    const record = await stores.images.find(id);
+    await removeImage({ ...stores, purger: refusing, logger: quiet }, record!);
+    expect(await service.objectKeys()).toEqual([]);
+    expect((await service.item(`IMG#${id}`))?.['status']).toBe('deleting');
+    expect((await service.send(new Request(String(image['url_viewer'])))).statusCode).toBe(404);
+
+    const purger = new RecordingPurger();
+    expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 1, failed: 0, purgedPaths: 3 });
+    expect(purger.keys()).toEqual([record!.original.key, record!.thumb.key, record!.medium.key]);
+    expect(await service.item(`IMG#${id}`)).toBeUndefined();
+  });
+});
