@@ -29,6 +29,7 @@ import { parameterNames } from '../functions/adapters/parameter-names';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, ORIGIN_VERIFY_HEADER, requestTooLargeMessage } from '../functions/http/edge-contract';
 import { acknowledge } from './nag-suppressions';
 import { ApiFirewall } from './api-firewall';
+import { Monitoring } from './monitoring';
 import { readDeploymentSettings } from './settings';
 import { viewerRequestCode } from './viewer-request';
 
@@ -41,6 +42,25 @@ const STAGE = 'v1';
 const RUNTIME = lambda.Runtime.NODEJS_24_X;
 /** How long every log group of the stack keeps its lines. */
 const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
+
+/**
+ * One JSON line per request. The resource path, never the path: paths hold delete tokens. `errorType` is the
+ * gateway's own error, if any (THROTTLED feeds the throttle alarm).
+ */
+const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: apigateway.AccessLogField.contextRequestId(),
+    ip: apigateway.AccessLogField.contextIdentitySourceIp(),
+    requestTime: apigateway.AccessLogField.contextRequestTime(),
+    httpMethod: apigateway.AccessLogField.contextHttpMethod(),
+    resourcePath: apigateway.AccessLogField.contextResourcePath(),
+    status: apigateway.AccessLogField.contextStatus(),
+    protocol: apigateway.AccessLogField.contextProtocol(),
+    responseLength: apigateway.AccessLogField.contextResponseLength(),
+    errorType: apigateway.AccessLogField.contextErrorResponseType(),
+    integrationLatency: apigateway.AccessLogField.contextIntegrationLatency(),
+  }),
+);
 
 /** The error envelope of the contract (section 6), for answers the gateway gives without the function. */
 function envelope(status: number, code: number, message: string, statusTxt: string): Record<string, string> {
@@ -56,6 +76,7 @@ export class ImageUploadStack extends Stack {
   readonly sweepFunction: nodejs.NodejsFunction;
   readonly distribution: cloudfront.Distribution;
   readonly api: apigateway.RestApi;
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, props);
@@ -228,7 +249,7 @@ export class ImageUploadStack extends Stack {
         throttlingRateLimit: settings.throttleRateLimit,
         throttlingBurstLimit: settings.throttleBurstLimit,
         accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigateway.AccessLogFormat.jsonWithStandardFields(),
+        accessLogFormat: ACCESS_LOG_FORMAT,
         // errors only, and never data traces: those would log request bodies and queries, keys included
         loggingLevel: apigateway.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
@@ -388,6 +409,15 @@ export class ImageUploadStack extends Stack {
       targets: [new targets.LambdaFunction(this.sweepFunction)],
     });
 
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      apiFunction: this.apiFunction,
+      sweepFunction: this.sweepFunction,
+      api: this.api,
+      accessLogs,
+      table,
+      alarmEmail: settings.alarmEmail,
+    });
+
     this.giveEveryFunctionALogGroup();
 
     new CfnOutput(this, 'BaseUrl', { value: baseUrl, description: 'The public base URL: uploads go to BASE/api/1/upload' });
@@ -399,6 +429,11 @@ export class ImageUploadStack extends Stack {
     new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'DistributionId', { value: this.distribution.distributionId });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.monitoring.topic.topicArn,
+      description: 'SNS topic of the alarms: subscribe to it (or deploy with -c alarmEmail=...)',
+    });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'DistributionDomainName', {
       value: this.distribution.distributionDomainName,
       description: 'Where a custom domain points (CNAME or alias)',

@@ -39,6 +39,8 @@ export interface DeploymentSettings {
   firewall: boolean;
   /** Requests per viewer IP in any 5 minutes the firewall lets through; 0: no rate rule. */
   firewallRateLimit: number;
+  /** Where alarms are e-mailed (a subscription the address must confirm); undefined: the SNS topic only. */
+  alarmEmail: string | undefined;
 }
 
 /**
@@ -75,6 +77,9 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   const certificateArn = text('certificateArn');
   if (Boolean(domainName) !== Boolean(certificateArn)) throw new Error('context domainName and certificateArn go together');
   const reserved = text('reservedConcurrency');
+  const alarmEmail = text('alarmEmail');
+  if (alarmEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(alarmEmail))
+    throw new Error('context alarmEmail must be an e-mail address');
   const firewall = text('firewall') ?? 'true';
   if (firewall !== 'true' && firewall !== 'false') throw new Error('context firewall must be true or false');
   const firewallRateLimit = number('firewallRateLimit', 3000, 0, 2_000_000_000);
@@ -92,5 +97,6 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     removal,
     firewall: firewall === 'true',
     firewallRateLimit,
+    alarmEmail,
   };
 }

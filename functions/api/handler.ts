@@ -1,13 +1,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { EmfMetrics } from '../adapters/emf-metrics';
-import type { Metrics } from '../core/metrics';
+import { METRIC_SERVICE, type Metrics } from '../core/metrics';
 import { createRouter, type Router } from '../http/router';
 import { buildServices, type Env } from './build';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Promise<APIGatewayProxyResult>;
 
-const SERVICE_NAME = 'image-upload';
+const SERVICE_NAME = METRIC_SERVICE.api;
 
 /**
  * A handler over its own environment; tests and the local server make several. Metrics go to CloudWatch's embedded

@@ -1,13 +1,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { EmfMetrics } from '../adapters/emf-metrics';
-import type { Metrics } from '../core/metrics';
+import { METRIC_SERVICE, type Metrics } from '../core/metrics';
 import { DEFAULT_SWEEP_OPTIONS, type SweepResult, type Sweeper } from '../core/sweeper';
 import { buildSweeper, type Env } from './stores';
 
 export type SweepHandler = (event?: unknown, context?: Context) => Promise<SweepResult>;
 
-const SERVICE_NAME = 'image-upload-sweep';
+const SERVICE_NAME = METRIC_SERVICE.sweep;
 /** Left of the function's time when a run stops taking new records: the last page, its purge, the metrics. */
 const FINISHING_MS = 60_000;
 

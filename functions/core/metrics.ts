@@ -1,6 +1,9 @@
 /** The CloudWatch namespace of every metric of the service. */
 export const METRICS_NAMESPACE = 'ImageUpload';
 
+/** The `service` dimension of each function's metrics. */
+export const METRIC_SERVICE = { api: 'image-upload', sweep: 'image-upload-sweep' } as const;
+
 /** Every metric the service emits; the stack's alarms and dashboard read the same names. */
 export const METRIC = {
   /** An upload answered 200 with a newly stored image. */

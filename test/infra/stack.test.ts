@@ -231,6 +231,76 @@ describe('a fresh account', () => {
   });
 });
 
+describe('monitoring', () => {
+  const template = synth();
+  const alarms = template.findResources('AWS::CloudWatch::Alarm') as Record<string, { Properties: Record<string, unknown> }>;
+  const alarm = (idPrefix: string): Record<string, unknown> => {
+    const found = Object.entries(alarms).find(([id]) => id.startsWith(`Monitoring${idPrefix}`));
+    if (!found) throw new Error(`no alarm ${idPrefix}`);
+    return found[1].Properties;
+  };
+
+  it('alarms on every sign of trouble the issue names, each to the alarm topic', () => {
+    expect(Object.keys(alarms).map((id) => id.replace(/^Monitoring|[0-9A-F]{8}$/g, '')).sort()).toEqual([
+      'Api5xx',
+      'ApiErrors',
+      'ApiThrottles',
+      'GatewayThrottled',
+      'SsmReadFailures',
+      'SweepBacklog',
+      'SweepErrors',
+      'SweepFailures',
+      'TableSystemErrors',
+      'TableThrottles',
+    ]);
+    for (const properties of Object.values(alarms).map((entry) => entry.Properties)) {
+      expect(JSON.stringify(properties['AlarmActions'])).toMatch(/MonitoringAlarms/);
+    }
+  });
+
+  it("reads the service's own metrics under the names and dimensions the functions write", () => {
+    expect(alarm('SweepBacklog')).toMatchObject({
+      Namespace: 'ImageUpload',
+      MetricName: 'SweepBacklogAge',
+      Dimensions: [{ Name: 'service', Value: 'image-upload-sweep' }],
+      Statistic: 'Maximum',
+      Threshold: 900,
+    });
+    expect(alarm('SsmReadFailures')).toMatchObject({
+      Namespace: 'ImageUpload',
+      MetricName: 'StoreErrors',
+      Dimensions: expect.arrayContaining([
+        { Name: 'service', Value: 'image-upload' },
+        { Name: 'Store', Value: 'SSM' },
+      ]) as unknown,
+    });
+    expect(alarm('SweepFailures')).toMatchObject({ MetricName: 'SweepFailed' });
+  });
+
+  it("counts the gateway's own throttles from its access log, which never holds a path (delete tokens)", () => {
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.errorType = "THROTTLED" }',
+      MetricTransformations: [Match.objectLike({ MetricName: 'GatewayThrottles', MetricNamespace: 'ImageUpload' })],
+    });
+    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0] as {
+      Properties: { AccessLogSetting: { Format: string } };
+    };
+    const format = JSON.parse(stage.Properties.AccessLogSetting.Format) as Record<string, string>;
+    expect(format['errorType']).toBe('$context.error.responseType');
+    expect(Object.values(format)).not.toContain('$context.path');
+  });
+
+  it('e-mails the alarms to the address given in context, and has a dashboard', () => {
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    synth({ alarmEmail: 'ops@example.com' }).hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    expect(() => synth({ alarmEmail: 'not-an-address' })).toThrow(/alarmEmail/);
+  });
+});
+
 describe('the API firewall', () => {
   it('admits to the stage only requests with the origin secret, and rate-limits each viewer IP, answering in the envelope', () => {
     const template = synth();

@@ -1,0 +1,212 @@
+import { Duration } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import { METRIC, METRIC_SERVICE, METRICS_NAMESPACE, storeLatencyMetric } from '../functions/core/metrics';
+
+export interface MonitoringProps {
+  apiFunction: lambda.IFunction;
+  sweepFunction: lambda.IFunction;
+  api: apigateway.RestApi;
+  /** The stage's access logs, JSON with `errorType` (the gateway's own error, THROTTLED among them). */
+  accessLogs: logs.ILogGroup;
+  table: dynamodb.TableV2;
+  /** Where alarms are sent by e-mail; none: the topic only. */
+  alarmEmail: string | undefined;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
+const STORES = ['S3', 'DynamoDB', 'SSM', 'CloudFront'] as const;
+/** The sweep runs every 5 minutes and removes due records at once: older than this, it is not keeping up. */
+const SWEEP_BACKLOG_ALARM_SECONDS = 15 * 60;
+
+/** One of the service's own metrics (embedded metric format), of the API's or the sweep's `service`. */
+function serviceMetric(
+  name: string,
+  options: {
+    service?: keyof typeof METRIC_SERVICE;
+    statistic?: string;
+    dimensions?: Record<string, string>;
+    label?: string;
+  } = {},
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: METRIC_SERVICE[options.service ?? 'api'], ...options.dimensions },
+    statistic: options.statistic ?? 'Sum',
+    period: FIVE_MINUTES,
+    ...(options.label ? { label: options.label } : {}),
+  });
+}
+
+/**
+ * Tells the operator when the service is unwell: alarms on function errors and 5xx answers, throttles of the function
+ * and the gateway, DynamoDB throttles and system errors, the sweep's failures and backlog, and SSM read failures, to
+ * an SNS topic (and an e-mail address, if given); and a dashboard of the same figures.
+ */
+export class Monitoring extends Construct {
+  readonly topic: sns.Topic;
+  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    this.topic = new sns.Topic(this, 'Alarms', { displayName: 'Image upload service alarms', enforceSSL: true });
+    if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+
+    const gatewayThrottles = new logs.MetricFilter(this, 'GatewayThrottles', {
+      logGroup: props.accessLogs,
+      filterPattern: logs.FilterPattern.stringValue('$.errorType', '=', 'THROTTLED'),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: 'GatewayThrottles',
+      metricValue: '1',
+      defaultValue: 0,
+    }).metric({ statistic: 'Sum', period: FIVE_MINUTES });
+    const gateway5xx = props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const dynamoOperations = [
+      dynamodb.Operation.GET_ITEM,
+      dynamodb.Operation.PUT_ITEM,
+      dynamodb.Operation.UPDATE_ITEM,
+      dynamodb.Operation.DELETE_ITEM,
+      dynamodb.Operation.QUERY,
+    ];
+
+    const alarm = (id: string, description: string, metric: cloudwatch.IMetric, threshold: number): void => {
+      const created = new cloudwatch.Alarm(this, id, {
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      created.addAlarmAction(new actions.SnsAction(this.topic));
+      created.addOkAction(new actions.SnsAction(this.topic));
+      this.alarms.push(created);
+    };
+    alarm(
+      'ApiErrors',
+      'The API function failed (crashed or timed out)',
+      props.apiFunction.metricErrors({ period: FIVE_MINUTES }),
+      1,
+    );
+    alarm('Api5xx', 'The API answered 5xx (from the function or the gateway) 3 times in 5 minutes', gateway5xx, 3);
+    alarm(
+      'ApiThrottles',
+      'Lambda throttled the API function (concurrency quota)',
+      props.apiFunction.metricThrottles({ period: FIVE_MINUTES }),
+      1,
+    );
+    alarm('GatewayThrottled', "The gateway's stage throttle refused requests (429)", gatewayThrottles, 1);
+    alarm(
+      'TableThrottles',
+      'DynamoDB throttled requests',
+      props.table.metricThrottledRequestsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES }),
+      1,
+    );
+    alarm(
+      'TableSystemErrors',
+      'DynamoDB answered system errors',
+      props.table.metricSystemErrorsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES }),
+      1,
+    );
+    alarm('SweepErrors', 'The sweep function failed', props.sweepFunction.metricErrors({ period: FIVE_MINUTES }), 1);
+    alarm('SweepFailures', 'The sweep could not remove images', serviceMetric(METRIC.sweepFailed, { service: 'sweep' }), 1);
+    alarm(
+      'SweepBacklog',
+      'Records have been due for the sweep for over 15 minutes: it is not keeping up, or CDN purges are refused',
+      serviceMetric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' }),
+      SWEEP_BACKLOG_ALARM_SECONDS,
+    );
+    alarm(
+      'SsmReadFailures',
+      'The API could not read its parameters from SSM (the key, the flood limits)',
+      serviceMetric(METRIC.storeErrors, { dimensions: { Store: 'SSM' } }),
+      1,
+    );
+
+    const graph = (title: string, left: cloudwatch.IMetric[], width = 8): cloudwatch.GraphWidget =>
+      new cloudwatch.GraphWidget({ title, left, width, height: 6 });
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.days(1),
+      widgets: [
+        [
+          graph('Uploads', [
+            serviceMetric(METRIC.uploadStored, { label: 'stored' }),
+            serviceMetric(METRIC.uploadDuplicate, { label: 'duplicate' }),
+            serviceMetric(METRIC.uploadRefused, { label: 'refused (4xx)' }),
+            serviceMetric(METRIC.uploadFailed, { label: 'failed (5xx)' }),
+          ]),
+          graph('Refusals', [
+            new cloudwatch.MathExpression({
+              expression: `SEARCH('{${METRICS_NAMESPACE},service,Kind} MetricName="${METRIC.uploadErrors}"', 'Sum', 300)`,
+              label: 'by kind',
+              period: FIVE_MINUTES,
+            }),
+            serviceMetric(METRIC.floodRefusals, { label: 'flood limits' }),
+            serviceMetric(METRIC.urlFetchFailures, { label: 'URL fetch failures' }),
+          ]),
+          graph('Bytes stored', [serviceMetric(METRIC.bytesStored)]),
+        ],
+        [
+          graph('Imaging time (ms)', [
+            serviceMetric(METRIC.imagingTime, { statistic: 'p50', label: 'p50' }),
+            serviceMetric(METRIC.imagingTime, { statistic: 'p99', label: 'p99' }),
+          ]),
+          graph(
+            'Store latency p99 (ms)',
+            STORES.map((store) => serviceMetric(storeLatencyMetric(store), { statistic: 'p99', label: store })),
+          ),
+          graph(
+            'Store errors',
+            STORES.map((store) => serviceMetric(METRIC.storeErrors, { dimensions: { Store: store }, label: store })),
+          ),
+        ],
+        [
+          graph('API function', [
+            props.apiFunction.metricInvocations({ period: FIVE_MINUTES }),
+            props.apiFunction.metricErrors({ period: FIVE_MINUTES }),
+            props.apiFunction.metricThrottles({ period: FIVE_MINUTES }),
+          ]),
+          graph('API function duration (ms)', [
+            props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p50' }),
+            props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' }),
+          ]),
+          graph('Gateway', [
+            props.api.metricCount({ period: FIVE_MINUTES }),
+            props.api.metricClientError({ period: FIVE_MINUTES }),
+            gateway5xx,
+            gatewayThrottles,
+          ]),
+        ],
+        [
+          graph('Sweep', [
+            serviceMetric(METRIC.sweepRemoved, { service: 'sweep', label: 'removed' }),
+            serviceMetric(METRIC.sweepFailed, { service: 'sweep', label: 'failed' }),
+            serviceMetric(METRIC.purgedPaths, { service: 'sweep', label: 'CDN paths purged' }),
+            serviceMetric(METRIC.purgeFailures, { service: 'sweep', label: 'CDN purges refused' }),
+          ]),
+          graph('Sweep backlog age (s)', [serviceMetric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' })], 4),
+          graph(
+            'DynamoDB throttles',
+            [props.table.metricThrottledRequestsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES })],
+            6,
+          ),
+          graph(
+            'DynamoDB system errors',
+            [props.table.metricSystemErrorsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES })],
+            6,
+          ),
+        ],
+        [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 })],
+      ],
+    });
+  }
+}
