@@ -89,10 +89,6 @@ export class ApiFirewall extends Construct {
       rules,
       visibilityConfig: visibility('ApiFirewall'),
     });
-    const association = new wafv2.CfnWebACLAssociation(this, 'OnStage', {
-      resourceArn: props.stage.stageArn,
-      webAclArn: this.webAcl.attrArn,
-    });
-    association.node.addDependency(props.stage);
+    new wafv2.CfnWebACLAssociation(this, 'OnStage', { resourceArn: props.stage.stageArn, webAclArn: this.webAcl.attrArn });
   }
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import {
+  Annotations,
   CfnOutput,
   CfnResource,
   CustomResource,
@@ -372,6 +373,10 @@ export class ImageUploadStack extends Stack {
           }
         : {}),
     });
+    Annotations.of(this.distribution).acknowledgeWarning(
+      '@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk',
+      'The bucket origin serves only /images/* (never the default behavior or the root), and no query string reaches it, so no request can list the bucket.',
+    );
     acknowledge(this.distribution, 'CFR1', "An image host serves everyone; geo restriction is the operator's choice.");
     acknowledge(this.distribution, 'CFR2', 'WAF is optional (cost); see APIG3.');
     acknowledge(

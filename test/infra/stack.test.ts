@@ -241,7 +241,11 @@ describe('monitoring', () => {
   };
 
   it('alarms on every sign of trouble the issue names, each to the alarm topic', () => {
-    expect(Object.keys(alarms).map((id) => id.replace(/^Monitoring|[0-9A-F]{8}$/g, '')).sort()).toEqual([
+    expect(
+      Object.keys(alarms)
+        .map((id) => id.replace(/^Monitoring|[0-9A-F]{8}$/g, ''))
+        .sort(),
+    ).toEqual([
       'Api5xx',
       'ApiErrors',
       'ApiThrottles',
