@@ -434,6 +434,10 @@ export class ImageUploadStack extends Stack {
     new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'DistributionId', { value: this.distribution.distributionId });
+    new CfnOutput(this, 'DirectApiUrl', {
+      value: this.api.url,
+      description: 'The execute-api address around CloudFront: every call there must be refused (npm run smoke checks)',
+    });
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.monitoring.topic.topicArn,
       description: 'SNS topic of the alarms: subscribe to it (or deploy with -c alarmEmail=...)',

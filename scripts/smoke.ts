@@ -1,14 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 
+/** How long a deleted file may still come from the CDN's caches while its invalidation runs. */
+const INVALIDATION_WAIT_MS = 180_000;
+
 /**
- * `npm run smoke -- BASE_URL KEY`: after a deploy (or against `npm start`), uploads one freshly made image and checks
- * every URL of the answer: the original (bytes, size, md5, type, nosniff), both renditions, the viewer page, and the
- * delete link (GET deletes nothing, POST deletes). Exits 1 at the first thing that is wrong.
+ * `npm run smoke -- BASE_URL KEY [DIRECT_API_URL]`: after a deploy (or against `npm start`), uploads one freshly made
+ * image and checks every URL of the answer: the original (bytes, size, md5, type, nosniff), both renditions, the
+ * viewer page, and the delete link (GET deletes nothing, POST deletes), then that the deleted file answers 404. Then
+ * what the edge answers: `HEAD /`, `/api`, an unknown path, request bodies of 5, 8 and 11 MB (413 in the envelope), and,
+ * given the stack's `DirectApiUrl` output, that a call around CloudFront is refused. Exits 1 at the first thing that
+ * is wrong.
  */
 async function main(): Promise<void> {
-  const [baseArg, key] = process.argv.slice(2);
-  if (!baseArg || !key) throw new Error('usage: npm run smoke -- BASE_URL KEY');
+  const [baseArg, key, directArg] = process.argv.slice(2);
+  if (!baseArg || !key) throw new Error('usage: npm run smoke -- BASE_URL KEY [DIRECT_API_URL]');
   const base = baseArg.replace(/\/+$/, '');
   const step = (text: string): void => void process.stdout.write(`ok  ${text}\n`);
   const check = (condition: boolean, what: string): void => {
@@ -82,6 +88,53 @@ async function main(): Promise<void> {
   check(deleted.status === 200, `delete answered ${deleted.status}`);
   check((await fetch(image.url_viewer)).status === 404, 'the viewer still shows the deleted image');
   step('delete link: GET shows a page, POST deletes');
+
+  // the CDN may serve its cached copy until the invalidation is done (usually well under a minute)
+  const gone = Date.now() + INVALIDATION_WAIT_MS;
+  for (;;) {
+    const file = await fetch(image.url);
+    await file.arrayBuffer();
+    if (file.status === 404) break;
+    check(Date.now() < gone, `the deleted original still answers ${file.status} after ${INVALIDATION_WAIT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+  }
+  step('deleted file: 404');
+
+  const home = await fetch(`${base}/`, { method: 'HEAD' });
+  check(home.status === 200, `HEAD / answered ${home.status}`);
+  const api = await fetch(`${base}/api`);
+  const apiBody = (await api.json()) as { error?: { code?: number } };
+  check(api.status === 404 && apiBody.error?.code === 110, `/api answered ${api.status} ${JSON.stringify(apiBody)}`);
+  const unknown = await fetch(`${base}/no/such/page`);
+  await unknown.arrayBuffer();
+  check(unknown.status === 404, `an unknown path answered ${unknown.status}`);
+  step('HEAD / 200, /api 404 (code 110), an unknown path 404');
+
+  for (const megabytes of [5, 8, 11]) {
+    const big = new FormData();
+    big.append('key', key);
+    big.append('source', new Blob([randomBytes(megabytes * 1_000_000)], { type: 'image/jpeg' }), 'big.jpg');
+    const response = await fetch(`${base}/api/1/upload`, { method: 'POST', body: big });
+    const text = await response.text();
+    let parsed: { status_code?: number; error?: { code?: number; message?: string } } = {};
+    try {
+      parsed = JSON.parse(text) as typeof parsed;
+    } catch {
+      // not the envelope: reported below
+    }
+    check(
+      response.status === 413 && parsed.status_code === 413 && parsed.error?.code === 400,
+      `a ${megabytes} MB request answered ${response.status}: ${text.slice(0, 200)}`,
+    );
+    step(`${megabytes} MB request: 413, ${parsed.error?.message ?? ''}`);
+  }
+
+  if (directArg) {
+    const direct = await fetch(`${directArg.replace(/\/+$/, '')}/api/1/upload?key=${encodeURIComponent(key)}`);
+    const directText = await direct.text();
+    check(direct.status === 403, `a direct call to ${directArg} answered ${direct.status}: ${directText.slice(0, 200)}`);
+    step('direct call around CloudFront: 403');
+  }
   process.stdout.write('smoke test passed\n');
 }
 

@@ -18,10 +18,17 @@ const WARMUP = 3;
 
 const processor = defaultProcessor();
 
-async function timed(job: () => Promise<unknown>): Promise<number> {
+/** CPU time (all threads of the process: libvips' too) of every timed service job, with its wall time. */
+const serviceCpu: Array<{ cpuMs: number; wallMs: number }> = [];
+
+async function timed(job: () => Promise<unknown>, cpu?: Array<{ cpuMs: number; wallMs: number }>): Promise<number> {
   const start = process.hrtime.bigint();
+  const cpuStart = process.cpuUsage();
   await job();
-  return Number(process.hrtime.bigint() - start) / 1e6;
+  const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
+  const used = process.cpuUsage(cpuStart);
+  cpu?.push({ cpuMs: (used.user + used.system) / 1000, wallMs });
+  return wallMs;
 }
 
 function median(values: number[]): number {
@@ -48,14 +55,16 @@ async function main(): Promise<void> {
     for (const fixture of fixtures) {
       const service: number[] = [];
       const floor: number[] = [];
+      serviceCpu.length = 0;
       for (let i = 0; i < WARMUP + ITERATIONS; i += 1) {
         // alternate which runs first, so neither always gets the warmer cache
         const pair =
           i % 2 === 0
             ? [() => processor.process(fixture.bytes, { targetWidth: undefined }), () => floorJob(fixture.bytes)]
             : [() => floorJob(fixture.bytes), () => processor.process(fixture.bytes, { targetWidth: undefined })];
-        const first = await timed(pair[0]!);
-        const second = await timed(pair[1]!);
+        const cpu = i < WARMUP ? undefined : serviceCpu;
+        const first = await timed(pair[0]!, i % 2 === 0 ? cpu : undefined);
+        const second = await timed(pair[1]!, i % 2 === 0 ? undefined : cpu);
         if (i < WARMUP) continue;
         service.push(i % 2 === 0 ? first : second);
         floor.push(i % 2 === 0 ? second : first);
@@ -70,7 +79,7 @@ async function main(): Promise<void> {
         floorP50: median(floor),
       };
       rows.push(
-        `| ${row.input} | ${row.serviceP50.toFixed(1)} | ${row.floorP50.toFixed(1)} | ${median(service.map((ms, index) => ms / (floor[index] ?? ms))).toFixed(2)} | ${serviceRss.peakMiB.toFixed(0)} (${floorRss.peakMiB.toFixed(0)}) | ${serviceRss.beforeMiB.toFixed(0)} |`,
+        `| ${row.input} | ${row.serviceP50.toFixed(1)} | ${row.floorP50.toFixed(1)} | ${median(service.map((ms, index) => ms / (floor[index] ?? ms))).toFixed(2)} | ${serviceRss.peakMiB.toFixed(0)} (${floorRss.peakMiB.toFixed(0)}) | ${serviceRss.beforeMiB.toFixed(0)} | ${median(serviceCpu.map(({ cpuMs }) => cpuMs)).toFixed(1)} | ${median(serviceCpu.map(({ cpuMs, wallMs }) => cpuMs / wallMs)).toFixed(2)} |`,
       );
       process.stderr.write(`${rows[rows.length - 1]}\n`);
     }
@@ -82,8 +91,8 @@ async function main(): Promise<void> {
       '',
       `${ITERATIONS} interleaved runs each, after ${WARMUP} warm-up runs; node ${process.version}, ${cpus().length} cores`,
       '',
-      '| input | service p50 (ms) | floor p50 (ms) | ratio (median of pairs) | peak RSS of one job, MiB (floor) | RSS before the job, MiB |',
-      '|---|---|---|---|---|---|',
+      '| input | service p50 (ms) | floor p50 (ms) | ratio (median of pairs) | peak RSS of one job, MiB (floor) | RSS before the job, MiB | service CPU p50 (ms) | cores busy (CPU / wall) |',
+      '|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
     ].join('\n'),

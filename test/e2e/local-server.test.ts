@@ -183,7 +183,9 @@ describe('the local server, driven over HTTP like real clients', () => {
       },
     );
     expect(output).toContain('smoke test passed');
-    expect(output.match(/^ok {2}/gm)).toHaveLength(7);
+    expect(output.match(/^ok {2}/gm)).toHaveLength(12);
+    expect(output).toContain('ok  deleted file: 404');
+    for (const megabytes of [5, 8, 11]) expect(output).toContain(`ok  ${megabytes} MB request: 413, Request too large - max 4.6 MB`);
     expect(() =>
       execFileSync(
         process.execPath,
