@@ -16,7 +16,8 @@ const ID_COUNTER_PK = 'COUNTER#image-id';
 const TTL_BACKSTOP_SECONDS = 7 * 86400;
 
 const imagePk = (id: number): string => `IMG#${id}`;
-const sweepShard = (id: number): string => `S#${id % SWEEP_SHARDS}`;
+const sweepShardKey = (shard: number): string => `S#${shard}`;
+const sweepShard = (id: number): string => sweepShardKey(id % SWEEP_SHARDS);
 const objectKeyPk = (objectKey: string): string => `KEY#${objectKey}`;
 
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
@@ -151,18 +152,7 @@ export class DynamoImageRepository implements ImageRepository {
     for (let shard = 0; shard < SWEEP_SHARDS; shard += 1) {
       let start: Record<string, unknown> | undefined;
       do {
-        const page = await sendOrFail('list due records', () =>
-          this.db.send(
-            new QueryCommand({
-              TableName: this.table,
-              IndexName: TABLE_SCHEMA.sweepIndex.name,
-              KeyConditionExpression: 'sweepShard = :shard AND sweepAtMs <= :now',
-              ExpressionAttributeValues: { ':shard': `S#${shard}`, ':now': nowMs },
-              Limit: pageSize,
-              ExclusiveStartKey: start,
-            }),
-          ),
-        );
+        const page = await this.queryDue(shard, nowMs, pageSize, start);
         start = page.LastEvaluatedKey;
         const ids = (page.Items ?? []).map((item) => idOfPk(item['pk'])).filter((id) => id !== undefined);
         if (ids.length > 0) yield ids;
@@ -173,23 +163,28 @@ export class DynamoImageRepository implements ImageRepository {
   async oldestDueAtMs(nowMs: number): Promise<number | undefined> {
     const oldest = await Promise.all(
       Array.from({ length: SWEEP_SHARDS }, async (_, shard) => {
-        const page = await sendOrFail('oldest due record', () =>
-          this.db.send(
-            new QueryCommand({
-              TableName: this.table,
-              IndexName: TABLE_SCHEMA.sweepIndex.name,
-              KeyConditionExpression: 'sweepShard = :shard AND sweepAtMs <= :now',
-              ExpressionAttributeValues: { ':shard': `S#${shard}`, ':now': nowMs },
-              Limit: 1,
-            }),
-          ),
-        );
-        const dueAtMs: unknown = page.Items?.[0]?.['sweepAtMs'];
+        const dueAtMs: unknown = (await this.queryDue(shard, nowMs, 1)).Items?.[0]?.['sweepAtMs'];
         return typeof dueAtMs === 'number' ? dueAtMs : undefined;
       }),
     );
     const found = oldest.filter((dueAtMs) => dueAtMs !== undefined);
     return found.length === 0 ? undefined : Math.min(...found);
+  }
+
+  /** One page of a shard of the sweep index: records due by `nowMs`, oldest first. */
+  private queryDue(shard: number, nowMs: number, limit: number, start?: Record<string, unknown>) {
+    return sendOrFail('list due records', () =>
+      this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: TABLE_SCHEMA.sweepIndex.name,
+          KeyConditionExpression: 'sweepShard = :shard AND sweepAtMs <= :now',
+          ExpressionAttributeValues: { ':shard': sweepShardKey(shard), ':now': nowMs },
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      ),
+    );
   }
 
   async remove(id: number): Promise<boolean> {
