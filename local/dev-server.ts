@@ -17,6 +17,8 @@ export interface DevServerOptions {
 }
 
 export interface DevServer {
+  /** The address it listens on. */
+  host: string;
   port: number;
   close(): Promise<void>;
 }
@@ -74,7 +76,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   async function serveImage(url: string, headOnly: boolean, response: ServerResponse): Promise<void> {
     const key = url.split('?')[0]?.slice(1) ?? '';
-    if (!IMAGE_KEY.test(key) || key.split('/').includes('..')) {
+    // every segment a name: no empty ones (`images//etc/passwd`), no `.` or `..`
+    if (!IMAGE_KEY.test(key) || key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
       response
         .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
         .end('Not found');
@@ -120,9 +123,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     );
   });
 
-  await new Promise<void>((resolve) => server.listen(options.port, options.host ?? '0.0.0.0', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port, options.host ?? '127.0.0.1', resolve));
+  const address = server.address() as AddressInfo;
   return {
-    port: (server.address() as AddressInfo).port,
+    host: address.address,
+    port: address.port,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

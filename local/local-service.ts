@@ -28,6 +28,12 @@ const DEFAULT_TABLE = 'image-upload-local';
  * handler over HTTP. The SDK clients of the handler find the stand-ins through the endpoint variables, which are set
  * on this process.
  */
+/** An address this machine reaches the server at, for the host it listens on. */
+function localAddress(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const { env } = options;
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -69,7 +75,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     PARAMETER_PREFIX: parameterPrefix,
   };
   const handler = createHandler(handlerEnv);
-  const server = await startDevServer({ handler, s3: clients.s3, bucket, port });
+  // only this machine by default, as the stand-ins; HOST=0.0.0.0 (or an address) to serve the network
+  const host = env['HOST'] || '127.0.0.1';
+  const server = await startDevServer({ handler, s3: clients.s3, bucket, port, host });
   publicUrl ||= `http://localhost:${server.port}`;
   handlerEnv['PUBLIC_URL'] = publicUrl.replace(/\/+$/, '');
 
@@ -99,7 +107,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   );
 
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `http://${localAddress(host)}:${server.port}`,
     publicUrl: handlerEnv['PUBLIC_URL'],
     apiKey,
     dataDir,
