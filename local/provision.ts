@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  BucketAlreadyExists,
+  BucketAlreadyOwnedByYou,
+  CreateBucketCommand,
+  ListBucketsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
@@ -72,11 +78,15 @@ export async function provision(options: ProvisionOptions): Promise<Provisioned>
   }
 }
 
+/** Creates the bucket when the listing of buckets lacks it; any other failure is a failure, never "missing". */
 async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {
+  const { Buckets } = await s3.send(new ListBucketsCommand({}));
+  if (Buckets?.some((existing) => existing.Name === bucket)) return;
   try {
-    await s3.send(new HeadBucketCommand({ Bucket: bucket }));
-  } catch {
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    // made meanwhile by another start on the same stores
+    if (!(error instanceof BucketAlreadyOwnedByYou || error instanceof BucketAlreadyExists)) throw error;
   }
 }
 

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
+import { removeIncompleteObjects } from './s3-repair';
 import { startSsmServer } from './ssm-server';
 
 /** The only credentials s3rver accepts; the other stand-ins are given the same. */
@@ -26,6 +27,13 @@ export async function startStandIns(options: { dataDir?: string } = {}): Promise
   const { dataDir } = options;
   const s3Dir = dataDir ? join(dataDir, 's3') : mkdtempSync(join(tmpdir(), 's3rver-'));
   mkdirSync(s3Dir, { recursive: true });
+  // A marker of a run in progress: found at start, the last run was killed, and s3rver may hold objects half written.
+  const running = dataDir ? join(dataDir, '.running') : undefined;
+  if (running && existsSync(running)) {
+    for (const key of removeIncompleteObjects(s3Dir))
+      process.stderr.write(`removed an object the last run left half written: ${key}\n`);
+  }
+  if (running) writeFileSync(running, String(process.pid));
   const s3rver = new S3rver({ address: '127.0.0.1', port: 0, directory: s3Dir, silent: true, resetOnClose: false });
   const s3Address = await s3rver.run();
 
@@ -51,6 +59,7 @@ export async function startStandIns(options: { dataDir?: string } = {}): Promise
     async close() {
       await Promise.all([s3rver.close(), new Promise<void>((resolve) => dynamo.close(() => resolve())), ssm.close()]);
       if (!dataDir) rmSync(s3Dir, { recursive: true, force: true });
+      if (running) rmSync(running, { force: true });
     },
   };
 }
