@@ -68,7 +68,7 @@ describe('npm start after a crash', () => {
         region: 'us-east-1',
         credentials: { accessKeyId: endpoints['accessKeyId'] ?? '', secretAccessKey: endpoints['secretAccessKey'] ?? '' },
       };
-      const s3 = new S3Client({ ...common, endpoint: endpoints['s3'], forcePathStyle: true });
+      const s3 = new S3Client({ ...common, endpoint: endpoints['s3'] ?? '', forcePathStyle: true });
       const keys: string[] = [];
       let token: string | undefined;
       do {
@@ -76,7 +76,7 @@ describe('npm start after a crash', () => {
         keys.push(...(page.Contents ?? []).map((object) => object.Key ?? ''));
         token = page.NextContinuationToken;
       } while (token);
-      const db = DynamoDBDocumentClient.from(new DynamoDBClient({ ...common, endpoint: endpoints['dynamodb'] }));
+      const db = DynamoDBDocumentClient.from(new DynamoDBClient({ ...common, endpoint: endpoints['dynamodb'] ?? '' }));
       const named = new Set<string>();
       let start: Record<string, unknown> | undefined;
       do {
