@@ -170,7 +170,7 @@ export function createRouter(deps: RouterDeps): Router {
     const response = await route(event).catch((error: unknown) => errorResponse(error, 'json', logger));
     logger.info('request', {
       method: event.httpMethod,
-      path: event.path,
+      path: redactedPath(event.path),
       query: redactedQuery(event),
       status: response.statusCode,
       durationMs: Date.now() - startedMs,
@@ -199,12 +199,30 @@ function withHeaders(response: APIGatewayProxyResult, headers: Record<string, st
   return headers ? { ...response, headers: { ...response.headers, ...headers } } : response;
 }
 
-/** The query for the log, with the key replaced and long values (base64 sources) cut. */
+/**
+ * Names of query parameters whose values never reach a log: every spelling of the key (`key`, ` key`, `api_key`,
+ * `apiKey`, any case) and anything else that looks like a credential. Catching too much costs nothing.
+ */
+const SECRET_PARAMETER = /key|token|secret|pass|auth|sig/i;
+const REDACTED = '[redacted]';
+
+/** The query for the log, with secrets replaced and long values (base64 sources) cut. */
 function redactedQuery(event: APIGatewayProxyEvent): Record<string, string> {
   const query: Record<string, string> = {};
   for (const [name, value] of queryParameters(event)) {
-    query[name] =
-      name.toLowerCase() === 'key' ? '[redacted]' : value.length > 200 ? `${value.slice(0, 40)}…(${value.length} chars)` : value;
+    query[name] = SECRET_PARAMETER.test(name)
+      ? REDACTED
+      : value.length > 200
+        ? `${value.slice(0, 40)}…(${value.length} chars)`
+        : value;
   }
   return query;
+}
+
+/** The path for the log: a delete link's token is a secret (only its hash is stored), so it is replaced. */
+export function redactedPath(path: string): string {
+  const segments = path.split('/');
+  // ['', 'image', '{id}', 'delete', '{token}', ...]
+  if (segments[1] === 'image' && segments[3] === 'delete' && segments.length > 4) segments[4] = REDACTED;
+  return segments.join('/');
 }

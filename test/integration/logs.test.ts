@@ -57,4 +57,45 @@ describe('logs', () => {
       .filter((record) => record.message === 'request');
     expect(requestLines[0]?.query?.['key']).toBe('[redacted]');
   });
+
+  it('keeps every secret of a whole session out of every line: the key in each place it may come, and delete tokens', async () => {
+    const secrets = [SECRET];
+    const deleteLinks: string[] = [];
+    const upload = async (request: Request): Promise<void> => {
+      const response = await service.send(request);
+      const link = (JSON.parse(response.body) as { image?: { delete_url?: string } }).image?.delete_url;
+      if (link) {
+        deleteLinks.push(link);
+        secrets.push(link.split('/').pop() ?? '');
+      }
+    };
+    const png = (n: number) => makePng(50 + n, 30);
+    // the key as `key` in the query, the form and the multipart body, as the header, and near-misses clients send
+    await upload(multipartUpload({ key: SECRET, source: { bytes: await png(1), filename: 'a.png' } }));
+    await upload(urlencodedUpload({ key: SECRET, source: (await png(2)).toString('base64') }));
+    const header = multipartUpload({ source: { bytes: await png(3), filename: 'c.png' } });
+    header.headers.set('X-API-Key', SECRET);
+    await upload(header);
+    for (const name of [' key', 'api_key', 'apikey', 'ApiKey', 'API-KEY', 'Key ']) {
+      await service.send(new Request(`${PUBLIC_URL}/api/1/upload?${encodeURIComponent(name)}=${SECRET}&source=xx`));
+    }
+    await service.send(new Request(`${PUBLIC_URL}/api/1/upload?%20key=${SECRET}&key=${SECRET}`));
+    // a duplicate: a delete link of its own
+    await upload(multipartUpload({ key: SECRET, source: { bytes: await png(1), filename: 'a.png' } }));
+    // views, the delete pages, deletes, and errors on them
+    for (const link of deleteLinks) {
+      const viewer = link.replace(/\/delete\/[0-9a-f]{48}$/, '');
+      await service.send(new Request(viewer));
+      await service.send(new Request(link));
+      await service.send(new Request(`${link}x`, { method: 'POST' }));
+    }
+    for (const link of deleteLinks) await service.send(new Request(link, { method: 'POST' }));
+
+    const text = lines.join('');
+    expect(deleteLinks.length).toBeGreaterThanOrEqual(4);
+    expect(text).toContain('"path":"/image/');
+    expect(text).toContain('/delete/[redacted]');
+    for (const secret of secrets) expect(secret.length).toBeGreaterThan(20);
+    for (const secret of secrets) expect(text).not.toContain(secret);
+  });
 });
