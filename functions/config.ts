@@ -30,6 +30,8 @@ export interface Config {
   corsOrigins: readonly string[];
   keepMetadata: boolean;
   urlFetchAllowHosts: readonly string[];
+  /** URL sources per client and hour that may fail before the client's URL uploads are refused; 0: no limit. */
+  urlFetchFailuresPerHour: number;
 }
 
 /** Every setting: its environment variable, default and meaning; the README's table is written from this. */
@@ -74,6 +76,10 @@ export const SETTINGS = {
   URL_FETCH_ALLOW_HOSTS: {
     default: '',
     meaning: 'comma-separated host names a URL source may reach even on non-public addresses',
+  },
+  URL_FETCH_FAILURES_PER_HOUR: {
+    default: '20',
+    meaning: 'URL sources per client and hour that may fail to be fetched before its URL uploads get 429 (0: no limit)',
   },
 } as const;
 
@@ -146,6 +152,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     corsOrigins: list('CORS_ORIGINS'),
     keepMetadata,
     urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
+    urlFetchFailuresPerHour: integer('URL_FETCH_FAILURES_PER_HOUR', 0, 1_000_000),
   };
   if (problems.length > 0) throw new Error(`invalid configuration:\n- ${problems.join('\n- ')}`);
   return Object.freeze(config);

@@ -20,6 +20,7 @@ export const CONTEXT_SETTINGS = {
   corsOrigins: 'CORS_ORIGINS',
   keepMetadata: 'KEEP_METADATA',
   urlFetchAllowHosts: 'URL_FETCH_ALLOW_HOSTS',
+  urlFetchFailuresPerHour: 'URL_FETCH_FAILURES_PER_HOUR',
 } as const;
 
 /** Deployment choices that are not function settings. */

@@ -3,7 +3,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoCounterStore } from '../adapters/dynamo-counter-store';
 import { SafeUrlFetcher } from '../adapters/safe-url-fetcher';
 import { isPublicUrl, loadConfig, type Config } from '../config';
-import { FloodGuard, parseFloodLimits, type FloodLimits } from '../core/flood';
+import { FETCH_FAILURE_RULE, FloodGuard, parseFloodLimits, type FloodLimits } from '../core/flood';
 import type { Metrics } from '../core/metrics';
 import type { SettingsStore } from '../core/ports';
 import { UploadService } from '../core/upload-service';
@@ -26,6 +26,7 @@ export async function buildServices(env: Env, logger: Logger, metrics: Metrics):
   const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
   if (!publicUrl || !isPublicUrl(publicUrl))
     throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
+  const counters = new DynamoCounterStore(db, config.tableName);
   const service = new UploadService({
     rules: {
       publicUrl,
@@ -48,7 +49,12 @@ export async function buildServices(env: Env, logger: Logger, metrics: Metrics):
       keepMetadata: config.keepMetadata,
     }),
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
-    flood: new FloodGuard(new DynamoCounterStore(db, config.tableName), floodLimitsReader(settings, logger)),
+    flood: new FloodGuard(counters, floodLimitsReader(settings, logger)),
+    fetchFailures: new FloodGuard(
+      counters,
+      async () => ({ minute: 0, hour: config.urlFetchFailuresPerHour, day: 0, week: 0, month: 0 }),
+      FETCH_FAILURE_RULE,
+    ),
     duplicates,
     purger,
     clock,

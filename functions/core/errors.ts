@@ -22,6 +22,7 @@ export type UploadErrorKind =
   | 'UrlNotAllowed'
   | 'UrlFetchFailed'
   | 'Flooding'
+  | 'FetchFailuresExceeded'
   | 'Duplicate'
   | 'NotFound'
   | 'Forbidden'

@@ -96,14 +96,40 @@ export interface FloodReservation {
   release(): Promise<void>;
 }
 
+/** What a guard counts: the prefix of its counters' keys, and the refusal once a window is full. */
+export interface GuardRule {
+  keyPrefix: string;
+  refusal(limit: number, window: FloodWindow, retryAfterSeconds: number): UploadError;
+}
+
+/** The flood limits of the contract (section 12): successful uploads per client. */
+export const UPLOAD_FLOOD_RULE: GuardRule = {
+  keyPrefix: 'FLOOD',
+  refusal: (limit, window, retryAfterSeconds) => new UploadError('Flooding', floodMessage(limit, window), { retryAfterSeconds }),
+};
+
 /**
- * Flood protection that holds under concurrency: each window's counter is incremented only while below its limit,
- * before any work, and decremented again when the upload does not end in a stored image.
+ * URL sources that could not be fetched, per client: a client whose URLs keep failing is refused before the service
+ * fetches more for it (the key must not turn the service into a download amplifier).
+ */
+export const FETCH_FAILURE_RULE: GuardRule = {
+  keyPrefix: 'FETCHFAIL',
+  refusal: (limit, window, retryAfterSeconds) =>
+    new UploadError('FetchFailuresExceeded', `Too many URL sources that could not be fetched - max ${limit} per ${window}`, {
+      retryAfterSeconds,
+    }),
+};
+
+/**
+ * Limits per client that hold under concurrency: each window's counter is incremented only while below its limit,
+ * before any work, and decremented again when the work does not end in what is counted (a stored image; for fetch
+ * failures, a fetch that failed).
  */
 export class FloodGuard {
   constructor(
     private readonly counters: CounterStore,
     private readonly limits: () => Promise<FloodLimits>,
+    private readonly rule: GuardRule = UPLOAD_FLOOD_RULE,
   ) {}
 
   async reserve(ip: string, nowMs: number): Promise<FloodReservation> {
@@ -111,7 +137,7 @@ export class FloodGuard {
     const subject = floodSubject(ip);
     const windows = FLOOD_WINDOWS.filter((window) => limits[window] > 0).map((window) => {
       const { startMs, endMs } = windowBounds(window, nowMs);
-      return { window, limit: limits[window], endMs, key: `FLOOD#${subject}#${window}#${startMs}` };
+      return { window, limit: limits[window], endMs, key: `${this.rule.keyPrefix}#${subject}#${window}#${startMs}` };
     });
     const results = await Promise.allSettled(windows.map(({ key, limit, endMs }) => this.counters.increment(key, limit, endMs)));
     const taken = windows.filter((_, index) => {
@@ -137,9 +163,7 @@ export class FloodGuard {
       if (first) {
         // Named like Chevereto (the shortest window that tripped); retry only helps once every tripped window is over.
         const lastEndMs = Math.max(...tripped.map(({ endMs }) => endMs));
-        throw new UploadError('Flooding', floodMessage(first.limit, first.window), {
-          retryAfterSeconds: Math.max(1, Math.ceil((lastEndMs - nowMs) / 1000)),
-        });
+        throw this.rule.refusal(first.limit, first.window, Math.max(1, Math.ceil((lastEndMs - nowMs) / 1000)));
       }
     }
     return { release };

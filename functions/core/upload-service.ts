@@ -60,6 +60,8 @@ export interface UploadServiceDeps {
   processor: ImageProcessor;
   fetcher: SourceFetcher;
   flood: Pick<FloodGuard, 'reserve'>;
+  /** URL sources that could not be fetched, per client. */
+  fetchFailures: Pick<FloodGuard, 'reserve'>;
   duplicates: DuplicateIndex;
   purger: CachePurger;
   clock: Clock;
@@ -105,12 +107,14 @@ export class UploadService {
     const nsfw = parseNsfw(request.nsfw);
     const expirationSeconds = this.effectiveExpiration(parseExpirationSeconds(request.expiration));
     const targetWidth = parseTargetWidth(request.width);
-    const source = await this.readSource(request.source);
+    const given = this.readSource(request.source);
 
+    // the flood slot is taken before anything is fetched: a client past its limit makes the service download nothing
     const reservation = await this.deps.flood.reserve(request.clientIp, this.deps.clock.nowMs());
     let duplicateKey: string | null = null;
     let claimId: string | undefined;
     try {
+      const source = 'url' in given ? await this.fetchSource(given.url, request.clientIp) : given;
       // libvips works on its own threads while this thread hashes and asks the duplicate index.
       const imagingStartedMs = this.deps.clock.nowMs();
       const processing = this.deps.processor.process(source.bytes, { targetWidth });
@@ -323,8 +327,9 @@ export class UploadService {
     return requested === undefined ? forced : Math.min(requested, forced);
   }
 
-  private async readSource(source: SourceInput | undefined): Promise<SourceBytes> {
-    const { maxUploadBytes, maxUrlUploadBytes } = this.deps.rules;
+  /** The bytes of a file or base64 source, checked; a URL source as its URL, fetched only once the flood slot is taken. */
+  private readSource(source: SourceInput | undefined): SourceBytes | { url: string } {
+    const { maxUploadBytes } = this.deps.rules;
     if (source === undefined) throw new UploadError('EmptyUploadSource', 'Empty upload source');
     if (source.kind === 'file') {
       if (source.truncated || source.bytes.length > maxUploadBytes) throw fileTooBig(maxUploadBytes);
@@ -333,15 +338,23 @@ export class UploadService {
     }
     const text = source.value;
     if (text.trim() === '') throw new UploadError('EmptySource', 'Empty source');
-    if (/^\s*https?:\/\//i.test(text)) {
-      const fetched = await this.deps.fetcher.fetch(text.trim(), maxUrlUploadBytes);
-      if (fetched.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
-      return { bytes: fetched.bytes, filename: cleanOriginalFilename(fetched.filename) || undefined };
-    }
+    if (/^\s*https?:\/\//i.test(text)) return { url: text.trim() };
     // The text is bounded by the request size, so decoding it before measuring costs little.
     const bytes = decodeBase64Source(text);
     if (bytes.length > maxUploadBytes) throw fileTooBig(maxUploadBytes);
     return { bytes, filename: undefined };
+  }
+
+  /**
+   * Fetches a URL source. A slot of the client's fetch-failure budget is taken first and given back when the fetch
+   * succeeds: a client whose URLs keep failing is refused before anything more is fetched for it.
+   */
+  private async fetchSource(url: string, clientIp: string): Promise<SourceBytes> {
+    const failureSlot = await this.deps.fetchFailures.reserve(clientIp, this.deps.clock.nowMs());
+    const fetched = await this.deps.fetcher.fetch(url, this.deps.rules.maxUrlUploadBytes);
+    await failureSlot.release();
+    if (fetched.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
+    return { bytes: fetched.bytes, filename: cleanOriginalFilename(fetched.filename) || undefined };
   }
 
   private async claimName(baseName: string, extension: string, folder: string, id: number, idEncoded: string): Promise<string> {

@@ -32,6 +32,7 @@ export const ERROR_STATUS: Record<UploadErrorKind, { status: number; code: numbe
   UrlNotAllowed: { status: 400, code: 630 },
   UrlFetchFailed: { status: 400, code: 631 },
   Flooding: { status: 429, code: 130 },
+  FetchFailuresExceeded: { status: 429, code: 130 },
   Duplicate: { status: 409, code: 101 },
   NotFound: { status: 404, code: 404 },
   Forbidden: { status: 403, code: 403 },

@@ -14,6 +14,8 @@ let server: Server;
 let base: string;
 let port: number;
 let bytesSentToEndless = 0;
+/** Every request the local source server got. */
+let requestsSeen = 0;
 let endlessClosed = false;
 
 function resolverFor(table: Record<string, string[]>, calls: string[] = []): Resolver {
@@ -59,7 +61,10 @@ function route(url: string, response: ServerResponse): void {
 
 beforeAll(async () => {
   png = await makePng(30, 20);
-  server = createHttpServer((request, response) => route(request.url ?? '/', response));
+  server = createHttpServer((request, response) => {
+    requestsSeen += 1;
+    route(request.url ?? '/', response);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
@@ -306,5 +311,36 @@ describe('URL sources through the handler', () => {
       status_txt: 'Bad Request',
     });
     expect(await service.objectKeys()).toEqual([]);
+  });
+
+  it('fetches nothing once the flood limit is reached: the slot is taken before the fetch', async () => {
+    const service = await createTestService({ URL_FETCH_ALLOW_HOSTS: '127.0.0.1', DUPLICATES: 'allow' });
+    await service.setFloodLimits({ hour: 1 });
+    expect((await service.send(urlencodedUpload({ key: service.apiKey, source: `${base}/img.png` }))).statusCode).toBe(200);
+    const before = requestsSeen;
+    const refused = await service.send(urlencodedUpload({ key: service.apiKey, source: `${base}/img.png` }));
+    expect(refused.statusCode).toBe(429);
+    expect(requestsSeen).toBe(before);
+  });
+
+  it('refuses URL uploads of a client whose URLs failed too often this hour, before fetching; successes do not count', async () => {
+    const service = await createTestService({ URL_FETCH_ALLOW_HOSTS: '127.0.0.1', URL_FETCH_FAILURES_PER_HOUR: '2' });
+    const send = (path: string) => service.send(urlencodedUpload({ key: service.apiKey, source: `${base}${path}` }));
+    expect((await send('/img.png')).statusCode).toBe(200);
+    expect(JSON.parse((await send('/missing-1.png')).body)).toMatchObject({ error: { code: 631 } });
+    expect(JSON.parse((await send('/missing-2.png')).body)).toMatchObject({ error: { code: 631 } });
+    const before = requestsSeen;
+    const refused = await send('/photo%20one.png');
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers?.['Retry-After']).toMatch(/^\d+$/);
+    expect(JSON.parse(refused.body)).toEqual({
+      status_code: 429,
+      error: { message: 'Too many URL sources that could not be fetched - max 2 per hour', code: 130 },
+      status_txt: 'Too Many Requests',
+    });
+    expect(requestsSeen).toBe(before);
+    // file uploads of the same client are not touched by it
+    const png2 = await makePng(33, 21);
+    expect((await service.send(urlencodedUpload({ key: service.apiKey, source: png2.toString('base64') }))).statusCode).toBe(200);
   });
 });
