@@ -52,7 +52,7 @@ export async function buildServices(env: Env, logger: Logger, metrics: Metrics):
     flood: new FloodGuard(counters, floodLimitsReader(settings, logger)),
     fetchFailures: new FloodGuard(
       counters,
-      async () => ({ minute: 0, hour: config.urlFetchFailuresPerHour, day: 0, week: 0, month: 0 }),
+      () => Promise.resolve({ minute: 0, hour: config.urlFetchFailuresPerHour, day: 0, week: 0, month: 0 }),
       FETCH_FAILURE_RULE,
     ),
     duplicates,
