@@ -1,7 +1,7 @@
 import { parameterNames, type SettingsParameters } from './adapters/parameter-names';
 import { isValidTimeZone } from './core/formatting';
 import type { NamingMode } from './core/naming';
-import type { DuplicatePolicy } from './core/upload-service';
+import type { DuplicatePolicy, IdScheme } from './core/upload-service';
 import { parseExpirationSeconds } from './core/upload-request';
 
 /** Everything the function reads from its environment, checked once at cold start. */
@@ -25,6 +25,7 @@ export interface Config {
   mediumWidth: number;
   naming: NamingMode;
   duplicates: DuplicatePolicy;
+  idScheme: IdScheme;
   idPadding: number;
   forcedExpirationSeconds: number | undefined;
   corsOrigins: readonly string[];
@@ -66,6 +67,10 @@ export const SETTINGS = {
   MEDIUM_WIDTH: { default: '500', meaning: 'width of the medium rendition, in pixels (never upscaled)' },
   NAMING: { default: 'original', meaning: 'stored file names: `original`, `random` (32 hex) or `id`' },
   DUPLICATES: { default: 'return-existing', meaning: 'repeated uploads: `return-existing`, `reject` or `allow`' },
+  ID_SCHEME: {
+    default: 'random',
+    meaning: "`random` (ids drawn from 2^53, unguessable) or `sequential` (Chevereto's counter, for migrated data)",
+  },
   ID_PADDING: { default: '999', meaning: 'padding of the id codec (Chevereto compatible)' },
   FORCED_EXPIRATION: {
     default: '',
@@ -147,6 +152,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     mediumWidth: integer('MEDIUM_WIDTH', 16, 4000),
     naming: oneOf('NAMING', ['original', 'random', 'id']),
     duplicates: oneOf('DUPLICATES', ['return-existing', 'reject', 'allow']),
+    idScheme: oneOf('ID_SCHEME', ['random', 'sequential']),
     idPadding: integer('ID_PADDING', 0, 1_000_000),
     forcedExpirationSeconds,
     corsOrigins: list('CORS_ORIGINS'),

@@ -15,6 +15,7 @@ export const CONTEXT_SETTINGS = {
   mediumWidth: 'MEDIUM_WIDTH',
   naming: 'NAMING',
   duplicates: 'DUPLICATES',
+  idScheme: 'ID_SCHEME',
   idPadding: 'ID_PADDING',
   forcedExpiration: 'FORCED_EXPIRATION',
   corsOrigins: 'CORS_ORIGINS',

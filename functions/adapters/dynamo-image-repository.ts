@@ -57,8 +57,8 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async createPending(record: ImageRecord, sweepAtMs: number): Promise<void> {
-    await sendOrFail('create record', () =>
+  async createPending(record: ImageRecord, sweepAtMs: number): Promise<boolean> {
+    return sendIfCondition('create record', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoCounterStore } from '../adapters/dynamo-counter-store';
 import { SafeUrlFetcher } from '../adapters/safe-url-fetcher';
 import { isPublicUrl, loadConfig, type Config } from '../config';
 import { FETCH_FAILURE_RULE, FloodGuard, parseFloodLimits, type FloodLimits } from '../core/flood';
 import type { Metrics } from '../core/metrics';
-import type { SettingsStore } from '../core/ports';
+import type { RandomSource, SettingsStore } from '../core/ports';
+import { cryptoRandom } from '../adapters/crypto-random';
 import { UploadService } from '../core/upload-service';
 import { SharpImageProcessor } from '../imaging/sharp-image-processor';
 import { buildStores, clock, type Env } from './stores';
@@ -20,7 +20,12 @@ export interface Services {
 }
 
 /** Everything the API needs, built once per cold start; a missing or bad setting fails here, loudly. */
-export async function buildServices(env: Env, logger: Logger, metrics: Metrics): Promise<Services> {
+export async function buildServices(
+  env: Env,
+  logger: Logger,
+  metrics: Metrics,
+  random: RandomSource = cryptoRandom,
+): Promise<Services> {
   const config = loadConfig(env);
   const { db, settings, images, objects, duplicates, purger } = buildStores(config, env, metrics);
   const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
@@ -37,6 +42,7 @@ export async function buildServices(env: Env, logger: Logger, metrics: Metrics):
       idPadding: config.idPadding,
       forcedExpirationSeconds: config.forcedExpirationSeconds,
       duplicates: config.duplicates,
+      idScheme: config.idScheme,
     },
     settings,
     images,
@@ -58,12 +64,7 @@ export async function buildServices(env: Env, logger: Logger, metrics: Metrics):
     duplicates,
     purger,
     clock,
-    random: {
-      hex: (chars) =>
-        randomBytes(Math.ceil(chars / 2))
-          .toString('hex')
-          .slice(0, chars),
-    },
+    random,
     logger,
     metrics,
   });

@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { EmfMetrics } from '../adapters/emf-metrics';
 import { METRIC_SERVICE, type Metrics } from '../core/metrics';
+import type { RandomSource } from '../core/ports';
 import { createRouter, type Router } from '../http/router';
 import { buildServices, type Env } from './build';
 
@@ -9,16 +10,21 @@ export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Pro
 
 const SERVICE_NAME = METRIC_SERVICE.api;
 
-/**
- * A handler over its own environment; tests and the local server make several. Metrics go to CloudWatch's embedded
- * metric format unless `metrics` is given.
- */
-export function createHandler(env: Env = process.env, metrics: Metrics = new EmfMetrics(SERVICE_NAME)): ApiHandler {
+export interface HandlerOptions {
+  /** Where metrics go; default: CloudWatch's embedded metric format. */
+  metrics?: Metrics;
+  /** Where random values come from; default: the operating system's CSPRNG. */
+  random?: RandomSource;
+}
+
+/** A handler over its own environment; tests and the local server make several. */
+export function createHandler(env: Env = process.env, options: HandlerOptions = {}): ApiHandler {
+  const metrics = options.metrics ?? new EmfMetrics(SERVICE_NAME);
   const logger = new Logger({ serviceName: SERVICE_NAME });
   let router: Promise<Router> | undefined;
   return async (event, context) => {
     if (context) logger.addContext(context);
-    router ??= buildServices(env, logger, metrics).then(({ config, publicUrl, service, settings }) =>
+    router ??= buildServices(env, logger, metrics, options.random).then(({ config, publicUrl, service, settings }) =>
       createRouter({
         service,
         settings: { ...config, publicUrl },

@@ -99,12 +99,15 @@ export interface ImageRecord {
 }
 
 export interface ImageRepository {
-  /** A new unique positive id (atomic counter). */
+  /** The next id of the atomic counter (ID_SCHEME=sequential). */
   allocateId(): Promise<number>;
   /** Claims an object key for an image; false when another image holds it already. Claims are never released. */
   claimObjectKey(objectKey: string, imageId: number): Promise<boolean>;
-  /** Writes the record of an upload in progress (status pending), due for the sweep should it never finish. */
-  createPending(record: ImageRecord, sweepAtMs: number): Promise<void>;
+  /**
+   * Writes the record of an upload in progress (status pending), due for the sweep should it never finish; false,
+   * writing nothing, when a record with its id exists (a random id drawn twice).
+   */
+  createPending(record: ImageRecord, sweepAtMs: number): Promise<boolean>;
   /** Marks a pending record active: the upload is complete. Due for the sweep at its expiry, if it has one. */
   activate(id: number, expiresAtMs: number | null): Promise<void>;
   find(id: number): Promise<ImageRecord | undefined>;
@@ -173,6 +176,8 @@ export interface Clock {
 export interface RandomSource {
   /** `chars` random lowercase hex characters. */
   hex(chars: number): string;
+  /** A random integer from 1 to 2^53 - 1 (every safe positive integer), uniformly. */
+  safeInteger(): number;
 }
 
 /** Structured log lines; the Powertools Logger fits this shape. */

@@ -48,7 +48,11 @@ export interface UploadRules {
   /** Every guest upload expires after at most this many seconds. */
   forcedExpirationSeconds: number | undefined;
   duplicates: DuplicatePolicy;
+  /** How ids are made: drawn at random (unguessable), or Chevereto's counter (for data migrated from it). */
+  idScheme: IdScheme;
 }
+
+export type IdScheme = 'random' | 'sequential';
 
 export type DuplicatePolicy = 'return-existing' | 'reject' | 'allow';
 
@@ -75,6 +79,8 @@ const NAME_SUFFIX_HEX_CHARS = 16;
 const RANDOM_NAME_HEX_CHARS = 32;
 const DELETE_TOKEN_HEX_CHARS = 48;
 const NAME_CLAIM_ATTEMPTS = 5;
+/** Random ids drawn before giving up: a second draw is needed once in 2^53 / (images stored) uploads. */
+const ID_ATTEMPTS = 3;
 /** Same bytes, width and client within this time is a duplicate (contract, section 11). */
 const DUPLICATE_WINDOW_MS = 24 * 3600_000;
 /** A duplicate claim with no image after this long belongs to an upload that died; it may be taken over. */
@@ -178,36 +184,48 @@ export class UploadService {
     const nowMs = this.deps.clock.nowMs();
     const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${processed.original.extension}`;
     const codec = await this.idCodec();
-    const id = await this.deps.images.allocateId();
-    const idEncoded = codec.encode(id);
     const folder = formatDateFolder(nowMs, this.deps.rules.timeZone);
-    const name = await this.claimName(baseNameOf(originalFilename), processed.original.extension, folder, id, idEncoded);
-    const keyOf = (suffix: string, image: EncodedImage): string => `images/${folder}/${name}${suffix}.${image.extension}`;
-    const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
-    const record: ImageRecord = {
-      id,
-      status: 'pending',
-      name,
-      extension: processed.original.extension,
-      original: { ...storedFile(keyOf('', processed.original), processed.original), md5: processed.originalMd5 },
-      thumb: storedFile(keyOf('.th', processed.thumb), processed.thumb),
-      medium: storedFile(keyOf('.md', processed.medium), processed.medium),
-      title: fields.title ?? (titleFromFilename(originalFilename) || name),
-      description: fields.description,
-      nsfw: fields.nsfw,
-      originalFilename,
-      exif: processed.exif,
-      animated: processed.animated,
-      createdAtMs: nowMs,
-      expiresAtMs: fields.expirationSeconds === undefined ? null : nowMs + fields.expirationSeconds * 1000,
-      views: 0,
-      sourceMd5: fields.sourceMd5,
-      clientIp: fields.clientIp,
-      duplicateKey: fields.duplicateKey,
-      deleteTokenHashes: [hashDeleteToken(deleteToken)],
-    };
-    await this.write(record, [processed.original, processed.thumb, processed.medium]);
-    return { id, object: this.imageObject(record, idEncoded, deleteToken, nowMs) };
+    for (let attempt = 1; ; attempt += 1) {
+      const id = await this.newId();
+      const idEncoded = codec.encode(id);
+      const name = await this.claimName(baseNameOf(originalFilename), processed.original.extension, folder, id, idEncoded);
+      const keyOf = (suffix: string, image: EncodedImage): string => `images/${folder}/${name}${suffix}.${image.extension}`;
+      const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
+      const record: ImageRecord = {
+        id,
+        status: 'pending',
+        name,
+        extension: processed.original.extension,
+        original: { ...storedFile(keyOf('', processed.original), processed.original), md5: processed.originalMd5 },
+        thumb: storedFile(keyOf('.th', processed.thumb), processed.thumb),
+        medium: storedFile(keyOf('.md', processed.medium), processed.medium),
+        title: fields.title ?? (titleFromFilename(originalFilename) || name),
+        description: fields.description,
+        nsfw: fields.nsfw,
+        originalFilename,
+        exif: processed.exif,
+        animated: processed.animated,
+        createdAtMs: nowMs,
+        expiresAtMs: fields.expirationSeconds === undefined ? null : nowMs + fields.expirationSeconds * 1000,
+        views: 0,
+        sourceMd5: fields.sourceMd5,
+        clientIp: fields.clientIp,
+        duplicateKey: fields.duplicateKey,
+        deleteTokenHashes: [hashDeleteToken(deleteToken)],
+      };
+      if (await this.write(record, [processed.original, processed.thumb, processed.medium])) {
+        return { id, object: this.imageObject(record, idEncoded, deleteToken, nowMs) };
+      }
+      // A random id that an image holds already (one chance in 2^53 per image): draw again.
+      if (attempt >= ID_ATTEMPTS) throw new Error(`no free id after ${ID_ATTEMPTS} draws`);
+    }
+  }
+
+  /** A new id: drawn at random (default), or the next of Chevereto's counter (ID_SCHEME=sequential). */
+  private newId(): Promise<number> {
+    return this.deps.rules.idScheme === 'sequential'
+      ? this.deps.images.allocateId()
+      : Promise.resolve(this.deps.random.safeInteger());
   }
 
   /**
@@ -375,11 +393,12 @@ export class UploadService {
 
   /**
    * Record first (pending), then the objects, then the record goes active: a failure leaves either nothing or a
-   * pending record that names every object it may have written, which the cleanup here or the sweep removes.
+   * pending record that names every object it may have written, which the cleanup here or the sweep removes. False,
+   * writing nothing, when another image holds the record's id.
    */
-  private async write(record: ImageRecord, images: EncodedImage[]): Promise<void> {
+  private async write(record: ImageRecord, images: EncodedImage[]): Promise<boolean> {
     const { images: repository, objects } = this.deps;
-    await repository.createPending(record, record.createdAtMs + PENDING_GRACE_MS);
+    if (!(await repository.createPending(record, record.createdAtMs + PENDING_GRACE_MS))) return false;
     const files = [record.original, record.thumb, record.medium];
     try {
       // Every put is waited for, failed or not: a clean-up that ran while a put was still in flight would leave the
@@ -398,6 +417,7 @@ export class UploadService {
       if (failed) throw failed.reason;
       await repository.activate(record.id, record.expiresAtMs);
       record.status = 'active';
+      return true;
     } catch (error) {
       await this.discard(
         record.id,

@@ -8,7 +8,7 @@ describe('metrics', () => {
   let service: TestService;
 
   beforeAll(async () => {
-    service = await createTestService({}, metrics);
+    service = await createTestService({}, { metrics });
     await service.setFloodLimits({ minute: 3 });
   });
   beforeEach(() => metrics.clear());

@@ -3,7 +3,7 @@ import { DeleteParameterCommand, GetParameterCommand, PutParameterCommand } from
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createHandler } from '../../functions/api/handler';
+import { createHandler, type HandlerOptions } from '../../functions/api/handler';
 import { IdCodec } from '../../functions/core/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
 import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
@@ -44,7 +44,7 @@ export function standInEndpoints(): { s3: string; dynamodb: string; ssm: string 
 /** A handler on its own bucket, table and parameters in the shared stand-ins. */
 export async function createTestService(
   settings: Record<string, string> = {},
-  metrics: Metrics = NO_METRICS,
+  options: HandlerOptions = {},
 ): Promise<TestService> {
   const suffix = randomBytes(6).toString('hex');
   const bucket = `test-${suffix}`;
@@ -64,7 +64,7 @@ export async function createTestService(
       FLOOD_LIMITS_CACHE_SECONDS: '0',
       ...settings,
     },
-    metrics,
+    { metrics: NO_METRICS, ...options },
   );
   // as Lambda and the local server do: every invocation has a context with its request id
   const invoke = (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> =>
