@@ -127,6 +127,21 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
+  async releaseDeleteToken(id: number, tokenHash: string): Promise<boolean> {
+    return sendIfCondition('release delete token', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: imagePk(id) },
+          UpdateExpression: 'DELETE deleteTokens :token',
+          ConditionExpression: '#status = :active AND contains(deleteTokens, :hash) AND size(deleteTokens) > :one',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':hash': tokenHash, ':active': 'active', ':one': 1 },
+        }),
+      ),
+    );
+  }
+
   async markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
     return sendIfCondition('mark deleting', () =>
       this.db.send(

@@ -115,6 +115,11 @@ export interface ImageRepository {
   addView(id: number): Promise<ImageRecord | undefined>;
   /** Hands out one more delete token for an active record; false when it is not active. */
   addDeleteToken(id: number, tokenHash: string): Promise<boolean>;
+  /**
+   * Takes one delete token off an active record that holds others (the same image uploaded again by the same client,
+   * each answer with a link of its own); false, changing nothing, when it is the record's last token or not its own.
+   */
+  releaseDeleteToken(id: number, tokenHash: string): Promise<boolean>;
   /** Marks an active record holding this token hash as being deleted, due for the sweep now; false when none. */
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
   /** Ids of records due for the sweep (expired, stuck pending, unfinished deletes), page by page, oldest first. */

@@ -302,12 +302,20 @@ export class UploadService {
     return record;
   }
 
-  /** Deletes the image a valid delete link points at: its three objects, its duplicate entry, its record. */
-  async delete(idEncoded: string, token: string): Promise<void> {
+  /**
+   * What a valid delete link asks. An image is held by every upload answered with it: the first, and each duplicate
+   * answered with it (same bytes, same client, within a day), each with a delete link of its own. A link takes its own
+   * upload away; the image goes (its three objects, its duplicate entry, its record) when the last of them does, so
+   * one person behind a shared address cannot delete another's upload. Answers which of the two happened.
+   */
+  async delete(idEncoded: string, token: string): Promise<'deleted' | 'released'> {
     const record = await this.deletable(idEncoded, token);
+    const tokenHash = hashDeleteToken(token);
+    if (await this.deps.images.releaseDeleteToken(record.id, tokenHash)) return 'released';
     // From here the image answers 404, and the sweep finishes the removal should this request stop half way.
-    if (!(await this.deps.images.markDeleting(record.id, hashDeleteToken(token), this.deps.clock.nowMs()))) throw notFound();
+    if (!(await this.deps.images.markDeleting(record.id, tokenHash, this.deps.clock.nowMs()))) throw notFound();
     await removeImage(this.deps, record);
+    return 'deleted';
   }
 
   private async liveRecord(idEncoded: string): Promise<ImageRecord> {

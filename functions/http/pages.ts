@@ -83,8 +83,13 @@ export function deleteConfirmPage(record: ImageRecord, displayUrl: string): stri
   );
 }
 
-export function deletedPage(): string {
-  return page('Deleted', '<h1>Deleted</h1><p>The image and its thumbnails are gone.</p>');
+export function deletedPage(outcome: 'deleted' | 'released'): string {
+  return outcome === 'deleted'
+    ? page('Deleted', '<h1>Deleted</h1><p>The image and its thumbnails are gone.</p>')
+    : page(
+        'Deleted',
+        '<h1>Deleted</h1><p>Your upload is gone. The same image was uploaded again from your network, and it stays online until that upload is deleted too.</p>',
+      );
 }
 
 /** The root page: what this host is and where its API is, for a person who opens the base URL. */

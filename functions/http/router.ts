@@ -110,14 +110,11 @@ export function createRouter(deps: RouterDeps): Router {
         return respond(200, HTML_TYPE, html, pageSecurityHeaders(settings.publicUrl));
       }
       if (event.httpMethod !== 'POST') throw new UploadError('MethodNotAllowed', 'Method not allowed');
-      await deps.service.delete(idEncoded, token);
+      const outcome = await deps.service.delete(idEncoded, token);
+      const message = outcome === 'deleted' ? 'image deleted' : 'upload deleted; the image stays for its other upload';
       if (json)
-        return respond(
-          200,
-          JSON_TYPE,
-          JSON.stringify({ status_code: 200, success: { message: 'image deleted', code: 200 }, status_txt: 'OK' }),
-        );
-      return respond(200, HTML_TYPE, deletedPage(), pageSecurityHeaders(settings.publicUrl));
+        return respond(200, JSON_TYPE, JSON.stringify({ status_code: 200, success: { message, code: 200 }, status_txt: 'OK' }));
+      return respond(200, HTML_TYPE, deletedPage(outcome), pageSecurityHeaders(settings.publicUrl));
     } catch (error) {
       if (!json && error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
       return errorResponse(error, format, logger);

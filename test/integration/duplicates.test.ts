@@ -20,7 +20,6 @@ describe('duplicates', () => {
     const service = await createTestService();
     const bytes = await makePng(33, 22);
     const first = jsonBody(await upload(service, bytes)).image;
-    const counter = await service.item('COUNTER#image-id');
     const secondResponse = await upload(service, bytes, { title: 'another title' });
     expect(secondResponse.statusCode).toBe(200);
     const second = jsonBody(secondResponse).image;
@@ -31,20 +30,50 @@ describe('duplicates', () => {
       md5: first['md5'],
     });
     expect(second['delete_url']).not.toBe(first['delete_url']);
-    expect(await service.item('COUNTER#image-id')).toEqual(counter);
-    expect(await activeRecords(service)).toBe(1);
+    expect(await service.items('IMG#')).toHaveLength(1);
     expect(await service.objectKeys()).toHaveLength(3);
 
-    // each delete link works on its own: the second one deletes the image
-    const deleted = await service.send(
-      new Request(String(second['delete_url']), { method: 'POST', headers: { Accept: 'application/json' } }),
-    );
-    expect(deleted.statusCode).toBe(200);
+    // each delete link takes its own upload away; the image goes with the last one
+    const post = (link: unknown) =>
+      service.send(new Request(String(link), { method: 'POST', headers: { Accept: 'application/json' } }));
+    expect(JSON.parse((await post(second['delete_url'])).body)).toEqual({
+      status_code: 200,
+      success: { message: 'upload deleted; the image stays for its other upload', code: 200 },
+      status_txt: 'OK',
+    });
+    expect((await service.send(new Request(String(first['url_viewer'])))).statusCode).toBe(200);
+    expect((await post(second['delete_url'])).statusCode).toBe(404);
+    expect(await service.objectKeys()).toHaveLength(3);
+    expect(JSON.parse((await post(first['delete_url'])).body)).toMatchObject({ success: { message: 'image deleted' } });
     expect(await service.objectKeys()).toHaveLength(0);
     // once it is gone, the same bytes are a new upload again
     const again = jsonBody(await upload(service, bytes)).image;
     expect(again['id_encoded']).not.toBe(first['id_encoded']);
     expect(await service.objectKeys()).toHaveLength(3);
+  });
+
+  it('keeps the image for the duplicate when the first uploader deletes theirs, and says so on the page', async () => {
+    const service = await createTestService();
+    const bytes = await makePng(34, 22);
+    const first = jsonBody(await upload(service, bytes)).image;
+    const second = jsonBody(await upload(service, bytes)).image;
+    const page = await service.send(new Request(String(first['delete_url']), { method: 'POST' }));
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('stays online until that upload is deleted too');
+    expect((await service.send(new Request(String(second['url_viewer'])))).statusCode).toBe(200);
+    expect(await service.objectKeys()).toHaveLength(3);
+  });
+
+  it('removes the image when the holders of both links delete at the same moment', async () => {
+    const service = await createTestService();
+    const bytes = await makePng(35, 22);
+    const links = [jsonBody(await upload(service, bytes)).image, jsonBody(await upload(service, bytes)).image].map((image) =>
+      String(image['delete_url']),
+    );
+    const answers = await Promise.all(links.map((link) => service.send(new Request(link, { method: 'POST' }))));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
+    expect(await service.objectKeys()).toEqual([]);
+    expect(await service.items('IMG#')).toEqual([]);
   });
 
   it('treats another width, another client or other bytes as a new image', async () => {
