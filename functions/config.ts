@@ -20,7 +20,9 @@ export interface Config {
   maxUploadBytes: number;
   maxUrlUploadBytes: number;
   maxPixels: number;
+  maxHeicPixels: number;
   maxFrames: number;
+  imagingTimeLimitSeconds: number;
   thumbSize: number;
   mediumWidth: number;
   naming: NamingMode;
@@ -63,6 +65,15 @@ export const SETTINGS = {
   MAX_URL_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image fetched from a URL source, in bytes' },
   MAX_PIXELS: { default: '100000000', meaning: 'most pixels of an image (all frames of an animation together)' },
   MAX_FRAMES: { default: '300', meaning: 'most frames of an animation' },
+  MAX_HEIC_PIXELS: {
+    default: '24000000',
+    meaning: 'most pixels of a HEIC/HEIF image (its WebAssembly decoder takes about 40 MiB and 160 ms per megapixel)',
+  },
+  IMAGING_TIME_LIMIT_SECONDS: {
+    default: '10',
+    meaning:
+      "longest the imaging of one upload may take; past it the upload answers 413, code 615 (the function's timeout is 28 s)",
+  },
   THUMB_SIZE: { default: '320', meaning: 'side of the square thumb, in pixels' },
   MEDIUM_WIDTH: { default: '500', meaning: 'width of the medium rendition, in pixels (never upscaled)' },
   NAMING: { default: 'original', meaning: 'stored file names: `original`, `random` (32 hex) or `id`' },
@@ -148,6 +159,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),
     maxPixels: integer('MAX_PIXELS', 1, 1_000_000_000),
     maxFrames: integer('MAX_FRAMES', 1, 10_000),
+    maxHeicPixels: integer('MAX_HEIC_PIXELS', 1, 1_000_000_000),
+    imagingTimeLimitSeconds: integer('IMAGING_TIME_LIMIT_SECONDS', 1, 25),
     thumbSize: integer('THUMB_SIZE', 16, 2000),
     mediumWidth: integer('MEDIUM_WIDTH', 16, 4000),
     naming: oneOf('NAMING', ['original', 'random', 'id']),

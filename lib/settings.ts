@@ -11,6 +11,8 @@ export const CONTEXT_SETTINGS = {
   maxUrlUploadBytes: 'MAX_URL_UPLOAD_BYTES',
   maxPixels: 'MAX_PIXELS',
   maxFrames: 'MAX_FRAMES',
+  maxHeicPixels: 'MAX_HEIC_PIXELS',
+  imagingTimeLimitSeconds: 'IMAGING_TIME_LIMIT_SECONDS',
   thumbSize: 'THUMB_SIZE',
   mediumWidth: 'MEDIUM_WIDTH',
   naming: 'NAMING',

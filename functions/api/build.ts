@@ -7,7 +7,7 @@ import type { Metrics } from '../core/metrics';
 import type { RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
 import { UploadService } from '../core/upload-service';
-import { SharpImageProcessor } from '../imaging/sharp-image-processor';
+import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { buildStores, clock, type Env } from './stores';
 
 export type { Env } from './stores';
@@ -47,13 +47,7 @@ export async function buildServices(
     settings,
     images,
     objects,
-    processor: new SharpImageProcessor({
-      maxPixels: config.maxPixels,
-      maxFrames: config.maxFrames,
-      thumbSize: config.thumbSize,
-      mediumWidth: config.mediumWidth,
-      keepMetadata: config.keepMetadata,
-    }),
+    processor: new SharpImageProcessor(imagingSettings(config)),
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     flood: new FloodGuard(counters, floodLimitsReader(settings, logger)),
     fetchFailures: new FloodGuard(
@@ -69,6 +63,19 @@ export async function buildServices(
     metrics,
   });
   return { config, publicUrl, service, settings };
+}
+
+/** The imaging limits and sizes of a configuration. */
+export function imagingSettings(config: Readonly<Config>): ImagingSettings {
+  return {
+    maxPixels: config.maxPixels,
+    maxHeicPixels: config.maxHeicPixels,
+    maxFrames: config.maxFrames,
+    timeLimitSeconds: config.imagingTimeLimitSeconds,
+    thumbSize: config.thumbSize,
+    mediumWidth: config.mediumWidth,
+    keepMetadata: config.keepMetadata,
+  };
 }
 
 /** Flood limits from their parameter; a bad parameter is logged once per change and its bad parts get the defaults. */

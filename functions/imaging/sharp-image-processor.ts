@@ -5,15 +5,20 @@ import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } fro
 import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
-import { stripMetadata } from './strip-metadata';
+import { fitGifScreen } from './gif-screen';
+import { jpegScanCount, stripMetadata } from './strip-metadata';
 
 // Lambda runs one job at a time; libvips' operation cache would only hold memory between jobs.
 sharp.cache(false);
 
 export interface ImagingSettings {
-  /** Pixels of one frame, and of all frames together. */
+  /** Pixels of one frame, and of all frames together (a GIF's screen as browsers size it). */
   maxPixels: number;
+  /** Pixels of a HEIC/HEIF image: its decoder (WebAssembly) needs about 40 MiB and 160 ms per megapixel. */
+  maxHeicPixels: number;
   maxFrames: number;
+  /** The whole imaging of one upload stops after this; the upload answers 413, code 615. */
+  timeLimitSeconds: number;
   thumbSize: number;
   mediumWidth: number;
   /** Keep EXIF/XMP/IPTC in stored originals. */
@@ -60,6 +65,37 @@ interface Probe {
 const DECODE_OPTIONS: SharpOptions = { limitInputPixels: false, failOn: 'error' };
 
 /**
+ * Scans a JPEG may have. Encoders write 1 (baseline) to about 10 (progressive: libjpeg and mozjpeg 10 for colour, 6 for
+ * grey; Photoshop 3 to 5); each scan costs a pass over every block, and libjpeg reads all of a progressive JPEG's
+ * scans before it gives libvips a line, so no time limit can stop it: 883 scans of a 64 MP image took 10 s. 100 scans
+ * keep a 100 MP JPEG under 2 s.
+ */
+export const MAX_JPEG_SCANS = 100;
+
+/** The time left of one upload's imaging: every libvips pipeline is stopped once it is spent. */
+class Budget {
+  private readonly deadlineMs: number;
+
+  constructor(private readonly seconds: number) {
+    this.deadlineMs = Date.now() + seconds * 1000;
+  }
+
+  /** The pipeline, which libvips stops (with a timeout error) once the budget is spent. */
+  bound(image: Sharp): Sharp {
+    return image.timeout({ seconds: Math.max(1, Math.ceil((this.deadlineMs - Date.now()) / 1000)) });
+  }
+
+  /** Throws once the budget is spent: a step libvips could not stop in time is not followed by more work. */
+  check(): void {
+    if (Date.now() > this.deadlineMs) throw this.exceeded();
+  }
+
+  exceeded(): UploadError {
+    return new UploadError('ImageTooLarge', `Image too complex - not processed within ${this.seconds} s`);
+  }
+}
+
+/**
  * The only code that turns bytes into pixels. Checks limits from headers before decoding, keeps web-format originals
  * byte for byte (metadata removed), and makes the renditions from one decode at reduced size.
  */
@@ -67,15 +103,21 @@ export class SharpImageProcessor implements ImageProcessor {
   constructor(private readonly settings: ImagingSettings) {}
 
   async process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
+    const budget = new Budget(this.settings.timeLimitSeconds);
     try {
       const probe = await this.probe(input);
       const size = this.targetSize(probe, options.targetWidth);
-      if (probe.frames > 1) return await this.processAnimated(input, probe, size);
-      const keepsBytes = probe.format === probe.output && probe.orientation === 1 && size.width === probe.width;
-      if (keepsBytes) return await this.processKept(input, probe);
-      return await this.processConverted(input, probe, size);
+      let processed: ProcessedImage;
+      if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget);
+      else if (probe.format === probe.output && probe.orientation === 1 && size.width === probe.width)
+        processed = await this.processKept(input, probe, budget);
+      else processed = await this.processConverted(input, probe, size, budget);
+      budget.check();
+      return processed;
     } catch (error) {
       if (error instanceof UploadError) throw error;
+      // libvips' timeout ("timeout: 6% complete")
+      if (error instanceof Error && /^timeout\b/.test(error.message)) throw budget.exceeded();
       throw unsupported(error);
     }
   }
@@ -97,6 +139,9 @@ export class SharpImageProcessor implements ImageProcessor {
         chromaSubsampling: undefined,
         exif: undefined,
       });
+    }
+    if (format === 'jpeg' && jpegScanCount(input) > MAX_JPEG_SCANS) {
+      throw new UploadError('ImageTooLarge', `Image too complex - max ${MAX_JPEG_SCANS} JPEG scans`);
     }
     const meta: Metadata = await sharp(input, { limitInputPixels: false }).metadata();
     if (format === 'heic') {
@@ -124,10 +169,13 @@ export class SharpImageProcessor implements ImageProcessor {
 
   /** Refuses a decompression bomb from its header alone. */
   private checked(probe: Probe): Probe {
-    const { maxPixels, maxFrames } = this.settings;
+    const { maxPixels, maxFrames, maxHeicPixels } = this.settings;
     const framePixels = probe.width * probe.height;
     if (framePixels > maxPixels || framePixels * probe.frames > maxPixels) {
       throw new UploadError('ImageTooLarge', `Image too large - max ${megapixels(maxPixels)} megapixels`);
+    }
+    if (probe.format === 'heic' && framePixels > maxHeicPixels) {
+      throw new UploadError('ImageTooLarge', `HEIC image too large - max ${megapixels(maxHeicPixels)} megapixels`);
     }
     if (probe.frames > maxFrames) throw new UploadError('ImageTooLarge', `Image too large - max ${maxFrames} frames`);
     return probe;
@@ -144,10 +192,10 @@ export class SharpImageProcessor implements ImageProcessor {
    * The stored original is the upload with its metadata removed. Its pixels are decoded once, at the size the
    * renditions need (JPEG and WebP shrink on load), while the md5s are computed on this thread.
    */
-  private async processKept(input: Uint8Array, probe: Probe): Promise<ProcessedImage> {
-    const stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
+  private async processKept(input: Uint8Array, probe: Probe, budget: Budget): Promise<ProcessedImage> {
+    const stored = this.storedBytes(input, probe);
     const workingWidth = this.workingWidth(probe.width, probe.height);
-    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar');
+    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar', budget);
     const originalMd5 = md5Hex(stored);
     const working = await decoding;
     const original: EncodedImage = {
@@ -158,8 +206,17 @@ export class SharpImageProcessor implements ImageProcessor {
       bits: probe.sixteenBit ? 16 : 8,
       channels: probe.channels,
     };
-    const { thumb, medium } = await this.renditions(working, original, probe);
+    const { thumb, medium } = await this.renditions(working, original, probe, budget);
     return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false };
+  }
+
+  /**
+   * The stored original of a kept upload: its metadata removed, and a GIF's logical screen set to the size decoded
+   * (browsers size a GIF by its screen: one of 20000x20000 around a 1x1 frame would make them allocate 400 MP).
+   */
+  private storedBytes(input: Uint8Array, probe: Probe): Uint8Array {
+    const stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
+    return probe.format === 'gif' ? fitGifScreen(stored, probe.width, probe.height) : stored;
   }
 
   /** Turned upright, downscaled or converted: decoded whole once, then every file is made from those pixels. */
@@ -167,16 +224,18 @@ export class SharpImageProcessor implements ImageProcessor {
     input: Uint8Array,
     probe: Probe,
     size: { width: number; height: number },
+    budget: Budget,
   ): Promise<ProcessedImage> {
-    const whole = await this.decodeWhole(input, probe, size);
-    const encodingOriginal = this.encode(fromRaw(whole), probe, 'original');
+    const whole = await this.decodeWhole(input, probe, size, budget);
+    budget.check();
+    const encodingOriginal = this.encode(fromRaw(whole), probe, 'original', budget);
     const workingWidth = this.workingWidth(whole.info.width, whole.info.height);
     const working =
       whole.depth === 'uchar' && workingWidth === whole.info.width
         ? whole
-        : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar');
+        : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar', budget);
     const original = await encodingOriginal;
-    const { thumb, medium } = await this.renditions(working, original, probe);
+    const { thumb, medium } = await this.renditions(working, original, probe, budget);
     return {
       original,
       originalMd5: md5Hex(original.bytes),
@@ -188,7 +247,7 @@ export class SharpImageProcessor implements ImageProcessor {
   }
 
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
-  private async decodeWhole(input: Uint8Array, probe: Probe, size: { width: number }): Promise<RawImage> {
+  private async decodeWhole(input: Uint8Array, probe: Probe, size: { width: number }, budget: Budget): Promise<RawImage> {
     let image: Sharp;
     if (probe.format === 'bmp') image = fromPixels(decodeBmp(input));
     else if (probe.format === 'heic') {
@@ -200,7 +259,7 @@ export class SharpImageProcessor implements ImageProcessor {
       }
     } else image = sharp(input, DECODE_OPTIONS).autoOrient();
     if (size.width !== probe.width) image = image.resize({ width: size.width });
-    return toRaw(image, probe, probe.sixteenBit && probe.output === 'png' ? 'ushort' : 'uchar');
+    return toRaw(image, probe, probe.sixteenBit && probe.output === 'png' ? 'ushort' : 'uchar', budget);
   }
 
   /**
@@ -217,17 +276,19 @@ export class SharpImageProcessor implements ImageProcessor {
     working: RawImage,
     original: EncodedImage,
     probe: Probe,
+    budget: Budget,
   ): Promise<{ thumb: EncodedImage; medium: EncodedImage }> {
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, original.width);
     const [thumb, medium] = await Promise.all([
-      this.encode(fromRaw(working).resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition'),
+      this.encode(fromRaw(working).resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget),
       mediumWidth === original.width
         ? original
         : this.encode(
             working.info.width === mediumWidth ? fromRaw(working) : fromRaw(working).resize({ width: mediumWidth }),
             probe,
             'rendition',
+            budget,
           ),
     ]);
     return { thumb, medium };
@@ -238,12 +299,13 @@ export class SharpImageProcessor implements ImageProcessor {
     input: Uint8Array,
     probe: Probe,
     size: { width: number; height: number },
+    budget: Budget,
   ): Promise<ProcessedImage> {
-    let stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
+    let stored = this.storedBytes(input, probe);
     const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
     let original: EncodedImage;
     if (size.width !== probe.width) {
-      original = await this.encode(animated().resize({ width: size.width }), probe, 'original');
+      original = await this.encode(animated().resize({ width: size.width }), probe, 'original', budget);
       stored = original.bytes;
     } else {
       original = {
@@ -259,13 +321,15 @@ export class SharpImageProcessor implements ImageProcessor {
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
     const [thumb, medium] = await Promise.all([
-      this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition'),
-      mediumWidth === original.width ? original : this.encode(animated().resize({ width: mediumWidth }), probe, 'rendition'),
+      this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget),
+      mediumWidth === original.width
+        ? original
+        : this.encode(animated().resize({ width: mediumWidth }), probe, 'rendition', budget),
     ]);
     return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: true };
   }
 
-  private async encode(image: Sharp, probe: Probe, role: 'original' | 'rendition'): Promise<EncodedImage> {
+  private async encode(image: Sharp, probe: Probe, role: 'original' | 'rendition', budget: Budget): Promise<EncodedImage> {
     const original = role === 'original';
     const sixteenBit = original && probe.sixteenBit && probe.output === 'png';
     // sharp writes sRGB unless told otherwise: greyscale stays greyscale, 16 bits stay 16 bits.
@@ -295,7 +359,7 @@ export class SharpImageProcessor implements ImageProcessor {
     }
     if (original) image.keepIccProfile();
     if (original && this.settings.keepMetadata) image.keepMetadata();
-    const { data, info } = await image.toBuffer({ resolveWithObject: true });
+    const { data, info } = await budget.bound(image).toBuffer({ resolveWithObject: true });
     return {
       bytes: data,
       width: info.width,
@@ -314,11 +378,12 @@ interface RawImage {
 }
 
 /** Raw pixels; sharp's raw output is 8-bit sRGB unless asked for greyscale or 16 bits by colour space. */
-function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort'): Promise<RawImage> {
+function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort', budget: Budget): Promise<RawImage> {
   const grey = probe.channels <= 2;
   if (depth === 'ushort') image.toColourspace(grey ? 'grey16' : 'rgb16');
   else if (grey) image.toColourspace('b-w');
-  return image
+  return budget
+    .bound(image)
     .raw({ depth })
     .toBuffer({ resolveWithObject: true })
     .then(({ data, info }) => ({ data, info, depth }));
@@ -341,8 +406,9 @@ function fromPixels(pixels: RawPixels): Sharp {
   return sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
 }
 
+/** Megapixels to three significant digits: 100, 24, 0.5. */
 function megapixels(pixels: number): string {
-  return String(Math.round((pixels / 1_000_000) * 10) / 10);
+  return String(Number((pixels / 1_000_000).toPrecision(3)));
 }
 
 function unsupported(cause?: unknown): UploadError {

@@ -75,22 +75,28 @@ function keepJpegSegment(buffer: Buffer, marker: number, payload: number): boole
   return !(marker >= 0xe1 && marker <= 0xef) && marker !== 0xfe;
 }
 
-function stripJpeg(buffer: Buffer, { keepMetadata }: StripOptions): Buffer {
+/** One JPEG segment: its marker, where it starts and ends, and for a scan (SOS) where its entropy-coded data ends. */
+export interface JpegSegment {
+  marker: number;
+  start: number;
+  end: number;
+  /** After a scan's header, its entropy-coded data runs to here. */
+  dataEnd?: number;
+}
+
+/** Walks a JPEG's segments from SOI to EOI (included), throwing MalformedImageError on anything it cannot walk. */
+export function* jpegSegments(buffer: Buffer): Generator<JpegSegment> {
   if (buffer[0] !== 0xff || buffer[1] !== 0xd8) fail('no JPEG start of image');
-  const ranges = new Ranges(buffer);
-  ranges.keep(0, 2);
+  yield { marker: 0xd8, start: 0, end: 2 };
   let pos = 2;
   for (;;) {
     if (buffer[pos] !== 0xff) fail(`no JPEG marker at ${pos}`);
     while (buffer[pos + 1] === 0xff) pos += 1; // fill bytes
     const marker = buffer[pos + 1];
     if (marker === undefined) fail('JPEG ends inside a marker');
-    if (marker === JPEG_EOI) {
-      ranges.keep(pos, pos + 2);
-      return ranges.join();
-    }
-    if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
-      ranges.keep(pos, pos + 2);
+    if (marker === JPEG_EOI || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
+      yield { marker, start: pos, end: pos + 2 };
+      if (marker === JPEG_EOI) return;
       pos += 2;
       continue;
     }
@@ -98,14 +104,34 @@ function stripJpeg(buffer: Buffer, { keepMetadata }: StripOptions): Buffer {
     const length = buffer.readUInt16BE(pos + 2);
     const end = pos + 2 + length;
     if (length < 2 || end > buffer.length) fail('JPEG segment runs past the end');
-    if (keepMetadata || keepJpegSegment(buffer, marker, pos + 4)) ranges.keep(pos, end);
-    pos = end;
     if (marker === JPEG_SOS) {
-      const scanEnd = endOfEntropyData(buffer, pos);
-      ranges.keep(pos, scanEnd);
-      pos = scanEnd;
+      const dataEnd = endOfEntropyData(buffer, end);
+      yield { marker, start: pos, end, dataEnd };
+      pos = dataEnd;
+    } else {
+      yield { marker, start: pos, end };
+      pos = end;
     }
   }
+}
+
+/** How many scans a JPEG has (a baseline JPEG one, a progressive one about 10). */
+export function jpegScanCount(bytes: Uint8Array): number {
+  let scans = 0;
+  for (const segment of jpegSegments(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
+    if (segment.marker === JPEG_SOS) scans += 1;
+  }
+  return scans;
+}
+
+function stripJpeg(buffer: Buffer, { keepMetadata }: StripOptions): Buffer {
+  const ranges = new Ranges(buffer);
+  for (const { marker, start, end, dataEnd } of jpegSegments(buffer)) {
+    const isSegment = marker !== 0xd8 && marker !== JPEG_EOI && !(marker >= 0xd0 && marker <= 0xd7) && marker !== 0x01;
+    if (!isSegment || keepMetadata || keepJpegSegment(buffer, marker, start + 4)) ranges.keep(start, end);
+    if (dataEnd !== undefined) ranges.keep(end, dataEnd);
+  }
+  return ranges.join();
 }
 
 /** The offset of the first marker after entropy-coded data (byte stuffing `FF00` and restarts `FFD0-7` are data). */

@@ -55,7 +55,13 @@ export async function makeTiff(width: number, height: number): Promise<Buffer> {
 }
 
 /** An animation of `frames` frames, each a shifted gradient. */
-export async function makeAnimated(format: 'gif' | 'webp', width: number, height: number, frames: number): Promise<Buffer> {
+export async function makeAnimated(
+  format: 'gif' | 'webp',
+  width: number,
+  height: number,
+  frames: number,
+  options: { effort?: number } = {},
+): Promise<Buffer> {
   const frameBytes = width * height * 4;
   const all = Buffer.alloc(frameBytes * frames);
   for (let frame = 0; frame < frames; frame += 1) {
@@ -71,7 +77,10 @@ export async function makeAnimated(format: 'gif' | 'webp', width: number, height
   }
   const image = sharp(all, { raw: { width, height: height * frames, channels: 4, pageHeight: height } });
   const delay = Array.from({ length: frames }, () => 80);
-  return (format === 'gif' ? image.gif({ loop: 0, delay }) : image.webp({ loop: 0, delay, quality: 70 })).toBuffer();
+  const effort = options.effort === undefined ? {} : { effort: options.effort };
+  return (
+    format === 'gif' ? image.gif({ loop: 0, delay, ...effort }) : image.webp({ loop: 0, delay, quality: 70, ...effort })
+  ).toBuffer();
 }
 
 export const NOT_IMAGES: Record<string, Buffer> = {

@@ -61,6 +61,8 @@ beforeAll(async () => {
 
 const processor = new SharpImageProcessor({
   maxPixels: 2_000_000,
+  maxHeicPixels: 24_000_000,
+  timeLimitSeconds: 10,
   maxFrames: 20,
   thumbSize: 16,
   mediumWidth: 24,

@@ -20,6 +20,8 @@ import {
 
 const processor = new SharpImageProcessor({
   maxPixels: 4_000_000,
+  maxHeicPixels: 24_000_000,
+  timeLimitSeconds: 10,
   maxFrames: 10,
   thumbSize: 32,
   mediumWidth: 50,
@@ -130,6 +132,8 @@ describe('SharpImageProcessor', () => {
   /** A processor with a pixel limit small enough for tiny test images to cross. */
   const small = new SharpImageProcessor({
     maxPixels: 100_000,
+    maxHeicPixels: 24_000_000,
+    timeLimitSeconds: 10,
     maxFrames: 10,
     thumbSize: 32,
     mediumWidth: 50,
@@ -222,6 +226,8 @@ describe('SharpImageProcessor: formats browsers cannot show and metadata', () =>
   it('keeps metadata in stored originals when the operator says so', async () => {
     const keeping = new SharpImageProcessor({
       maxPixels: 4_000_000,
+      maxHeicPixels: 24_000_000,
+      timeLimitSeconds: 10,
       maxFrames: 10,
       thumbSize: 32,
       mediumWidth: 50,

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { UploadError } from '../../functions/core/errors';
+import { SharpImageProcessor, type ImagingSettings } from '../../functions/imaging/sharp-image-processor';
+import { jpegScanCount } from '../../functions/imaging/strip-metadata';
+import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../support/expensive-images';
+
+/**
+ * The corpus of small images that are expensive to decode, each refused (413, code 615, a message naming the reason)
+ * before it can cost what it would, or kept to the size a browser really gives it.
+ */
+const SETTINGS: ImagingSettings = {
+  maxPixels: 100_000_000,
+  maxHeicPixels: 24_000_000,
+  maxFrames: 300,
+  timeLimitSeconds: 10,
+  thumbSize: 320,
+  mediumWidth: 500,
+  keepMetadata: false,
+};
+
+async function refusal(processor: SharpImageProcessor, input: Uint8Array): Promise<UploadError> {
+  const error: unknown = await processor.process(input, { targetWidth: undefined }).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof UploadError)) throw new Error(`not refused with an UploadError: ${String(error)}`);
+  return error;
+}
+
+describe('small but expensive images', () => {
+  const processor = new SharpImageProcessor(SETTINGS);
+
+  it('refuses a progressive JPEG with a scan for every coefficient and bit (883 scans) before decoding it', async () => {
+    // 64 KB that take seconds to decode at 4000x4000, and tens of seconds at 10000x10000
+    const jpeg = everyCoefficientRefinedJpeg(4000, 4000);
+    expect(jpeg.length).toBeLessThan(70_000);
+    expect(jpegScanCount(jpeg)).toBe(883);
+    const error = await refusal(processor, jpeg);
+    expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too complex - max 100 JPEG scans']);
+  });
+
+  it('takes a progressive JPEG of up to 100 scans, and the progressive JPEGs encoders write', async () => {
+    const ninetyNine = everyCoefficientRefinedJpeg(640, 480, 7);
+    expect(jpegScanCount(ninetyNine)).toBe(99);
+    expect((await processor.process(ninetyNine, { targetWidth: undefined })).original.width).toBe(640);
+    const encoded = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#123456' } })
+      .jpeg({ progressive: true })
+      .toBuffer();
+    expect(jpegScanCount(encoded)).toBeLessThanOrEqual(12);
+    expect((await processor.process(encoded, { targetWidth: undefined })).original.width).toBe(800);
+  });
+
+  it('stores a GIF whose logical screen is huge around a tiny frame with the screen of its frame, and says so', async () => {
+    const gif = gifWithHugeScreen(20000, 20000);
+    expect(gif.length).toBeLessThan(70);
+    const processed = await processor.process(gif, { targetWidth: undefined });
+    expect([processed.original.width, processed.original.height]).toEqual([1, 1]);
+    // the size browsers read: the logical screen of the stored file
+    const stored = Buffer.from(processed.original.bytes);
+    expect([stored.readUInt16LE(6), stored.readUInt16LE(8)]).toEqual([1, 1]);
+    expect((await sharp(stored).metadata()).width).toBe(1);
+  });
+
+  it('refuses a HEIC over its own pixel limit, which is lower than other formats', async () => {
+    const heic = readFileSync(join(__dirname, '..', 'fixtures', 'gradient.heic')); // 96x64
+    const error = await refusal(new SharpImageProcessor({ ...SETTINGS, maxHeicPixels: 6000 }), heic);
+    expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'HEIC image too large - max 0.006 megapixels']);
+  });
+
+  it('stops the imaging of an upload that takes longer than its time limit, answering 413 rather than timing out', async () => {
+    // an animation within every limit (18 MP in all) whose renditions take seconds: 150 frames to quantise
+    const gif = uncompressedAnimatedGif(400, 300, 150);
+    const error = await refusal(new SharpImageProcessor({ ...SETTINGS, timeLimitSeconds: 1 }), gif);
+    expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too complex - not processed within 1 s']);
+  });
+});
