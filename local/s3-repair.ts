@@ -8,8 +8,8 @@ const METADATA = '._S3rver_metadata.json';
 
 /**
  * Removes the objects s3rver was writing when its process died: s3rver writes an object's content, then its md5, then
- * its metadata last, and answers only then, so an object whose three files are not all there, or whose content does not
- * match its md5, was never acknowledged. s3rver would answer 500 to any listing of its bucket (HeadBucket included)
+ * its metadata last, and answers only then, so an object whose three files are not all there, whose content does not
+ * match its md5, or whose metadata does not parse, was never acknowledged. s3rver would answer 500 to any listing of its bucket (HeadBucket included)
  * while one is there. Answers the keys it removed (relative to the folder).
  */
 export function removeIncompleteObjects(s3Dir: string): string[] {
@@ -39,5 +39,12 @@ function isComplete(path: string): boolean {
   const md5 = createHash('md5')
     .update(readFileSync(`${path}${OBJECT}`))
     .digest('hex');
-  return md5 === readFileSync(`${path}${MD5}`, 'utf8').trim();
+  if (md5 !== readFileSync(`${path}${MD5}`, 'utf8').trim()) return false;
+  // the metadata is written last, and not atomically: cut short, it does not parse
+  try {
+    JSON.parse(readFileSync(`${path}${METADATA}`, 'utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }

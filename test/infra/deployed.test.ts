@@ -336,6 +336,7 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
   });
 
   let uploaded: Record<string, unknown> & { url_viewer: string; delete_url: string; id_encoded: string; url: string };
+  let duplicateDeleteUrl: string;
 
   it('uploads a multipart file: 200, the object in S3 with its type, the URL on the public base', async () => {
     const bytes = await makePng(64, 48);
@@ -354,8 +355,10 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
   it('answers a repeated upload with the same image (duplicate), storing nothing new', async () => {
     const bytes = await makePng(64, 48);
     const response = await call(multipartUpload({ key: apiKey, source: { bytes, filename: 'twin photo.png' } }));
-    expect(JSON.parse(response.body)).toMatchObject({ image: { id_encoded: uploaded.id_encoded } });
+    const duplicate = (JSON.parse(response.body) as { image: typeof uploaded }).image;
+    expect(duplicate.id_encoded).toBe(uploaded.id_encoded);
     expect(await objectKeys()).toHaveLength(3);
+    duplicateDeleteUrl = duplicate.delete_url;
   });
 
   it('uploads base64 in a urlencoded body (imgBB mode) and a URL source', async () => {
@@ -374,10 +377,15 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     expect(page.body).toContain('twin photo');
   });
 
-  it('deletes through the delete link, and invalidates the three files in CloudFront', async () => {
+  it('deletes through the delete links, and invalidates the three files in CloudFront', async () => {
     const before = await objectKeys();
-    const done = await call(new Request(uploaded.delete_url, { method: 'POST', headers: { Accept: 'application/json' } }));
-    expect(JSON.parse(done.body)).toMatchObject({ status_code: 200 });
+    const post = (link: string) => call(new Request(link, { method: 'POST', headers: { Accept: 'application/json' } }));
+    // the duplicate's link takes its upload away; the first upload's link then deletes the image
+    expect(JSON.parse((await post(duplicateDeleteUrl)).body)).toMatchObject({
+      success: { message: expect.stringMatching(/^upload deleted/) as unknown },
+    });
+    expect(await objectKeys()).toEqual(before);
+    expect(JSON.parse((await post(uploaded.delete_url)).body)).toMatchObject({ success: { message: 'image deleted' } });
     const keys = ['url', 'thumb', 'medium'].map(
       (field) => new URL(field === 'url' ? uploaded.url : (uploaded[field] as { url: string }).url).pathname,
     );

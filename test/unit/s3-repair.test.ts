@@ -23,9 +23,11 @@ describe('removeIncompleteObjects', () => {
     storeObject(folder, 'only-content.png', 'x', 'object');
     storeObject(folder, 'cut-short.png', 'comp', 'all', 'complete');
     writeFileSync(join(folder, 'orphan.png._S3rver_metadata.json'), '{}');
+    storeObject(folder, 'half-metadata.png', 'x', 'all');
+    writeFileSync(join(folder, 'half-metadata.png._S3rver_metadata.json'), '{"content-ty');
     try {
       expect(removeIncompleteObjects(root).sort()).toEqual(
-        ['cut-short.png', 'no-metadata.png', 'only-content.png', 'orphan.png'].map((name) =>
+        ['cut-short.png', 'half-metadata.png', 'no-metadata.png', 'only-content.png', 'orphan.png'].map((name) =>
           join('bucket/images/2026/11/23', name),
         ),
       );
