@@ -1,50 +1,128 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { sendIfCondition } from './dynamo-calls';
-import type { CounterStore } from '../core/flood';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DependencyError } from '../core/errors';
+import type { CounterStore, CounterSubject, CountWindow, GuardRuleName } from '../core/flood';
+import type { FloodWindow } from '../core/flood';
+import { sendConditional, sendOrFail } from './dynamo-calls';
 import { TABLE_SCHEMA } from './table-schema';
 
-/** Counters kept a day past their window, then left to DynamoDB TTL: nothing reads a past window's key again. */
-const COUNTER_TTL_GRACE_SECONDS = 86400;
+const PREFIX: Record<GuardRuleName, string> = { uploads: 'FLOOD', 'fetch-failures': 'FETCHFAIL' };
+/** The item outlives its longest window (a month) by a day, then DynamoDB TTL removes it. */
+const ITEM_TTL_SECONDS = 32 * 86_400;
+/** Rounds of read and conditional write before a burst of one client's own uploads is taken for a failure. */
+const MAX_ROUNDS = 8;
 
-/** Flood counters: one item per client, window and window start, changed only by conditional atomic ADDs. */
+type Stored = Partial<Record<FloodWindow, { s: number; c: number }>>;
+
+const itemKey = (subject: CounterSubject): Record<string, string> => ({ pk: `${PREFIX[subject.rule]}#${subject.client}` });
+
+/**
+ * Flood counters: one item per client and rule, holding every window as `{window: {s: start, c: count}}`. A take reads
+ * the item (strongly consistent), then writes with conditions on what it read: a window still in the same period is
+ * incremented relatively (`c = c + 1` while `c < limit`), a window whose period is over is started anew (only if no one
+ * else did). A condition that fails means another upload of the same client came in between: read again. So the limits
+ * hold exactly under concurrency, the item stays small (one entry per window), and one upload costs one write.
+ */
 export class DynamoCounterStore implements CounterStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
   ) {}
 
-  async increment(key: string, limit: number, expiresAtMs: number): Promise<boolean> {
-    return sendIfCondition('flood counter increment', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: key },
-          UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
-          ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-          ExpressionAttributeNames: { '#count': 'count', '#ttl': TABLE_SCHEMA.ttlAttribute },
-          ExpressionAttributeValues: {
-            ':one': 1,
-            ':limit': limit,
-            ':ttl': Math.ceil(expiresAtMs / 1000) + COUNTER_TTL_GRACE_SECONDS,
-          },
-        }),
-      ),
-    );
+  async take(
+    subject: CounterSubject,
+    windows: readonly CountWindow[],
+  ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }> {
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      const stored = await this.read(subject);
+      const full = windows.filter(({ window, startMs, limit }) => {
+        const entry = stored[window];
+        return entry !== undefined && entry.s === startMs && entry.c >= limit;
+      });
+      if (full.length > 0) return { taken: false, full: full.map(({ window }) => window) };
+      const names: Record<string, string> = { '#ttl': TABLE_SCHEMA.ttlAttribute };
+      const values: Record<string, unknown> = { ':ttl': Math.ceil(Date.now() / 1000) + ITEM_TTL_SECONDS };
+      const sets: string[] = ['#ttl = :ttl'];
+      const conditions: string[] = [];
+      windows.forEach(({ window, startMs, limit }, index) => {
+        const entry = stored[window];
+        names[`#w${index}`] = window;
+        if (entry?.s === startMs) {
+          values[':one'] = 1;
+          values[`:s${index}`] = startMs;
+          values[`:l${index}`] = limit;
+          sets.push(`#w${index}.c = #w${index}.c + :one`);
+          conditions.push(`#w${index}.s = :s${index} AND #w${index}.c < :l${index}`);
+        } else {
+          values[`:fresh${index}`] = { s: startMs, c: 1 };
+          sets.push(`#w${index} = :fresh${index}`);
+          if (entry === undefined) conditions.push(`attribute_not_exists(#w${index})`);
+          else {
+            values[`:old${index}`] = entry.s;
+            conditions.push(`#w${index}.s = :old${index}`);
+          }
+        }
+      });
+      const written = await sendConditional('flood counters', () =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: itemKey(subject),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: conditions.join(' AND '),
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        ),
+      );
+      if (written) return { taken: true };
+    }
+    throw new DependencyError('flood counters', new Error(`no write of the counters held after ${MAX_ROUNDS} rounds`));
   }
 
-  async decrement(key: string): Promise<void> {
-    // A counter already at zero (or gone with its window) has nothing to give back.
-    await sendIfCondition('flood counter decrement', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: key },
-          UpdateExpression: 'ADD #count :minusOne',
-          ConditionExpression: '#count > :zero',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-        }),
-      ),
+  async giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void> {
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      const stored = await this.read(subject);
+      // only the windows still in the period they were taken in, and above zero
+      const current = windows.filter(({ window, startMs }) => {
+        const entry = stored[window];
+        return entry !== undefined && entry.s === startMs && entry.c > 0;
+      });
+      if (current.length === 0) return;
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = { ':one': 1, ':zero': 0 };
+      const sets: string[] = [];
+      const conditions: string[] = [];
+      current.forEach(({ window, startMs }, index) => {
+        names[`#w${index}`] = window;
+        values[`:s${index}`] = startMs;
+        sets.push(`#w${index}.c = #w${index}.c - :one`);
+        conditions.push(`#w${index}.s = :s${index} AND #w${index}.c > :zero`);
+      });
+      const written = await sendConditional('flood counters give back', () =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: itemKey(subject),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: conditions.join(' AND '),
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        ),
+      );
+      if (written) return;
+    }
+  }
+
+  private async read(subject: CounterSubject): Promise<Stored> {
+    const { Item } = await sendOrFail('read flood counters', () =>
+      this.db.send(new GetCommand({ TableName: this.table, Key: itemKey(subject), ConsistentRead: true })),
     );
+    const stored: Stored = {};
+    for (const [name, entry] of Object.entries(Item ?? {})) {
+      const value = entry as { s?: unknown; c?: unknown } | undefined;
+      if (typeof value?.s === 'number' && typeof value.c === 'number') stored[name as FloodWindow] = { s: value.s, c: value.c };
+    }
+    return stored;
   }
 }

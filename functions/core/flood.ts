@@ -84,11 +84,32 @@ export function parseFloodLimits(
   return { limits, problems };
 }
 
-/** Atomic counters with a ceiling, one item each (DynamoDB conditional ADD). */
+/** One window of a subject's counters: which one, where it starts, and how many it holds at most. */
+export interface CountWindow {
+  window: FloodWindow;
+  startMs: number;
+  endMs: number;
+  limit: number;
+}
+
+/** What a guard counts (uploads, or URL fetches that failed) and for whom (a client). */
+export interface CounterSubject {
+  rule: GuardRuleName;
+  client: string;
+}
+
+/**
+ * Counters with ceilings, every window of a subject kept together (one DynamoDB item per subject and rule), changed
+ * all or none, exactly under concurrency.
+ */
 export interface CounterStore {
-  /** Adds one when the count is below `limit`; false, changing nothing, when it is not. */
-  increment(key: string, limit: number, expiresAtMs: number): Promise<boolean>;
-  decrement(key: string): Promise<void>;
+  /** Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. */
+  take(
+    subject: CounterSubject,
+    windows: readonly CountWindow[],
+  ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
+  /** Takes one off every window that still is the one taken from (a window over since is left alone). */
+  giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void>;
 }
 
 /** Slots taken for one upload; given back when the upload fails, kept when it is stored. */
@@ -96,15 +117,17 @@ export interface FloodReservation {
   release(): Promise<void>;
 }
 
-/** What a guard counts: the prefix of its counters' keys, and the refusal once a window is full. */
+export type GuardRuleName = 'uploads' | 'fetch-failures';
+
+/** What a guard counts, and the refusal once a window is full. */
 export interface GuardRule {
-  keyPrefix: string;
+  name: GuardRuleName;
   refusal(limit: number, window: FloodWindow, retryAfterSeconds: number): UploadError;
 }
 
 /** The flood limits of the contract (section 12): successful uploads per client. */
 export const UPLOAD_FLOOD_RULE: GuardRule = {
-  keyPrefix: 'FLOOD',
+  name: 'uploads',
   refusal: (limit, window, retryAfterSeconds) => new UploadError('Flooding', floodMessage(limit, window), { retryAfterSeconds }),
 };
 
@@ -113,7 +136,7 @@ export const UPLOAD_FLOOD_RULE: GuardRule = {
  * fetches more for it (the key must not turn the service into a download amplifier).
  */
 export const FETCH_FAILURE_RULE: GuardRule = {
-  keyPrefix: 'FETCHFAIL',
+  name: 'fetch-failures',
   refusal: (limit, window, retryAfterSeconds) =>
     new UploadError('FetchFailuresExceeded', `Too many URL sources that could not be fetched - max ${limit} per ${window}`, {
       retryAfterSeconds,
@@ -121,9 +144,9 @@ export const FETCH_FAILURE_RULE: GuardRule = {
 };
 
 /**
- * Limits per client that hold under concurrency: each window's counter is incremented only while below its limit,
- * before any work, and decremented again when the work does not end in what is counted (a stored image; for fetch
- * failures, a fetch that failed).
+ * Limits per client that hold under concurrency: every window's counter is incremented, all or none, only while each
+ * is below its limit, before the work is committed, and decremented again when the work does not end in what is
+ * counted (a stored image; for fetch failures, a fetch that failed).
  */
 export class FloodGuard {
   constructor(
@@ -134,38 +157,31 @@ export class FloodGuard {
 
   async reserve(ip: string, nowMs: number): Promise<FloodReservation> {
     const limits = await this.limits();
-    const subject = floodSubject(ip);
-    const windows = FLOOD_WINDOWS.filter((window) => limits[window] > 0).map((window) => {
-      const { startMs, endMs } = windowBounds(window, nowMs);
-      return { window, limit: limits[window], endMs, key: `${this.rule.keyPrefix}#${subject}#${window}#${startMs}` };
-    });
-    const results = await Promise.allSettled(windows.map(({ key, limit, endMs }) => this.counters.increment(key, limit, endMs)));
-    const taken = windows.filter((_, index) => {
-      const result = results[index];
-      return result?.status === 'fulfilled' && result.value;
-    });
+    const subject: CounterSubject = { rule: this.rule.name, client: floodSubject(ip) };
+    const windows: CountWindow[] = FLOOD_WINDOWS.filter((window) => limits[window] > 0).map((window) => ({
+      window,
+      limit: limits[window],
+      ...windowBounds(window, nowMs),
+    }));
+    const given: FloodReservation = { release: () => Promise.resolve() };
+    if (windows.length === 0) return given;
+    const answer = await this.counters.take(subject, windows);
+    if (!answer.taken) {
+      const tripped = windows.filter(({ window }) => answer.full.includes(window));
+      const [first] = tripped;
+      if (!first) throw new Error('the counters refused without naming a full window');
+      // Named like Chevereto (the shortest window that tripped); retry only helps once every tripped window is over.
+      const lastEndMs = Math.max(...tripped.map(({ endMs }) => endMs));
+      throw this.rule.refusal(first.limit, first.window, Math.max(1, Math.ceil((lastEndMs - nowMs) / 1000)));
+    }
     // Given back at most once: an upload's error path may reach it after its success path did.
     let released = false;
-    const release = async (): Promise<void> => {
-      if (released) return;
-      released = true;
-      await Promise.all(taken.map(({ key }) => this.counters.decrement(key)));
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        await this.counters.giveBack(subject, windows);
+      },
     };
-    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    const tripped = windows.filter((_, index) => {
-      const result = results[index];
-      return result?.status === 'fulfilled' && !result.value;
-    });
-    const [first] = tripped;
-    if (failed || first) {
-      await release().catch(() => undefined);
-      if (failed) throw failed.reason;
-      if (first) {
-        // Named like Chevereto (the shortest window that tripped); retry only helps once every tripped window is over.
-        const lastEndMs = Math.max(...tripped.map(({ endMs }) => endMs));
-        throw this.rule.refusal(first.limit, first.window, Math.max(1, Math.ceil((lastEndMs - nowMs) / 1000)));
-      }
-    }
-    return { release };
   }
 }

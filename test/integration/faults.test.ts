@@ -57,9 +57,7 @@ async function storesState(): Promise<{
     activeWithoutObjects,
     pending: records.filter((record) => record['status'] !== 'active').length,
     active: records.filter((record) => record['status'] === 'active').length,
-    floodCount: floods
-      .filter((item) => String(item['pk']).includes('#day#'))
-      .reduce((sum, item) => sum + Number(item['count']), 0),
+    floodCount: floods.reduce((sum, item) => sum + Number((item['day'] as { c?: number } | undefined)?.c ?? 0), 0),
     unboundClaims: (await service.items('DUP#')).filter((item) => item['imageId'] === undefined).length,
   };
 }

@@ -1,12 +1,13 @@
 import {
+  FETCH_FAILURE_RULE,
   FloodGuard,
   floodMessage,
   floodSubject,
   parseFloodLimits,
   windowBounds,
-  type CounterStore,
   type FloodLimits,
 } from '../../functions/core/flood';
+import { InMemoryCounterStore } from '../support/in-memory';
 
 describe('flood rules', () => {
   const at = Date.UTC(2026, 10, 22, 13, 45, 30, 500); // a Sunday
@@ -49,38 +50,42 @@ describe('flood rules', () => {
 });
 
 describe('FloodGuard', () => {
-  function counters(limitReached: ReadonlySet<string>) {
-    const counts = new Map<string, number>();
-    const store: CounterStore = {
-      increment: async (key) => {
-        if ([...limitReached].some((window) => key.includes(`#${window}#`))) return false;
-        counts.set(key, (counts.get(key) ?? 0) + 1);
-        return true;
-      },
-      decrement: async (key) => void counts.set(key, (counts.get(key) ?? 0) - 1),
-    };
-    return { store, counts };
-  }
   const limits = async (): Promise<FloodLimits> => ({ minute: 5, hour: 10, day: 0, week: 0, month: 0 });
   const now = Date.UTC(2026, 10, 22, 10, 0, 30);
 
   it('takes one slot in every window that is on, and gives each back once however often release is called', async () => {
-    const { store, counts } = counters(new Set());
+    const store = new InMemoryCounterStore();
     const reservation = await new FloodGuard(store, limits).reserve('203.0.113.1', now);
-    expect([...counts.values()]).toEqual([1, 1]);
+    expect([store.count('uploads', '203.0.113.1', 'minute'), store.count('uploads', '203.0.113.1', 'hour')]).toEqual([1, 1]);
+    expect(store.counts.size).toBe(2);
     await reservation.release();
     await reservation.release();
-    expect([...counts.values()]).toEqual([0, 0]);
+    expect([store.count('uploads', '203.0.113.1', 'minute'), store.count('uploads', '203.0.113.1', 'hour')]).toEqual([0, 0]);
   });
 
-  it('gives back the windows it took when another one is full, naming it, with Retry-After until it ends', async () => {
-    const { store, counts } = counters(new Set(['hour']));
-    const error: unknown = await new FloodGuard(store, limits).reserve('203.0.113.1', now).catch((caught: unknown) => caught);
+  it('takes nothing when a window is full, naming it, with Retry-After until it ends', async () => {
+    const store = new InMemoryCounterStore();
+    const guard = new FloodGuard(store, async () => ({ minute: 50, hour: 2, day: 0, week: 0, month: 0 }));
+    await guard.reserve('203.0.113.1', now);
+    await guard.reserve('203.0.113.1', now + 61_000);
+    const error: unknown = await guard.reserve('203.0.113.1', now + 122_000).catch((caught: unknown) => caught);
     expect(error).toMatchObject({
       kind: 'Flooding',
-      message: 'Flooding detected. You can only upload 10 images per hour',
-      retryAfterSeconds: 3570,
+      message: 'Flooding detected. You can only upload 2 images per hour',
+      retryAfterSeconds: 3570 - 122,
     });
-    expect([...counts.values()]).toEqual([0]);
+    expect(store.count('uploads', '203.0.113.1', 'minute')).toBe(1);
+  });
+
+  it('counts URL fetch failures apart from uploads, refusing with their own message', async () => {
+    const store = new InMemoryCounterStore();
+    const hourly = async (): Promise<FloodLimits> => ({ minute: 0, hour: 1, day: 0, week: 0, month: 0 });
+    await new FloodGuard(store, hourly).reserve('203.0.113.1', now);
+    const failures = new FloodGuard(store, hourly, FETCH_FAILURE_RULE);
+    await failures.reserve('203.0.113.1', now);
+    await expect(failures.reserve('203.0.113.1', now)).rejects.toMatchObject({
+      kind: 'FetchFailuresExceeded',
+      message: 'Too many URL sources that could not be fetched - max 1 per hour',
+    });
   });
 });
