@@ -1,10 +1,22 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
+import type { DuplicateClaim, DuplicateFingerprint, DuplicateIndex } from '../core/ports';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
-import type { DuplicateIndex } from '../core/ports';
 import { TABLE_SCHEMA } from './table-schema';
 
 type ClaimAnswer = Awaited<ReturnType<DuplicateIndex['claim']>>;
+
+/** The item key of a fingerprint: `DUP#{ip}#{md5}#{width or -}`. */
+export function duplicateKey(fingerprint: DuplicateFingerprint): string {
+  return `DUP#${fingerprint.clientIp}#${fingerprint.md5}#${fingerprint.width ?? '-'}`;
+}
+
+/** The fingerprint of a key written by `duplicateKey` (records keep it so). */
+export function fingerprintOfKey(key: string): DuplicateFingerprint | null {
+  const match = /^DUP#(.+)#([0-9a-f]{32})#(\d+|-)$/.exec(key);
+  if (!match) return null;
+  return { clientIp: match[1] ?? '', md5: match[2] ?? '', width: match[3] === '-' ? undefined : Number(match[3]) };
+}
 
 /** Duplicate fingerprints: one item per (client, md5, width), written only by conditional puts and deletes. */
 export class DynamoDuplicateIndex implements DuplicateIndex {
@@ -13,39 +25,43 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
     private readonly table: string,
   ) {}
 
-  async claim(key: string, claimId: string, nowMs: number, windowMs: number): Promise<ClaimAnswer> {
+  async claim(fingerprint: DuplicateFingerprint, claim: DuplicateClaim, windowMs: number): Promise<ClaimAnswer> {
+    const key = duplicateKey(fingerprint);
     // A claim that vanishes between the refused put and the read (its image was deleted) is simply tried again.
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      if (await this.put(key, claimId, nowMs, windowMs, 'attribute_not_exists(pk) OR expiresAtMs < :now', { ':now': nowMs })) {
-        return { claimed: true };
-      }
+      const condition = 'attribute_not_exists(pk) OR expiresAtMs < :now';
+      if (await this.put(key, claim, windowMs, condition, { ':now': claim.claimedAtMs })) return { claimed: true };
       const held = await sendOrFail('read duplicate claim', () =>
         this.db.send(new GetCommand({ TableName: this.table, Key: { pk: key }, ConsistentRead: true })),
       );
       const item = held.Item;
-      if (item && typeof item['claimId'] === 'string' && typeof item['claimedAtMs'] === 'number') {
-        const imageId: unknown = item['imageId'];
-        return {
-          claimed: false,
-          claimId: item['claimId'],
-          imageId: typeof imageId === 'number' ? imageId : null,
-          claimedAtMs: item['claimedAtMs'],
-        };
+      if (
+        item &&
+        typeof item['claimId'] === 'string' &&
+        typeof item['imageId'] === 'number' &&
+        typeof item['claimedAtMs'] === 'number'
+      ) {
+        return { claimed: false, held: { claimId: item['claimId'], imageId: item['imageId'], claimedAtMs: item['claimedAtMs'] } };
       }
     }
     throw new DependencyError('claim duplicate', new Error(`the claim ${key} keeps changing`));
   }
 
-  takeOver(key: string, previousClaimId: string, claimId: string, nowMs: number, windowMs: number): Promise<boolean> {
-    return this.put(key, claimId, nowMs, windowMs, 'claimId = :previous', { ':previous': previousClaimId });
+  takeOver(
+    fingerprint: DuplicateFingerprint,
+    previousClaimId: string,
+    claim: DuplicateClaim,
+    windowMs: number,
+  ): Promise<boolean> {
+    return this.put(duplicateKey(fingerprint), claim, windowMs, 'claimId = :previous', { ':previous': previousClaimId });
   }
 
-  async bind(key: string, claimId: string, imageId: number): Promise<void> {
-    await sendIfCondition('bind duplicate claim', () =>
+  async rebind(fingerprint: DuplicateFingerprint, claimId: string, imageId: number): Promise<void> {
+    await sendIfCondition('rebind duplicate claim', () =>
       this.db.send(
         new UpdateCommand({
           TableName: this.table,
-          Key: { pk: key },
+          Key: { pk: duplicateKey(fingerprint) },
           UpdateExpression: 'SET imageId = :image',
           ConditionExpression: 'claimId = :claim',
           ExpressionAttributeValues: { ':image': imageId, ':claim': claimId },
@@ -54,27 +70,22 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
     );
   }
 
-  async releaseClaim(key: string, claimId: string): Promise<void> {
-    await sendIfCondition('release duplicate claim', () =>
-      this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: { pk: key },
-          ConditionExpression: 'claimId = :claim AND attribute_not_exists(imageId)',
-          ExpressionAttributeValues: { ':claim': claimId },
-        }),
-      ),
-    );
+  async releaseClaim(fingerprint: DuplicateFingerprint, claimId: string): Promise<void> {
+    await this.deleteIf(fingerprint, 'claimId = :value', claimId, 'release duplicate claim');
   }
 
-  async releaseImage(key: string, imageId: number): Promise<void> {
-    await sendIfCondition('release duplicate entry', () =>
+  async releaseImage(fingerprint: DuplicateFingerprint, imageId: number): Promise<void> {
+    await this.deleteIf(fingerprint, 'imageId = :value', imageId, 'release duplicate entry');
+  }
+
+  private async deleteIf(fingerprint: DuplicateFingerprint, condition: string, value: unknown, what: string): Promise<void> {
+    await sendIfCondition(what, () =>
       this.db.send(
         new DeleteCommand({
           TableName: this.table,
-          Key: { pk: key },
-          ConditionExpression: 'imageId = :image',
-          ExpressionAttributeValues: { ':image': imageId },
+          Key: { pk: duplicateKey(fingerprint) },
+          ConditionExpression: condition,
+          ExpressionAttributeValues: { ':value': value },
         }),
       ),
     );
@@ -82,22 +93,23 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
 
   private put(
     key: string,
-    claimId: string,
-    nowMs: number,
+    claim: DuplicateClaim,
     windowMs: number,
     condition: string,
     values: Record<string, unknown>,
   ): Promise<boolean> {
+    const expiresAtMs = claim.claimedAtMs + windowMs;
     return sendIfCondition('claim duplicate', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: {
             pk: key,
-            claimId,
-            claimedAtMs: nowMs,
-            expiresAtMs: nowMs + windowMs,
-            [TABLE_SCHEMA.ttlAttribute]: Math.ceil((nowMs + windowMs) / 1000) + 86400,
+            claimId: claim.claimId,
+            imageId: claim.imageId,
+            claimedAtMs: claim.claimedAtMs,
+            expiresAtMs,
+            [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + 86400,
           },
           ConditionExpression: condition,
           ExpressionAttributeValues: values,

@@ -7,7 +7,8 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
-import type { ImageRecord, ImageRepository, StoredFile } from '../core/ports';
+import type { ImageRecord, ImageRepository, PendingRecord, StoredFile, StoredRecord } from '../core/ports';
+import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
 import { readItem, type ItemReader } from './item-reader';
 import { SWEEP_SHARDS, TABLE_SCHEMA } from './table-schema';
 
@@ -57,38 +58,43 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async createPending(record: ImageRecord, sweepAtMs: number): Promise<boolean> {
+  async createPending(record: PendingRecord, sweepAtMs: number): Promise<boolean> {
     return sendIfCondition('create record', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...toItem({ ...record, status: 'pending' }), sweepShard: sweepShard(record.id), sweepAtMs },
+          Item: {
+            pk: imagePk(record.id),
+            id: record.id,
+            status: 'pending',
+            keys: record.keys,
+            createdAtMs: record.createdAtMs,
+            sweepShard: sweepShard(record.id),
+            sweepAtMs,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       ),
     );
   }
 
-  async activate(id: number, expiresAtMs: number | null): Promise<void> {
-    await sendOrFail('activate record', () =>
+  async saveActive(record: ImageRecord): Promise<void> {
+    // Due for the sweep at its expiry; out of the sweep index when it never expires.
+    const sweep = record.expiresAtMs === null ? {} : { sweepShard: sweepShard(record.id), sweepAtMs: record.expiresAtMs };
+    await sendOrFail('save record', () =>
       this.db.send(
-        new UpdateCommand({
+        new PutCommand({
           TableName: this.table,
-          Key: { pk: imagePk(id) },
-          // Due for the sweep at its expiry; out of the sweep index when it never expires.
-          UpdateExpression:
-            expiresAtMs === null
-              ? 'SET #status = :active REMOVE sweepShard, sweepAtMs'
-              : 'SET #status = :active, sweepAtMs = :expires',
-          ConditionExpression: 'attribute_exists(pk)',
+          Item: { ...toItem(record), ...sweep },
+          ConditionExpression: '#status = :pending',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':active': 'active', ...(expiresAtMs === null ? {} : { ':expires': expiresAtMs }) },
+          ExpressionAttributeValues: { ':pending': 'pending' },
         }),
       ),
     );
   }
 
-  async find(id: number): Promise<ImageRecord | undefined> {
+  async find(id: number): Promise<StoredRecord | undefined> {
     const result = await sendOrFail('get record', () =>
       this.db.send(new GetCommand({ TableName: this.table, Key: { pk: imagePk(id) }, ConsistentRead: true })),
     );
@@ -109,7 +115,8 @@ export class DynamoImageRepository implements ImageRepository {
         }),
       ),
     );
-    return result?.Attributes ? fromItem(result.Attributes) : undefined;
+    const record = result?.Attributes ? fromItem(result.Attributes) : undefined;
+    return record?.status === 'pending' ? undefined : record;
   }
 
   async addDeleteToken(id: number, tokenHash: string): Promise<boolean> {
@@ -218,10 +225,11 @@ function idOfPk(pk: unknown): number | undefined {
 }
 
 function toItem(record: ImageRecord): Record<string, unknown> {
-  const { exif, deleteTokenHashes, ...rest } = record;
+  const { exif, deleteTokenHashes, fingerprint, ...rest } = record;
   return {
     pk: imagePk(record.id),
     ...rest,
+    duplicateKey: fingerprint === null ? null : duplicateKey(fingerprint),
     exifJson: exif === null ? null : JSON.stringify(exif),
     deleteTokens: new Set(deleteTokenHashes),
     ...(record.expiresAtMs === null
@@ -230,13 +238,23 @@ function toItem(record: ImageRecord): Record<string, unknown> {
   };
 }
 
-const STATUSES: ReadonlySet<string> = new Set(['pending', 'active', 'deleting']);
+const STATUSES: ReadonlySet<string> = new Set(['active', 'deleting']);
 
-function fromItem(item: Record<string, unknown>): ImageRecord {
+function fromItem(item: Record<string, unknown>): StoredRecord {
   const read = readItem(item);
-  const exifJson = read.optionalString('exifJson');
   const status = read.string('status');
+  if (status === 'pending') {
+    const keys = read.child('keys');
+    return {
+      id: read.number('id'),
+      status,
+      keys: { original: keys.string('original'), thumb: keys.string('thumb'), medium: keys.string('medium') },
+      createdAtMs: read.number('createdAtMs'),
+    };
+  }
   if (!STATUSES.has(status)) throw new Error(`unknown image status ${status}`);
+  const exifJson = read.optionalString('exifJson');
+  const duplicate = read.optionalString('duplicateKey');
   return {
     id: read.number('id'),
     status: status as ImageRecord['status'],
@@ -256,7 +274,7 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
     views: read.number('views'),
     sourceMd5: read.string('sourceMd5'),
     clientIp: read.string('clientIp'),
-    duplicateKey: read.optionalString('duplicateKey'),
+    fingerprint: duplicate === null ? null : fingerprintOfKey(duplicate),
     deleteTokenHashes: read.stringSet('deleteTokens'),
   };
 }

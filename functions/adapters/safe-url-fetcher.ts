@@ -3,8 +3,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { UploadError } from '../core/errors';
-import { formatSize } from '../core/formatting';
+import { fileTooBig, UploadError } from '../core/errors';
 import type { SourceFetcher } from '../core/ports';
 
 /** `dns.lookup` with `all: true`: every address of a name. */
@@ -174,7 +173,7 @@ function lastPathSegment(url: URL): string {
 
 /** The body up to `maxBytes`; one byte more ends the transfer with 413, without reading on. */
 function readCapped(response: IncomingMessage, maxBytes: number, deadline: AbortSignal): Promise<Uint8Array> {
-  const tooBig = (): UploadError => new UploadError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);
+  const tooBig = (): UploadError => fileTooBig(maxBytes);
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     response.destroy();

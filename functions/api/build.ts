@@ -6,6 +6,8 @@ import { FETCH_FAILURE_RULE, FloodGuard, parseFloodLimits, type FloodLimits } fr
 import type { Metrics } from '../core/metrics';
 import type { RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
+import { IdCodecs } from '../core/id-codec';
+import { ImageAccess } from '../core/image-access';
 import { UploadService } from '../core/upload-service';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { buildStores, clock, type Env } from './stores';
@@ -16,6 +18,7 @@ export interface Services {
   config: Readonly<Config>;
   publicUrl: string;
   service: UploadService;
+  access: ImageAccess;
   settings: SettingsStore;
 }
 
@@ -32,6 +35,7 @@ export async function buildServices(
   if (!publicUrl || !isPublicUrl(publicUrl))
     throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
   const counters = new DynamoCounterStore(db, config.tableName);
+  const codecs = new IdCodecs(() => settings.idSalt(), config.idPadding);
   const service = new UploadService({
     rules: {
       publicUrl,
@@ -39,7 +43,6 @@ export async function buildServices(
       maxUploadBytes: config.maxUploadBytes,
       maxUrlUploadBytes: config.maxUrlUploadBytes,
       naming: config.naming,
-      idPadding: config.idPadding,
       forcedExpirationSeconds: config.forcedExpirationSeconds,
       duplicates: config.duplicates,
       idScheme: config.idScheme,
@@ -56,13 +59,14 @@ export async function buildServices(
       FETCH_FAILURE_RULE,
     ),
     duplicates,
-    purger,
+    codecs,
     clock,
     random,
     logger,
     metrics,
   });
-  return { config, publicUrl, service, settings };
+  const access = new ImageAccess({ images, objects, duplicates, purger, clock, logger, codecs, publicUrl });
+  return { config, publicUrl, service, access, settings };
 }
 
 /** The imaging limits and sizes of a configuration. */

@@ -24,9 +24,10 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
   let router: Promise<Router> | undefined;
   return async (event, context) => {
     if (context) logger.addContext(context);
-    router ??= buildServices(env, logger, metrics, options.random).then(({ config, publicUrl, service, settings }) =>
+    router ??= buildServices(env, logger, metrics, options.random).then(({ config, publicUrl, service, access, settings }) =>
       createRouter({
         service,
+        access,
         settings: { ...config, publicUrl },
         originSecret: () => settings.originSecret(),
         logger,

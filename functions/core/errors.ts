@@ -1,20 +1,15 @@
+import { formatSize } from './formatting';
+
 /** Every way an operation can fail that a client is told about. The HTTP layer maps each kind to a status and code. */
 export type UploadErrorKind =
   | 'NoKey'
   | 'InvalidKey'
   | 'KeyNotConfigured'
-  | 'InvalidVersion'
-  | 'InvalidAction'
-  | 'MethodNotAllowed'
   | 'EmptyUploadSource'
   | 'EmptySource'
-  | 'TooManySources'
-  | 'MalformedBody'
-  | 'UnsupportedBody'
   | 'InvalidBase64'
   | 'UnsupportedFormat'
   | 'FileTooBig'
-  | 'RequestTooLarge'
   | 'ImageTooLarge'
   | 'WidthTooLarge'
   | 'InvalidWidth'
@@ -25,7 +20,6 @@ export type UploadErrorKind =
   | 'FetchFailuresExceeded'
   | 'Duplicate'
   | 'NotFound'
-  | 'Forbidden'
   | 'DependencyFailed';
 
 export interface UploadErrorOptions {
@@ -58,4 +52,9 @@ export class DependencyError extends UploadError {
     super('DependencyFailed', 'Service unavailable, try again', { cause });
     this.name = 'DependencyError';
   }
+}
+
+/** `File too big - max 10 MB`: the file, or the URL source's body, is larger than the limit. */
+export function fileTooBig(maxBytes: number): UploadError {
+  return new UploadError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);
 }

@@ -57,3 +57,19 @@ function shuffleAlphabet(salt: string): string {
 function compareBytes(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** The codec of the deployment's salt (read from the settings), made once per salt. */
+export class IdCodecs {
+  private cached: { salt: string; codec: IdCodec } | undefined;
+
+  constructor(
+    private readonly salt: () => Promise<string>,
+    private readonly padding: number,
+  ) {}
+
+  async codec(): Promise<IdCodec> {
+    const salt = await this.salt();
+    if (this.cached?.salt !== salt) this.cached = { salt, codec: new IdCodec(salt, this.padding) };
+    return this.cached.codec;
+  }
+}

@@ -1,4 +1,4 @@
-import type { ImageRecord } from './ports';
+import type { ImageRecord, StoredRecord } from './ports';
 
 /**
  * The life of an image record: `pending` while its upload stores it, `active` once answered (until it expires),
@@ -14,7 +14,7 @@ export function isLive(record: ImageRecord, nowMs: number): boolean {
 }
 
 /** Due for the sweep: an unfinished delete, an upload that died, an expired image. */
-export function isDue(record: ImageRecord, nowMs: number): boolean {
+export function isDue(record: StoredRecord, nowMs: number): boolean {
   switch (record.status) {
     case 'deleting':
       return true;
@@ -26,6 +26,6 @@ export function isDue(record: ImageRecord, nowMs: number): boolean {
 }
 
 /** Whether anyone was ever given the image's URLs: a pending upload never answered, so no CDN holds its files. */
-export function wasServed(record: ImageRecord): boolean {
+export function wasServed(record: StoredRecord): boolean {
   return record.status !== 'pending';
 }

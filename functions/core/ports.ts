@@ -31,6 +31,11 @@ export interface ProcessOptions {
 
 /** Turns uploaded bytes into what is stored. Throws UploadError for refused input. */
 export interface ImageProcessor {
+  /**
+   * The extension the stored original will have, read from the first bytes alone (no decode), so that its name can be
+   * claimed while it is decoded; throws 415 for bytes that are no accepted format.
+   */
+  storedExtension(input: Uint8Array): string;
   process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage>;
 }
 
@@ -67,10 +72,35 @@ export interface StoredFile {
   channels: number | null;
 }
 
-/** pending: being stored; active: shown; deleting: a delete began and the sweep finishes it if it stops. */
-export type ImageStatus = 'pending' | 'active' | 'deleting';
+/** The three files of an image: its original and renditions. */
+export interface ImageKeys {
+  original: string;
+  thumb: string;
+  medium: string;
+}
 
-/** The DynamoDB record of one image. */
+/** What makes an upload a duplicate of another: the same client, the same bytes, the same width asked for. */
+export interface DuplicateFingerprint {
+  clientIp: string;
+  md5: string;
+  width: number | undefined;
+}
+
+/**
+ * The record of an upload being stored, written before any of its files: it names every file the upload may write,
+ * so that the sweep can remove them should the upload die half way.
+ */
+export interface PendingRecord {
+  id: number;
+  status: 'pending';
+  keys: ImageKeys;
+  createdAtMs: number;
+}
+
+/** active: shown; deleting: a delete began and the sweep finishes it if it stops. */
+export type ImageStatus = 'active' | 'deleting';
+
+/** The record of a stored image. */
 export interface ImageRecord {
   id: number;
   status: ImageStatus;
@@ -93,10 +123,13 @@ export interface ImageRecord {
   sourceMd5: string;
   clientIp: string;
   /** The duplicate-index entry this image holds, released when it goes. */
-  duplicateKey: string | null;
+  fingerprint: DuplicateFingerprint | null;
   /** sha256 of every delete token handed out for this image. */
   deleteTokenHashes: string[];
 }
+
+/** A record as stored: an image, or an upload still being stored (or dead half way). */
+export type StoredRecord = ImageRecord | PendingRecord;
 
 export interface ImageRepository {
   /** The next id of the atomic counter (ID_SCHEME=sequential). */
@@ -104,13 +137,16 @@ export interface ImageRepository {
   /** Claims an object key for an image; false when another image holds it already. Claims are never released. */
   claimObjectKey(objectKey: string, imageId: number): Promise<boolean>;
   /**
-   * Writes the record of an upload in progress (status pending), due for the sweep should it never finish; false,
-   * writing nothing, when a record with its id exists (a random id drawn twice).
+   * Writes the record of an upload about to write its files, due for the sweep should it never finish; false, writing
+   * nothing, when a record with its id exists (a random id drawn twice).
    */
-  createPending(record: ImageRecord, sweepAtMs: number): Promise<boolean>;
-  /** Marks a pending record active: the upload is complete. Due for the sweep at its expiry, if it has one. */
-  activate(id: number, expiresAtMs: number | null): Promise<void>;
-  find(id: number): Promise<ImageRecord | undefined>;
+  createPending(record: PendingRecord, sweepAtMs: number): Promise<boolean>;
+  /**
+   * Replaces the pending record of a finished upload with the image's record (active, due for the sweep at its expiry
+   * if it has one); throws when the pending record is gone.
+   */
+  saveActive(record: ImageRecord): Promise<void>;
+  find(id: number): Promise<StoredRecord | undefined>;
   /** Adds one view to an active record and answers the record after it; undefined when there is none. */
   addView(id: number): Promise<ImageRecord | undefined>;
   /** Hands out one more delete token for an active record; false when it is not active. */
@@ -130,26 +166,32 @@ export interface ImageRepository {
   remove(id: number): Promise<boolean>;
 }
 
-/** Fingerprints of recent uploads (client, md5, width), one conditional item each. */
+/** A claim on a fingerprint: which upload holds it, for which image, since when. */
+export interface DuplicateClaim {
+  claimId: string;
+  imageId: number;
+  claimedAtMs: number;
+}
+
+/** Fingerprints of recent uploads, one conditional item each. */
 export interface DuplicateIndex {
   /**
-   * Claims a fingerprint for an upload about to be stored. When another claim younger than the window holds it,
-   * answers that claim instead: its id, its image once bound, and when it was made.
+   * Claims a fingerprint for an upload about to store `imageId`. When another claim younger than the window holds it,
+   * answers that claim instead.
    */
   claim(
-    key: string,
-    claimId: string,
-    nowMs: number,
+    fingerprint: DuplicateFingerprint,
+    claim: DuplicateClaim,
     windowMs: number,
-  ): Promise<{ claimed: true } | { claimed: false; claimId: string; imageId: number | null; claimedAtMs: number }>;
-  /** Replaces a claim whose image is gone, if it is still the claim that was read. */
-  takeOver(key: string, previousClaimId: string, claimId: string, nowMs: number, windowMs: number): Promise<boolean>;
-  /** Points a claim at the image stored under it. */
-  bind(key: string, claimId: string, imageId: number): Promise<void>;
+  ): Promise<{ claimed: true } | { claimed: false; held: DuplicateClaim }>;
+  /** Replaces a claim whose image is gone or whose upload died, if it is still the claim that was read. */
+  takeOver(fingerprint: DuplicateFingerprint, previousClaimId: string, claim: DuplicateClaim, windowMs: number): Promise<boolean>;
+  /** Points a claim at another image id (the one first drawn was taken). */
+  rebind(fingerprint: DuplicateFingerprint, claimId: string, imageId: number): Promise<void>;
   /** Gives up a claim of an upload that failed. */
-  releaseClaim(key: string, claimId: string): Promise<void>;
+  releaseClaim(fingerprint: DuplicateFingerprint, claimId: string): Promise<void>;
   /** Removes the entry of an image that is gone. */
-  releaseImage(key: string, imageId: number): Promise<void>;
+  releaseImage(fingerprint: DuplicateFingerprint, imageId: number): Promise<void>;
 }
 
 /** Operator settings kept in SSM Parameter Store. */

@@ -1,6 +1,6 @@
 import { isDue, wasServed } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
-import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
+import type { CachePurger, Clock, DuplicateIndex, ImageRepository, Logger, ObjectStore, StoredRecord } from './ports';
 import { planPurge } from './purge-plan';
 import { fileKeys, removeFiles } from './remove-image';
 
@@ -51,7 +51,7 @@ export class Sweeper {
     const startedMs = clock.nowMs();
     const result: SweepResult = { removed: 0, failed: 0, purgedPaths: 0 };
     /** Served images whose files are gone, waiting for their purge before their records go. */
-    let toPurge: ImageRecord[] = [];
+    let toPurge: StoredRecord[] = [];
     let purgeRefused = false;
 
     const purgeThenForget = async (): Promise<void> => {
@@ -95,7 +95,7 @@ export class Sweeper {
    * Removes the files of a due record; answers the record when it was served and so waits for its purge. A record
    * that was never served (a dead upload) goes at once.
    */
-  private async removeFilesOf(id: number, nowMs: number, result: SweepResult): Promise<ImageRecord | undefined> {
+  private async removeFilesOf(id: number, nowMs: number, result: SweepResult): Promise<StoredRecord | undefined> {
     try {
       // The index is read eventually consistent; the record itself decides.
       const record = await this.deps.images.find(id);
@@ -110,7 +110,7 @@ export class Sweeper {
     return undefined;
   }
 
-  private async forget(record: ImageRecord, result: SweepResult): Promise<void> {
+  private async forget(record: StoredRecord, result: SweepResult): Promise<void> {
     try {
       if (await this.deps.images.remove(record.id)) result.removed += 1;
     } catch (error) {

@@ -1,39 +1,37 @@
-import { decodeBase64Source } from './base64-source';
-import { constantTimeEquals, md5Hex, sha256Hex } from './hashes';
+import { constantTimeEquals, md5Hex } from './hashes';
+import { deleteTokens } from './delete-tokens';
+import { DuplicateGuard, type DuplicatePolicy, type HeldClaim } from './duplicate-guard';
 import { UploadError } from './errors';
-import { FloodGuard, type FloodReservation } from './flood';
-import { METRIC, type Metrics } from './metrics';
-import { formatDateFolder, formatSize } from './formatting';
-import { IdCodec } from './id-codec';
+import type { FloodGuard, FloodReservation } from './flood';
+import { formatDateFolder } from './formatting';
+import type { IdCodecs } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
-import { isLive, PENDING_GRACE_MS } from './lifecycle';
-import { baseNameOf, cleanOriginalFilename, sanitizeName, titleFromFilename, type NamingMode } from './naming';
+import { ImageWriter } from './image-writer';
+import { objectKey } from './links';
+import { METRIC, type Metrics } from './metrics';
+import { NameClaimer } from './name-claimer';
+import { baseNameOf, cleanOriginalFilename, titleFromFilename, type NamingMode } from './naming';
 import type {
-  CachePurger,
   Clock,
+  DuplicateFingerprint,
   DuplicateIndex,
   EncodedImage,
+  ImageKeys,
   ImageProcessor,
   ImageRecord,
   ImageRepository,
   Logger,
   ObjectStore,
+  ProcessedImage,
   RandomSource,
   SettingsStore,
-  ProcessedImage,
   SourceFetcher,
   StoredFile,
 } from './ports';
-import { removeImage } from './remove-image';
-import {
-  cleanDescription,
-  cleanTitle,
-  parseExpirationSeconds,
-  parseNsfw,
-  parseTargetWidth,
-  type SourceInput,
-  type UploadRequest,
-} from './upload-request';
+import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptions } from './upload-source';
+import type { UploadRequest } from './upload-request';
+
+export type { DuplicatePolicy } from './duplicate-guard';
 
 /** The operator's rules that shape an upload. */
 export interface UploadRules {
@@ -44,7 +42,6 @@ export interface UploadRules {
   /** URL sources do not pass through the gateway and may be larger. */
   maxUrlUploadBytes: number;
   naming: NamingMode;
-  idPadding: number;
   /** Every guest upload expires after at most this many seconds. */
   forcedExpirationSeconds: number | undefined;
   duplicates: DuplicatePolicy;
@@ -53,8 +50,6 @@ export interface UploadRules {
 }
 
 export type IdScheme = 'random' | 'sequential';
-
-export type DuplicatePolicy = 'return-existing' | 'reject' | 'allow';
 
 export interface UploadServiceDeps {
   rules: UploadRules;
@@ -67,158 +62,141 @@ export interface UploadServiceDeps {
   /** URL sources that could not be fetched, per client. */
   fetchFailures: Pick<FloodGuard, 'reserve'>;
   duplicates: DuplicateIndex;
-  purger: CachePurger;
+  codecs: IdCodecs;
   clock: Clock;
   random: RandomSource;
   logger: Logger;
   metrics: Metrics;
 }
 
-const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const NAME_SUFFIX_HEX_CHARS = 16;
-const RANDOM_NAME_HEX_CHARS = 32;
-const DELETE_TOKEN_HEX_CHARS = 48;
-const NAME_CLAIM_ATTEMPTS = 5;
 /** Random ids drawn before giving up: a second draw is needed once in 2^53 / (images stored) uploads. */
 const ID_ATTEMPTS = 3;
-/** Same bytes, width and client within this time is a duplicate (contract, section 11). */
-const DUPLICATE_WINDOW_MS = 24 * 3600_000;
-/** A duplicate claim with no image after this long belongs to an upload that died; it may be taken over. */
-const STALE_CLAIM_MS = 5 * 60_000;
-/** How long an upload waits for an identical one in flight before storing its own copy. */
-const IN_FLIGHT_WAIT_MS = 10_000;
-const IN_FLIGHT_POLL_MS = 100;
-const MAX_DUPLICATE_CHECKS = 200;
-const TOKEN_PATTERN = /^[0-9a-f]{48}$/;
 
-type DuplicateCheck = { existing: ImageRecord } | { claimId: string | undefined };
-
-interface SourceBytes {
-  bytes: Uint8Array;
-  /** Client-given file name, already cleaned; undefined for base64. */
-  filename: string | undefined;
+/** What an upload holds in the stores until it ends: given back, or removed, if it fails. */
+interface Holdings {
+  reserving?: Promise<FloodReservation>;
+  claim?: HeldClaim | undefined;
+  pending?: { id: number; keys: ImageKeys };
 }
 
-/** The upload operation and the reads of stored images. */
+/**
+ * The upload operation (contract, sections 2 to 5, 11, 12), ordered so that an upload waits for as few store round
+ * trips as it can: the key and the options are checked first (no store call: the key is cached); the flood slot is
+ * taken, then a URL source is fetched; the pixels are decoded while the flood slot, the duplicate fingerprint, the
+ * file name and the pending record are written; once the pixels are ready, only the three files (at once) and the
+ * image's record are left: two round trips.
+ */
 export class UploadService {
-  private codec: { salt: string; codec: IdCodec } | undefined;
+  private readonly duplicateGuard: DuplicateGuard;
+  private readonly names: NameClaimer;
+  private readonly writer: ImageWriter;
 
-  constructor(private readonly deps: UploadServiceDeps) {}
+  constructor(private readonly deps: UploadServiceDeps) {
+    this.duplicateGuard = new DuplicateGuard({ ...deps, policy: deps.rules.duplicates });
+    this.names = new NameClaimer(deps.images, deps.random, deps.rules.naming);
+    this.writer = new ImageWriter(deps);
+  }
 
   /** Runs one upload from the raw request to the Image object of the response. */
   async upload(request: UploadRequest): Promise<ImageObject> {
     await this.authenticate(request.key);
-    const title = cleanTitle(request.title);
-    const description = cleanDescription(request.description);
-    const nsfw = parseNsfw(request.nsfw);
-    const expirationSeconds = this.effectiveExpiration(parseExpirationSeconds(request.expiration));
-    const targetWidth = parseTargetWidth(request.width);
-    const given = this.readSource(request.source);
-
-    // the flood slot is taken before anything is fetched: a client past its limit makes the service download nothing
-    const reservation = await this.deps.flood.reserve(request.clientIp, this.deps.clock.nowMs());
-    let duplicateKey: string | null = null;
-    let claimId: string | undefined;
+    const options = readUploadOptions(request, this.deps.rules.forcedExpirationSeconds);
+    const given = readUploadSource(request.source, this.deps.rules.maxUploadBytes);
+    const nowMs = this.deps.clock.nowMs();
+    const held: Holdings = {};
     try {
-      const source = 'url' in given ? await this.fetchSource(given.url, request.clientIp) : given;
-      // libvips works on its own threads while this thread hashes and asks the duplicate index.
-      const imagingStartedMs = this.deps.clock.nowMs();
-      const processing = this.deps.processor.process(source.bytes, { targetWidth });
-      processing.then(
-        () => this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - imagingStartedMs),
-        () => undefined,
-      );
-      const sourceMd5 = md5Hex(source.bytes);
-      if (this.deps.rules.duplicates !== 'allow') {
-        duplicateKey = `DUP#${request.clientIp}#${sourceMd5}#${targetWidth ?? '-'}`;
-        const check = await this.checkDuplicate(duplicateKey);
-        if ('existing' in check) {
-          const answer = await this.answerDuplicate(check.existing);
+      // A URL is fetched only once the flood slot is taken; bytes in the request are decoded while it is taken.
+      held.reserving = this.deps.flood.reserve(request.clientIp, nowMs);
+      held.reserving.catch(() => undefined);
+      const source = 'url' in given ? await held.reserving.then(() => this.fetchSource(given.url, request.clientIp)) : given;
+      const extension = this.deps.processor.storedExtension(source.bytes);
+      const processing = this.process(source, options);
+      processing.catch(() => undefined);
+      try {
+        const fingerprint: DuplicateFingerprint = {
+          clientIp: request.clientIp,
+          md5: md5Hex(source.bytes),
+          width: options.targetWidth,
+        };
+        const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
+        let id = await this.newId();
+        const codec = await this.deps.codecs.codec();
+        const folder = formatDateFolder(nowMs, this.deps.rules.timeZone);
+        const [checked, named, reserved] = await Promise.allSettled([
+          this.duplicateGuard.check(fingerprint, id),
+          this.names.claim(baseNameOf(originalFilename), extension, folder, id, codec.encode(id)),
+          held.reserving,
+        ]);
+        if (checked.status === 'fulfilled' && 'claim' in checked.value) held.claim = checked.value.claim;
+        for (const step of [reserved, checked, named]) if (step.status === 'rejected') throw step.reason;
+        let check = (checked as PromiseFulfilledResult<Awaited<ReturnType<DuplicateGuard['check']>>>).value;
+        const claimedName = (named as PromiseFulfilledResult<string>).value;
+        while ('existing' in check) {
+          const answer = await this.answerDuplicate(check.existing, codec.encode(check.existing.id));
           if (answer) {
-            // nothing is stored: the slots go back, and the work already started is let finish unused
+            // nothing is stored: the slot goes back, and the decode already started is let finish unused
             await processing.catch(() => undefined);
-            await reservation.release();
+            await (await held.reserving).release();
             this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
             return answer;
           }
-        } else {
-          claimId = check.claimId;
+          // the image was deleted since it was found: this upload is stored after all
+          check = await this.duplicateGuard.check(fingerprint, id);
+          if ('claim' in check) held.claim = check.claim;
         }
+        let name = claimedName;
+        let keys = this.keysOf(folder, name, extension);
+        for (let attempt = 1; !(await this.writer.begin(id, keys, nowMs)); attempt += 1) {
+          // A random id that an image holds already (one chance in 2^53 per image): draw again.
+          if (attempt >= ID_ATTEMPTS) throw new Error(`no free id after ${ID_ATTEMPTS} draws`);
+          id = await this.newId();
+          if (this.names.followsId) {
+            name = await this.names.claim(baseNameOf(originalFilename), extension, folder, id, codec.encode(id));
+            keys = this.keysOf(folder, name, extension);
+          }
+          if (held.claim) await this.duplicateGuard.rebind(held.claim, id);
+        }
+        held.pending = { id, keys };
+        const processed = await processing;
+        const token = deleteTokens.make(this.deps.random);
+        const record = this.recordOf({
+          id,
+          nowMs,
+          keys,
+          name,
+          originalFilename,
+          fingerprint,
+          options,
+          processed,
+          token: token.hash,
+          claimed: held.claim !== undefined,
+        });
+        await this.writer.finish(record, processed);
+        delete held.pending;
+        this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
+        this.deps.metrics.add(
+          METRIC.bytesStored,
+          'Bytes',
+          processed.original.bytes.length + processed.thumb.bytes.length + processed.medium.bytes.length,
+        );
+        return this.imageObject(record, codec.encode(id), token.token);
+      } catch (error) {
+        await processing.catch(() => undefined);
+        throw error;
       }
-      const processed = await processing;
-      const image = await this.store(
-        {
-          title,
-          description,
-          nsfw,
-          expirationSeconds,
-          sourceMd5,
-          clientIp: request.clientIp,
-          duplicateKey: claimId ? duplicateKey : null,
-        },
-        source,
-        processed,
-      );
-      if (claimId && duplicateKey) await this.bindDuplicate(duplicateKey, claimId, image.id);
-      this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
-      this.deps.metrics.add(
-        METRIC.bytesStored,
-        'Bytes',
-        processed.original.bytes.length + processed.thumb.bytes.length + processed.medium.bytes.length,
-      );
-      return image.object;
     } catch (error) {
-      await this.undo(reservation, duplicateKey, claimId);
+      await this.undo(held);
       throw error;
     }
   }
 
-  private async store(
-    fields: Pick<ImageRecord, 'description' | 'nsfw' | 'sourceMd5' | 'clientIp' | 'duplicateKey'> & {
-      title: string | undefined;
-      expirationSeconds: number | undefined;
-    },
-    source: SourceBytes,
-    processed: ProcessedImage,
-  ): Promise<{ id: number; object: ImageObject }> {
-    const nowMs = this.deps.clock.nowMs();
-    const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${processed.original.extension}`;
-    const codec = await this.idCodec();
-    const folder = formatDateFolder(nowMs, this.deps.rules.timeZone);
-    for (let attempt = 1; ; attempt += 1) {
-      const id = await this.newId();
-      const idEncoded = codec.encode(id);
-      const name = await this.claimName(baseNameOf(originalFilename), processed.original.extension, folder, id, idEncoded);
-      const keyOf = (suffix: string, image: EncodedImage): string => `images/${folder}/${name}${suffix}.${image.extension}`;
-      const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
-      const record: ImageRecord = {
-        id,
-        status: 'pending',
-        name,
-        extension: processed.original.extension,
-        original: { ...storedFile(keyOf('', processed.original), processed.original), md5: processed.originalMd5 },
-        thumb: storedFile(keyOf('.th', processed.thumb), processed.thumb),
-        medium: storedFile(keyOf('.md', processed.medium), processed.medium),
-        title: fields.title ?? (titleFromFilename(originalFilename) || name),
-        description: fields.description,
-        nsfw: fields.nsfw,
-        originalFilename,
-        exif: processed.exif,
-        animated: processed.animated,
-        createdAtMs: nowMs,
-        expiresAtMs: fields.expirationSeconds === undefined ? null : nowMs + fields.expirationSeconds * 1000,
-        views: 0,
-        sourceMd5: fields.sourceMd5,
-        clientIp: fields.clientIp,
-        duplicateKey: fields.duplicateKey,
-        deleteTokenHashes: [hashDeleteToken(deleteToken)],
-      };
-      if (await this.write(record, [processed.original, processed.thumb, processed.medium])) {
-        return { id, object: this.imageObject(record, idEncoded, deleteToken, nowMs) };
-      }
-      // A random id that an image holds already (one chance in 2^53 per image): draw again.
-      if (attempt >= ID_ATTEMPTS) throw new Error(`no free id after ${ID_ATTEMPTS} draws`);
-    }
+  /** The decode, timed. */
+  private async process(source: SourceBytes, options: UploadOptions): Promise<ProcessedImage> {
+    const startedMs = this.deps.clock.nowMs();
+    const processed = await this.deps.processor.process(source.bytes, { targetWidth: options.targetWidth });
+    this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
+    return processed;
   }
 
   /** A new id: drawn at random (default), or the next of Chevereto's counter (ID_SCHEME=sequential). */
@@ -228,147 +206,49 @@ export class UploadService {
       : Promise.resolve(this.deps.random.safeInteger());
   }
 
-  /**
-   * An earlier live upload of the same bytes by the same client, or a claim on the fingerprint for this one. When an
-   * identical upload is still being stored, waits (briefly) for it to end, so that concurrent identical uploads store
-   * one image, as sequential ones do.
-   */
-  private async checkDuplicate(key: string): Promise<DuplicateCheck> {
-    const claimId = this.deps.random.hex(16);
-    const startedMs = this.deps.clock.nowMs();
-    for (let attempt = 0; attempt < MAX_DUPLICATE_CHECKS; attempt += 1) {
-      const nowMs = this.deps.clock.nowMs();
-      const answer = await this.deps.duplicates.claim(key, claimId, nowMs, DUPLICATE_WINDOW_MS);
-      if (answer.claimed) return { claimId };
-      if (answer.imageId !== null) {
-        const existing = await this.deps.images.find(answer.imageId);
-        if (existing && isLive(existing, this.deps.clock.nowMs())) {
-          if (this.deps.rules.duplicates === 'reject') throw new UploadError('Duplicate', 'Duplicated upload');
-          return { existing };
-        }
-      } else if (answer.claimedAtMs > nowMs - STALE_CLAIM_MS) {
-        // Another request is storing the same bytes right now.
-        if (nowMs - startedMs < IN_FLIGHT_WAIT_MS) {
-          await this.deps.clock.sleep(IN_FLIGHT_POLL_MS);
-          continue;
-        }
-        return { claimId: undefined }; // it is taking long: store this one too, unclaimed
-      }
-      // The claim's image is gone (deleted, expired) or its upload died: this upload takes the fingerprint over.
-      if (await this.deps.duplicates.takeOver(key, answer.claimId, claimId, nowMs, DUPLICATE_WINDOW_MS)) return { claimId };
-    }
-    return { claimId: undefined }; // the fingerprint kept changing hands: store this one, unclaimed
+  private keysOf(folder: string, name: string, extension: string): ImageKeys {
+    return {
+      original: objectKey(folder, name, '', extension),
+      thumb: objectKey(folder, name, '.th', extension),
+      medium: objectKey(folder, name, '.md', extension),
+    };
   }
 
-  /**
-   * The existing image as a fresh upload would show it, with a delete link of its own for this request; undefined
-   * when it was deleted in the meantime, and this upload is stored after all.
-   */
-  private async answerDuplicate(existing: ImageRecord): Promise<ImageObject | undefined> {
-    const deleteToken = this.deps.random.hex(DELETE_TOKEN_HEX_CHARS);
-    if (!(await this.deps.images.addDeleteToken(existing.id, hashDeleteToken(deleteToken)))) return undefined;
-    return this.imageObject(existing, await this.encodeId(existing.id), deleteToken, this.deps.clock.nowMs());
-  }
-
-  private async bindDuplicate(key: string, claimId: string, imageId: number): Promise<void> {
-    try {
-      await this.deps.duplicates.bind(key, claimId, imageId);
-    } catch (error) {
-      // The image is stored; an unbound claim only means a later duplicate is stored again once the claim is stale.
-      this.deps.logger.warn('duplicate claim not bound to its image', { imageId, error });
-    }
-  }
-
-  /** Gives back the flood slots and the duplicate claim of an upload that did not end in a stored image. */
-  private async undo(reservation: FloodReservation, duplicateKey: string | null, claimId: string | undefined): Promise<void> {
-    const steps: Array<Promise<void>> = [reservation.release()];
-    if (duplicateKey && claimId) steps.push(this.deps.duplicates.releaseClaim(duplicateKey, claimId));
-    for (const result of await Promise.allSettled(steps)) {
-      if (result.status === 'rejected')
-        this.deps.logger.warn('undo of a failed upload did not finish', { error: result.reason as unknown });
-    }
-  }
-
-  /** The active, unexpired record behind an encoded id, with one more view counted. */
-  async view(idEncoded: string): Promise<ImageRecord> {
-    const record = await this.liveRecord(idEncoded);
-    return (await this.deps.images.addView(record.id)) ?? record;
-  }
-
-  /** The record a delete link points at, if the link is valid; it deletes nothing (GET, link previewers). */
-  async deletable(idEncoded: string, token: string): Promise<ImageRecord> {
-    const record = await this.liveRecord(idEncoded);
-    if (!TOKEN_PATTERN.test(token) || !record.deleteTokenHashes.includes(hashDeleteToken(token))) throw notFound();
-    return record;
-  }
-
-  /**
-   * What a valid delete link asks. An image is held by every upload answered with it: the first, and each duplicate
-   * answered with it (same bytes, same client, within a day), each with a delete link of its own. A link takes its own
-   * upload away; the image goes (its three objects, its duplicate entry, its record) when the last of them does, so
-   * one person behind a shared address cannot delete another's upload. Answers which of the two happened.
-   */
-  async delete(idEncoded: string, token: string): Promise<'deleted' | 'released'> {
-    const record = await this.deletable(idEncoded, token);
-    const tokenHash = hashDeleteToken(token);
-    if (await this.deps.images.releaseDeleteToken(record.id, tokenHash)) return 'released';
-    // From here the image answers 404, and the sweep finishes the removal should this request stop half way.
-    if (!(await this.deps.images.markDeleting(record.id, tokenHash, this.deps.clock.nowMs()))) throw notFound();
-    await removeImage(this.deps, record);
-    return 'deleted';
-  }
-
-  private async liveRecord(idEncoded: string): Promise<ImageRecord> {
-    const id = (await this.idCodec()).decode(idEncoded);
-    const record = id === undefined ? undefined : await this.deps.images.find(id);
-    if (!record || !isLive(record, this.deps.clock.nowMs())) throw notFound();
-    return record;
-  }
-
-  /** The encoded id of a record, for links. */
-  async encodeId(id: number): Promise<string> {
-    return (await this.idCodec()).encode(id);
-  }
-
-  private imageObject(record: ImageRecord, idEncoded: string, deleteToken: string, nowMs: number): ImageObject {
-    return toImageObject(record, {
-      publicUrl: this.deps.rules.publicUrl,
-      timeZone: this.deps.rules.timeZone,
-      nowMs,
-      idEncoded,
-      deleteToken,
-    });
-  }
-
-  private async authenticate(key: string | undefined): Promise<void> {
-    if (key === undefined || key === '') throw new UploadError('NoKey', 'No key provided');
-    const expected = await this.deps.settings.apiKey();
-    if (expected === undefined || expected === '') throw new UploadError('KeyNotConfigured', 'API key is not configured');
-    if (!constantTimeEquals(key, expected)) throw new UploadError('InvalidKey', 'Invalid API key.');
-  }
-
-  private effectiveExpiration(requested: number | undefined): number | undefined {
-    const forced = this.deps.rules.forcedExpirationSeconds;
-    if (forced === undefined) return requested;
-    return requested === undefined ? forced : Math.min(requested, forced);
-  }
-
-  /** The bytes of a file or base64 source, checked; a URL source as its URL, fetched only once the flood slot is taken. */
-  private readSource(source: SourceInput | undefined): SourceBytes | { url: string } {
-    const { maxUploadBytes } = this.deps.rules;
-    if (source === undefined) throw new UploadError('EmptyUploadSource', 'Empty upload source');
-    if (source.kind === 'file') {
-      if (source.truncated || source.bytes.length > maxUploadBytes) throw fileTooBig(maxUploadBytes);
-      if (source.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
-      return { bytes: source.bytes, filename: cleanOriginalFilename(source.filename) || undefined };
-    }
-    const text = source.value;
-    if (text.trim() === '') throw new UploadError('EmptySource', 'Empty source');
-    if (/^\s*https?:\/\//i.test(text)) return { url: text.trim() };
-    // The text is bounded by the request size, so decoding it before measuring costs little.
-    const bytes = decodeBase64Source(text);
-    if (bytes.length > maxUploadBytes) throw fileTooBig(maxUploadBytes);
-    return { bytes, filename: undefined };
+  private recordOf(parts: {
+    id: number;
+    nowMs: number;
+    keys: ImageKeys;
+    name: string;
+    originalFilename: string;
+    fingerprint: DuplicateFingerprint;
+    options: UploadOptions;
+    processed: ProcessedImage;
+    token: string;
+    claimed: boolean;
+  }): ImageRecord {
+    const { id, nowMs, keys, name, originalFilename, fingerprint, options, processed } = parts;
+    return {
+      id,
+      status: 'active',
+      name,
+      extension: processed.original.extension,
+      original: { ...storedFile(keys.original, processed.original), md5: processed.originalMd5 },
+      thumb: storedFile(keys.thumb, processed.thumb),
+      medium: storedFile(keys.medium, processed.medium),
+      title: options.title ?? (titleFromFilename(originalFilename) || name),
+      description: options.description,
+      nsfw: options.nsfw,
+      originalFilename,
+      exif: processed.exif,
+      animated: processed.animated,
+      createdAtMs: nowMs,
+      expiresAtMs: options.expirationSeconds === undefined ? null : nowMs + options.expirationSeconds * 1000,
+      views: 0,
+      sourceMd5: fingerprint.md5,
+      clientIp: fingerprint.clientIp,
+      fingerprint: parts.claimed ? fingerprint : null,
+      deleteTokenHashes: [parts.token],
+    };
   }
 
   /**
@@ -383,71 +263,43 @@ export class UploadService {
     return { bytes: fetched.bytes, filename: cleanOriginalFilename(fetched.filename) || undefined };
   }
 
-  private async claimName(baseName: string, extension: string, folder: string, id: number, idEncoded: string): Promise<string> {
-    const { naming } = this.deps.rules;
-    const first =
-      naming === 'id'
-        ? idEncoded
-        : naming === 'random'
-          ? this.deps.random.hex(RANDOM_NAME_HEX_CHARS)
-          : sanitizeName(baseName) || this.deps.random.hex(RANDOM_NAME_HEX_CHARS);
-    let candidate = first;
-    for (let attempt = 0; attempt < NAME_CLAIM_ATTEMPTS; attempt += 1) {
-      if (await this.deps.images.claimObjectKey(`images/${folder}/${candidate}.${extension}`, id)) return candidate;
-      candidate = `${first}${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}`;
-    }
-    throw new Error(`no free name for ${first} after ${NAME_CLAIM_ATTEMPTS} attempts`);
-  }
-
   /**
-   * Record first (pending), then the objects, then the record goes active: a failure leaves either nothing or a
-   * pending record that names every object it may have written, which the cleanup here or the sweep removes. False,
-   * writing nothing, when another image holds the record's id.
+   * The existing image as a fresh upload would show it, with a delete link of its own for this request; undefined when
+   * it was deleted in the meantime.
    */
-  private async write(record: ImageRecord, images: EncodedImage[]): Promise<boolean> {
-    const { images: repository, objects } = this.deps;
-    if (!(await repository.createPending(record, record.createdAtMs + PENDING_GRACE_MS))) return false;
-    const files = [record.original, record.thumb, record.medium];
-    try {
-      // Every put is waited for, failed or not: a clean-up that ran while a put was still in flight would leave the
-      // object that put wrote afterwards behind.
-      const puts = await Promise.allSettled(
-        files.map((file, index) =>
-          objects.put({
-            key: file.key,
-            body: images[index]?.bytes ?? new Uint8Array(),
-            contentType: file.mime,
-            cacheControl: IMMUTABLE_CACHE_CONTROL,
-          }),
-        ),
-      );
-      const failed = puts.find((put): put is PromiseRejectedResult => put.status === 'rejected');
-      if (failed) throw failed.reason;
-      await repository.activate(record.id, record.expiresAtMs);
-      record.status = 'active';
-      return true;
-    } catch (error) {
-      await this.discard(
-        record.id,
-        files.map((file) => file.key),
-      );
-      throw error;
+  private async answerDuplicate(existing: ImageRecord, idEncoded: string): Promise<ImageObject | undefined> {
+    const token = deleteTokens.make(this.deps.random);
+    if (!(await this.deps.images.addDeleteToken(existing.id, token.hash))) return undefined;
+    return this.imageObject(existing, idEncoded, token.token);
+  }
+
+  /** Gives back the flood slot and the duplicate claim, and removes what was written, of an upload that failed. */
+  private async undo(held: Holdings): Promise<void> {
+    const steps: Array<Promise<void>> = [];
+    if (held.reserving) steps.push(held.reserving.then((reservation) => reservation.release()).catch(() => undefined));
+    if (held.claim) steps.push(this.duplicateGuard.release(held.claim));
+    if (held.pending) steps.push(this.writer.discard(held.pending.id, held.pending.keys));
+    for (const result of await Promise.allSettled(steps)) {
+      if (result.status === 'rejected')
+        this.deps.logger.warn('undo of a failed upload did not finish', { error: result.reason as unknown });
     }
   }
 
-  private async discard(id: number, keys: string[]): Promise<void> {
-    try {
-      await this.deps.objects.deleteMany(keys);
-      await this.deps.images.remove(id);
-    } catch (cleanupError) {
-      this.deps.logger.warn('cleanup of a failed upload left a pending record for the sweep', { id, cleanupError });
-    }
+  private imageObject(record: ImageRecord, idEncoded: string, deleteToken: string): ImageObject {
+    return toImageObject(record, {
+      publicUrl: this.deps.rules.publicUrl,
+      timeZone: this.deps.rules.timeZone,
+      nowMs: this.deps.clock.nowMs(),
+      idEncoded,
+      deleteToken,
+    });
   }
 
-  private async idCodec(): Promise<IdCodec> {
-    const salt = await this.deps.settings.idSalt();
-    if (this.codec?.salt !== salt) this.codec = { salt, codec: new IdCodec(salt, this.deps.rules.idPadding) };
-    return this.codec.codec;
+  private async authenticate(key: string | undefined): Promise<void> {
+    if (key === undefined || key === '') throw new UploadError('NoKey', 'No key provided');
+    const expected = await this.deps.settings.apiKey();
+    if (expected === undefined || expected === '') throw new UploadError('KeyNotConfigured', 'API key is not configured');
+    if (!constantTimeEquals(key, expected)) throw new UploadError('InvalidKey', 'Invalid API key.');
   }
 }
 
@@ -462,17 +314,4 @@ function storedFile(key: string, image: EncodedImage): StoredFile {
     bits: image.bits,
     channels: image.channels,
   };
-}
-
-function fileTooBig(maxBytes: number): UploadError {
-  return new UploadError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);
-}
-
-function notFound(): UploadError {
-  return new UploadError('NotFound', 'Image not found');
-}
-
-/** Delete tokens are kept only as this hash. */
-function hashDeleteToken(token: string): string {
-  return sha256Hex(token);
 }

@@ -36,8 +36,3 @@ export function bodyBytes(event: APIGatewayProxyEvent): Buffer {
   if (event.body === null || event.body === '') return Buffer.alloc(0);
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
 }
-
-/** The media type of a Content-Type header, lower-cased, without parameters. */
-export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-}

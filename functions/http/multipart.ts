@@ -1,5 +1,5 @@
 import busboy from 'busboy';
-import { UploadError } from '../core/errors';
+import { RequestError } from './request-errors';
 
 export interface FilePart {
   bytes: Buffer;
@@ -24,8 +24,8 @@ export interface MultipartLimits {
 
 const MAX_PARTS = 100;
 
-function malformed(cause?: unknown): UploadError {
-  return new UploadError('MalformedBody', 'Malformed multipart/form-data body', { cause });
+function malformed(cause?: unknown): RequestError {
+  return new RequestError('MalformedBody', 'Malformed multipart/form-data body', { cause });
 }
 
 /** Reads a whole multipart/form-data body with busboy, within limits. */
@@ -43,7 +43,7 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       reject(malformed(error));
       return;
     }
-    let failed: UploadError | undefined;
+    let failed: RequestError | undefined;
     parser.on('field', (name, value, info) => {
       result.fields.set(name, value);
       if (info.valueTruncated) result.truncatedFields.add(name);
@@ -67,7 +67,7 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       });
     });
     parser.on('partsLimit', () => {
-      failed ??= new UploadError('MalformedBody', `Too many multipart parts - max ${MAX_PARTS}`);
+      failed ??= new RequestError('MalformedBody', `Too many multipart parts - max ${MAX_PARTS}`);
     });
     parser.on('error', (error: unknown) => reject(failed ?? malformed(error)));
     parser.on('close', () => (failed ? reject(failed) : resolve(result)));

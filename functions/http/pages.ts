@@ -1,19 +1,10 @@
 import { formatDateTime, formatSize } from '../core/formatting';
-import type { ImageRecord } from '../core/ports';
+import type { ImageView } from '../core/image-view';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
-}
-
-/** Pages allow only their own inline style and images from the public base URL. */
-export function pageSecurityHeaders(publicUrl: string): Record<string, string> {
-  const origin = new URL(publicUrl).origin;
-  return {
-    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
-    'Referrer-Policy': 'no-referrer',
-  };
 }
 
 function page(title: string, main: string): string {
@@ -40,30 +31,23 @@ ${main}
 `;
 }
 
-export interface ViewerPageImage {
-  record: ImageRecord;
-  url: string;
-  displayUrl: string;
-  timeZone: string;
-}
-
 /** The viewer page of one image (`url_viewer`). */
-export function viewerPage({ record, url, displayUrl, timeZone }: ViewerPageImage): string {
-  const original = record.original;
-  const views = `${record.views} ${record.views === 1 ? 'view' : 'views'}`;
-  const description = record.description === null ? '' : `<p>${escapeHtml(record.description)}</p>`;
-  const expires = record.expiresAtMs === null ? '' : `<dt>Expires</dt><dd>${formatDateTime(record.expiresAtMs, 'UTC')} UTC</dd>`;
+export function viewerPage(image: ImageView, timeZone: string): string {
+  const { original, medium } = image;
+  const views = `${image.views} ${image.views === 1 ? 'view' : 'views'}`;
+  const description = image.description === null ? '' : `<p>${escapeHtml(image.description)}</p>`;
+  const expires = image.expiresAtMs === null ? '' : `<dt>Expires</dt><dd>${formatDateTime(image.expiresAtMs, 'UTC')} UTC</dd>`;
   return page(
-    record.title,
-    `<h1>${escapeHtml(record.title)}</h1>
+    image.title,
+    `<h1>${escapeHtml(image.title)}</h1>
 ${description}
-<a href="${escapeHtml(url)}"><img src="${escapeHtml(displayUrl)}" alt="${escapeHtml(record.title)}" width="${record.medium.width}" height="${record.medium.height}"></a>
+<a href="${escapeHtml(original.url)}"><img src="${escapeHtml(medium.url)}" alt="${escapeHtml(image.title)}" width="${medium.width}" height="${medium.height}"></a>
 <dl>
 <dt>Size</dt><dd>${original.width} × ${original.height} · ${formatSize(original.size)} · ${escapeHtml(original.mime)}</dd>
-<dt>Uploaded</dt><dd>${formatDateTime(record.createdAtMs, timeZone)}</dd>
+<dt>Uploaded</dt><dd>${formatDateTime(image.createdAtMs, timeZone)}</dd>
 ${expires}
 <dt>Views</dt><dd>${views}</dd>
-<dt>Direct link</dt><dd><input readonly value="${escapeHtml(url)}"></dd>
+<dt>Direct link</dt><dd><input readonly value="${escapeHtml(original.url)}"></dd>
 </dl>`,
   );
 }
@@ -73,12 +57,12 @@ export function notFoundPage(): string {
 }
 
 /** The page a delete link opens: it deletes nothing until its button is pressed (a POST to the same URL). */
-export function deleteConfirmPage(record: ImageRecord, displayUrl: string): string {
+export function deleteConfirmPage(image: ImageView): string {
   return page(
-    `Delete ${record.title}?`,
+    `Delete ${image.title}?`,
     `<h1>Delete this image?</h1>
-<img src="${escapeHtml(displayUrl)}" alt="${escapeHtml(record.title)}" width="${record.medium.width}" height="${record.medium.height}">
-<p>${escapeHtml(record.title)}: the original and its thumbnails will be deleted for good.</p>
+<img src="${escapeHtml(image.medium.url)}" alt="${escapeHtml(image.title)}" width="${image.medium.width}" height="${image.medium.height}">
+<p>${escapeHtml(image.title)}: the original and its thumbnails will be deleted for good.</p>
 <form method="post"><button type="submit">Delete</button></form>`,
   );
 }
@@ -90,6 +74,11 @@ export function deletedPage(outcome: 'deleted' | 'released'): string {
         'Deleted',
         '<h1>Deleted</h1><p>Your upload is gone. The same image was uploaded again from your network, and it stays online until that upload is deleted too.</p>',
       );
+}
+
+/** A page for an error a page request ran into (a store failed). */
+export function errorPage(message: string): string {
+  return page('Error', `<h1>Error</h1><p>${escapeHtml(message)}</p>`);
 }
 
 /** The root page: what this host is and where its API is, for a person who opens the base URL. */

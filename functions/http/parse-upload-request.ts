@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { UploadError } from '../core/errors';
+import { RequestError } from './request-errors';
 import { parseFormat, type ResponseFormat, type SourceInput, type UploadRequest } from '../core/upload-request';
-import { bodyBytes, headerValue, mediaType, queryParameters } from './api-event';
+import { bodyBytes, headerValue, queryParameters } from './api-event';
+import { mediaTypeOf } from './edge-contract';
 import { parseMultipart, type FilePart } from './multipart';
 
 const SOURCE_NAMES = ['source', 'image'] as const;
@@ -55,7 +56,7 @@ async function readParams(event: APIGatewayProxyEvent, limits: ParseLimits): Pro
   const body = bodyBytes(event);
   if (body.length === 0) return { fields, bodyFieldNames: new Set(), files: new Map(), truncatedFields: new Set() };
   const contentType = headerValue(event, 'content-type');
-  switch (mediaType(contentType)) {
+  switch (mediaTypeOf(contentType)) {
     case 'multipart/form-data': {
       const parsed = await parseMultipart(body, contentType ?? '', {
         maxFileBytes: limits.maxUploadBytes,
@@ -79,7 +80,7 @@ async function readParams(event: APIGatewayProxyEvent, limits: ParseLimits): Pro
       return { fields, bodyFieldNames, files: new Map(), truncatedFields: new Set() };
     }
     default:
-      throw new UploadError(
+      throw new RequestError(
         'UnsupportedBody',
         'Unsupported request body: send multipart/form-data or application/x-www-form-urlencoded',
       );
@@ -91,7 +92,7 @@ function readSource({ fields, bodyFieldNames, files, truncatedFields }: Params):
     const parts = files.get(name) ?? [];
     // A file part and a text field of one name in one body, or two file parts: which one was meant is unknowable.
     if (parts.length > 1 || (parts.length === 1 && bodyFieldNames.has(name))) {
-      throw new UploadError('TooManySources', 'Only one upload source is allowed');
+      throw new RequestError('TooManySources', 'Only one upload source is allowed');
     }
     const [file] = parts;
     if (file) return { kind: 'file', bytes: file.bytes, filename: file.filename, truncated: file.truncated };

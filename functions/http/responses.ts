@@ -2,14 +2,16 @@ import { STATUS_CODES } from 'node:http';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { UploadErrorKind } from '../core/errors';
 import { UploadError } from '../core/errors';
+import { RequestError, type RequestErrorKind } from './request-errors';
 import type { ImageObject } from '../core/image-object';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
+import { errorPage } from './pages';
 
 type Headers = Record<string, string>;
 
 /** The one table of HTTP status and Chevereto code per error kind (contract, section 6). */
-export const ERROR_STATUS: Record<UploadErrorKind, { status: number; code: number }> = {
+export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: number; code: number }> = {
   NoKey: { status: 401, code: 100 },
   InvalidKey: { status: 401, code: 100 },
   KeyNotConfigured: { status: 503, code: 0 },
@@ -24,7 +26,6 @@ export const ERROR_STATUS: Record<UploadErrorKind, { status: number; code: numbe
   InvalidBase64: { status: 400, code: 120 },
   UnsupportedFormat: { status: 415, code: 613 },
   FileTooBig: { status: 413, code: 400 },
-  RequestTooLarge: { status: 413, code: 400 },
   ImageTooLarge: { status: 413, code: 615 },
   WidthTooLarge: { status: 400, code: 610 },
   InvalidWidth: { status: 400, code: 610 },
@@ -40,9 +41,9 @@ export const ERROR_STATUS: Record<UploadErrorKind, { status: number; code: numbe
 };
 
 const BASE_HEADERS: Headers = { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' };
-export const JSON_TYPE = 'application/json; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
-export const HTML_TYPE = 'text/html; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
 
 function reasonPhrase(status: number): string {
   return STATUS_CODES[status] ?? 'Unknown';
@@ -76,14 +77,41 @@ export function errorEnvelope(
 
 /** Turns any error into its response; 5xx details go to the log, never to the client. */
 export function errorResponse(error: unknown, format: ResponseFormat, logger: Logger): APIGatewayProxyResult {
-  if (error instanceof UploadError) {
+  if (error instanceof UploadError || error instanceof RequestError) {
     const { status, code } = ERROR_STATUS[error.kind];
     if (status >= 500) logger.error('request failed', { kind: error.kind, error });
-    const headers: Headers = error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) };
+    const retryAfter = error instanceof UploadError ? error.retryAfterSeconds : undefined;
+    const headers: Headers = retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) };
     return errorEnvelope(status, code, error.message, format, headers);
   }
   logger.error('unexpected error', { error });
   return errorEnvelope(500, 500, 'Internal server error', format);
+}
+
+/** Pages allow only their own inline style and images from the public base URL. */
+export function pageSecurityHeaders(publicUrl: string): Headers {
+  const origin = new URL(publicUrl).origin;
+  return {
+    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Referrer-Policy': 'no-referrer',
+  };
+}
+
+/** An HTML page with the pages' security headers. */
+export function pageResponse(status: number, html: string, publicUrl: string): APIGatewayProxyResult {
+  return respond(status, HTML_TYPE, html, pageSecurityHeaders(publicUrl));
+}
+
+/** The HTML answer of a page request that failed (a store failed): the status of the error, its message. */
+export function errorPageResponse(error: unknown, publicUrl: string, logger: Logger): APIGatewayProxyResult {
+  const failed = errorResponse(error, 'txt', logger);
+  return pageResponse(failed.statusCode, errorPage(failed.body), publicUrl);
+}
+
+/** The JSON answer of a delete link for clients that ask for JSON. */
+export function deletedResponse(outcome: 'deleted' | 'released'): APIGatewayProxyResult {
+  const message = outcome === 'deleted' ? 'image deleted' : 'upload deleted; the image stays for its other upload';
+  return respond(200, JSON_TYPE, JSON.stringify({ status_code: 200, success: { message, code: 200 }, status_txt: 'OK' }));
 }
 
 /** A successful upload in the format the client asked for. */

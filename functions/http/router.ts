@@ -1,17 +1,19 @@
 import { isIP } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { constantTimeEquals } from '../core/hashes';
 import { UploadError } from '../core/errors';
-import { objectUrl } from '../core/image-object';
+import { constantTimeEquals } from '../core/hashes';
+import type { ImageAccess } from '../core/image-access';
+import { redactedPath, routeOf } from '../core/links';
 import { METRIC, type Metrics } from '../core/metrics';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
 import type { UploadService } from '../core/upload-service';
 import { headerValue, queryParameters } from './api-event';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './edge-contract';
+import { deleteConfirmPage, deletedPage, homePage, notFoundPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
-import { errorResponse, HTML_TYPE, JSON_TYPE, respond, uploadResponse } from './responses';
-import { deleteConfirmPage, deletedPage, escapeHtml, homePage, notFoundPage, pageSecurityHeaders, viewerPage } from './pages';
+import { RequestError } from './request-errors';
+import { deletedResponse, errorPageResponse, errorResponse, pageResponse, respond, uploadResponse } from './responses';
 
 export interface RouterSettings {
   publicUrl: string;
@@ -24,6 +26,7 @@ export interface RouterSettings {
 
 export interface RouterDeps {
   service: UploadService;
+  access: ImageAccess;
   settings: RouterSettings;
   /** The value CloudFront sends in `X-Origin-Verify`. */
   originSecret: () => Promise<string | undefined>;
@@ -34,35 +37,43 @@ export interface RouterDeps {
 export type Router = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 const UPLOAD_METHODS = ['GET', 'POST'];
+const READ_METHODS = ['GET', 'HEAD'];
 
 /** Routes an API Gateway event to the upload operation or a page, and logs one line for it. */
 export function createRouter(deps: RouterDeps): Router {
   const { logger, settings } = deps;
+  const page = (status: number, html: string): APIGatewayProxyResult => pageResponse(status, html, settings.publicUrl);
 
   async function route(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
-    const segments = event.path.split('/').filter((segment) => segment !== '');
     if (settings.originVerify && !(await cameThroughDistribution(event))) {
-      return errorResponse(new UploadError('Forbidden', 'Forbidden'), 'json', logger);
+      return errorResponse(new RequestError('Forbidden', 'Forbidden'), 'json', logger);
     }
-    if (segments.length === 0 && (event.httpMethod === 'GET' || event.httpMethod === 'HEAD')) {
-      return respond(200, HTML_TYPE, homePage(settings.publicUrl), pageSecurityHeaders(settings.publicUrl));
+    const target = routeOf(event.path);
+    switch (target.page) {
+      case 'home':
+        return READ_METHODS.includes(event.httpMethod) ? page(200, homePage(settings.publicUrl)) : page(404, notFoundPage());
+      case 'api':
+        return api(event, target);
+      case 'viewer':
+        return viewer(event, target.idEncoded);
+      case 'delete':
+        return deleteLink(event, target.idEncoded, target.token);
+      case 'none':
+        return page(404, notFoundPage());
     }
-    if (segments[0] === 'api') return api(event, segments);
-    if (segments[0] === 'image' && segments.length === 2) return viewer(event, segments[1] ?? '');
-    if (segments[0] === 'image' && segments.length === 4 && segments[2] === 'delete') {
-      return deleteLink(event, segments[1] ?? '', segments[3] ?? '');
-    }
-    return htmlNotFound();
   }
 
-  async function api(event: APIGatewayProxyEvent, segments: string[]): Promise<APIGatewayProxyResult> {
+  async function api(
+    event: APIGatewayProxyEvent,
+    target: { version: string | undefined; action: string | undefined; extra: boolean },
+  ): Promise<APIGatewayProxyResult> {
     let format: ResponseFormat = formatFromQuery(event);
     const cors = corsHeaders(event);
     try {
-      if (segments[1] !== '1') throw new UploadError('InvalidVersion', 'Invalid API version.');
-      if (segments[2] !== 'upload' || segments.length > 3) throw new UploadError('InvalidAction', 'Invalid API action');
+      if (target.version !== '1') throw new RequestError('InvalidVersion', 'Invalid API version.');
+      if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
       if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
-      if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new UploadError('MethodNotAllowed', 'Method not allowed');
+      if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');
       const request = await parseUploadRequest(event, { maxUploadBytes: settings.maxUploadBytes }, clientIp(event));
       format = request.format;
       const image = await deps.service.upload(request);
@@ -70,60 +81,43 @@ export function createRouter(deps: RouterDeps): Router {
     } catch (error) {
       const response = errorResponse(error, format, logger);
       countRefusal(error, response.statusCode);
-      if (error instanceof UploadError && error.kind === 'MethodNotAllowed') {
+      if (error instanceof RequestError && error.kind === 'MethodNotAllowed') {
         response.headers = { ...response.headers, Allow: cors ? 'GET, POST, OPTIONS' : 'GET, POST' };
       }
       return withHeaders(response, cors);
     }
   }
 
-  async function viewer(event: APIGatewayProxyEvent, segment: string): Promise<APIGatewayProxyResult> {
-    if (event.httpMethod !== 'GET' && event.httpMethod !== 'HEAD') {
-      return errorResponse(new UploadError('MethodNotAllowed', 'Method not allowed'), 'json', logger);
+  async function viewer(event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
+    if (!READ_METHODS.includes(event.httpMethod)) {
+      return errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', logger);
     }
-    // `/image/{anything}.{id_encoded}` as well as `/image/{id_encoded}`
-    const idEncoded = segment.slice(segment.lastIndexOf('.') + 1);
     try {
-      const record = await deps.service.view(idEncoded);
-      const html = viewerPage({
-        record,
-        url: objectUrl(settings.publicUrl, record.original.key),
-        displayUrl: objectUrl(settings.publicUrl, record.medium.key),
-        timeZone: settings.timeZone,
-      });
-      return respond(200, HTML_TYPE, html, pageSecurityHeaders(settings.publicUrl));
+      return page(200, viewerPage(await deps.access.view(idEncoded), settings.timeZone));
     } catch (error) {
-      if (error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
-      const failed = errorResponse(error, 'txt', logger);
-      return respond(failed.statusCode, HTML_TYPE, `<!doctype html><title>Error</title><p>${escapeHtml(failed.body)}</p>`);
+      if (error instanceof UploadError && error.kind === 'NotFound') return page(404, notFoundPage());
+      return errorPageResponse(error, settings.publicUrl, logger);
     }
   }
 
   /** GET shows a confirmation and deletes nothing; POST deletes. JSON for clients that ask for it. */
   async function deleteLink(event: APIGatewayProxyEvent, idEncoded: string, token: string): Promise<APIGatewayProxyResult> {
     const json = (headerValue(event, 'accept') ?? '').toLowerCase().includes('application/json');
-    const format: ResponseFormat = json ? 'json' : 'txt';
     try {
-      if (event.httpMethod === 'GET' || event.httpMethod === 'HEAD') {
-        const record = await deps.service.deletable(idEncoded, token);
-        const html = deleteConfirmPage(record, objectUrl(settings.publicUrl, record.medium.key));
-        return respond(200, HTML_TYPE, html, pageSecurityHeaders(settings.publicUrl));
-      }
-      if (event.httpMethod !== 'POST') throw new UploadError('MethodNotAllowed', 'Method not allowed');
-      const outcome = await deps.service.delete(idEncoded, token);
-      const message = outcome === 'deleted' ? 'image deleted' : 'upload deleted; the image stays for its other upload';
-      if (json)
-        return respond(200, JSON_TYPE, JSON.stringify({ status_code: 200, success: { message, code: 200 }, status_txt: 'OK' }));
-      return respond(200, HTML_TYPE, deletedPage(outcome), pageSecurityHeaders(settings.publicUrl));
+      if (READ_METHODS.includes(event.httpMethod))
+        return page(200, deleteConfirmPage(await deps.access.deletable(idEncoded, token)));
+      if (event.httpMethod !== 'POST') throw new RequestError('MethodNotAllowed', 'Method not allowed');
+      const outcome = await deps.access.delete(idEncoded, token);
+      return json ? deletedResponse(outcome) : page(200, deletedPage(outcome));
     } catch (error) {
-      if (!json && error instanceof UploadError && error.kind === 'NotFound') return htmlNotFound();
-      return errorResponse(error, format, logger);
+      if (!json && error instanceof UploadError && error.kind === 'NotFound') return page(404, notFoundPage());
+      return errorResponse(error, json ? 'json' : 'txt', logger);
     }
   }
 
   /** A failed upload in the metrics: refused (4xx) or failed (5xx), and by kind. */
   function countRefusal(error: unknown, status: number): void {
-    const kind = error instanceof UploadError ? error.kind : 'Unexpected';
+    const kind = error instanceof UploadError || error instanceof RequestError ? error.kind : 'Unexpected';
     deps.metrics.add(status >= 500 ? METRIC.uploadFailed : METRIC.uploadRefused, 'Count', 1);
     deps.metrics.add(METRIC.uploadErrors, 'Count', 1, { name: 'Kind', value: kind });
     if (kind === 'Flooding') deps.metrics.add(METRIC.floodRefusals, 'Count', 1);
@@ -146,10 +140,6 @@ export function createRouter(deps: RouterDeps): Router {
     const sourceIp = event.requestContext.identity.sourceIp;
     if (!settings.originVerify) return sourceIp;
     return viewerAddressIp(headerValue(event, VIEWER_ADDRESS_HEADER)) ?? sourceIp;
-  }
-
-  function htmlNotFound(): APIGatewayProxyResult {
-    return respond(404, HTML_TYPE, notFoundPage(), pageSecurityHeaders(settings.publicUrl));
   }
 
   /** CORS headers for an allowed browser origin; undefined when CORS is off or the origin is not allowed. */
@@ -201,25 +191,16 @@ function withHeaders(response: APIGatewayProxyResult, headers: Record<string, st
  * `apiKey`, any case) and anything else that looks like a credential. Catching too much costs nothing.
  */
 const SECRET_PARAMETER = /key|token|secret|pass|auth|sig/i;
-const REDACTED = '[redacted]';
 
 /** The query for the log, with secrets replaced and long values (base64 sources) cut. */
 function redactedQuery(event: APIGatewayProxyEvent): Record<string, string> {
   const query: Record<string, string> = {};
   for (const [name, value] of queryParameters(event)) {
     query[name] = SECRET_PARAMETER.test(name)
-      ? REDACTED
+      ? '[redacted]'
       : value.length > 200
         ? `${value.slice(0, 40)}…(${value.length} chars)`
         : value;
   }
   return query;
-}
-
-/** The path for the log: a delete link's token is a secret (only its hash is stored), so it is replaced. */
-export function redactedPath(path: string): string {
-  const segments = path.split('/');
-  // ['', 'image', '{id}', 'delete', '{token}', ...]
-  if (segments[1] === 'image' && segments[3] === 'delete' && segments.length > 4) segments[4] = REDACTED;
-  return segments.join('/');
 }

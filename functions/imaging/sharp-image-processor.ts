@@ -102,6 +102,12 @@ class Budget {
 export class SharpImageProcessor implements ImageProcessor {
   constructor(private readonly settings: ImagingSettings) {}
 
+  storedExtension(input: Uint8Array): string {
+    const format = sniffFormat(input);
+    if (format === undefined) throw unsupported();
+    return OUTPUTS[format === 'bmp' || format === 'tiff' || format === 'heic' ? CONVERTED_TO[format] : format].extension;
+  }
+
   async process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
     const budget = new Budget(this.settings.timeLimitSeconds);
     try {

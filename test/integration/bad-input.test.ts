@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { parseUploadRequest } from '../../functions/http/parse-upload-request';
-import { UploadError } from '../../functions/core/errors';
+import { RequestError } from '../../functions/http/request-errors';
 import { makeJpeg, makePng } from '../support/images';
 import {
   createTestService,
@@ -179,7 +179,7 @@ describe('the request parser under fuzzing', () => {
     filename: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
   });
 
-  it('turns any multipart body into a request or a 4xx UploadError, never anything else', async () => {
+  it('turns any multipart body into a request or a 4xx RequestError, never anything else', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(field, { maxLength: 6 }), fc.boolean(), fc.nat({ max: 200 }), async (fields, close, cut) => {
         const parts = fields.map((entry) => part(entry.name, entry.value, entry.filename)).join('');
@@ -189,8 +189,8 @@ describe('the request parser under fuzzing', () => {
         try {
           await parseUploadRequest(event, { maxUploadBytes: 1000 }, '203.0.113.1');
         } catch (error) {
-          expect(error).toBeInstanceOf(UploadError);
-          expect(['MalformedBody', 'TooManySources', 'UnsupportedBody']).toContain((error as UploadError).kind);
+          expect(error).toBeInstanceOf(RequestError);
+          expect(['MalformedBody', 'TooManySources', 'UnsupportedBody']).toContain((error as RequestError).kind);
         }
       }),
       { numRuns: 500, seed: 31 },

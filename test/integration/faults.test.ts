@@ -40,14 +40,16 @@ async function storesState(): Promise<{
   pending: number;
   active: number;
   floodCount: number;
-  unboundClaims: number;
 }> {
   const records = await service.items('IMG#');
   const objects = new Set(await service.objectKeys());
   const named = new Set<string>();
   const activeWithoutObjects: number[] = [];
   for (const record of records) {
-    const keys = ['original', 'thumb', 'medium'].map((file) => String((record[file] as { key: string }).key));
+    const keys =
+      record['status'] === 'pending'
+        ? Object.values(record['keys'] as Record<string, string>)
+        : ['original', 'thumb', 'medium'].map((file) => String((record[file] as { key: string }).key));
     keys.forEach((key) => named.add(key));
     if (record['status'] === 'active' && !keys.every((key) => objects.has(key))) activeWithoutObjects.push(Number(record['id']));
   }
@@ -58,7 +60,6 @@ async function storesState(): Promise<{
     pending: records.filter((record) => record['status'] !== 'active').length,
     active: records.filter((record) => record['status'] === 'active').length,
     floodCount: floods.reduce((sum, item) => sum + Number((item['day'] as { c?: number } | undefined)?.c ?? 0), 0),
-    unboundClaims: (await service.items('DUP#')).filter((item) => item['imageId'] === undefined).length,
   };
 }
 

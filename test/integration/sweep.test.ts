@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { buildStores, clock } from '../../functions/api/stores';
 import { loadConfig } from '../../functions/config';
 import { sha256Hex } from '../../functions/core/hashes';
@@ -137,13 +137,20 @@ describe('the sweep', () => {
     ).image;
     const id = (await service.idCodec()).decode(String(image['id_encoded'])) ?? 0;
     // as an upload that died after its pending record and its puts: pending, past its grace, due
+    const stored = await service.item(`IMG#${id}`);
+    const keyOf = (file: string): string => (stored?.[file] as { key: string }).key;
     await DynamoDBDocumentClient.from(service.clients.dynamodb).send(
-      new UpdateCommand({
+      new PutCommand({
         TableName: service.table,
-        Key: { pk: `IMG#${id}` },
-        UpdateExpression: 'SET #status = :pending, createdAtMs = :old, sweepShard = :shard, sweepAtMs = :old',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': 'pending', ':old': Date.now() - 3_600_000, ':shard': `S#${id % 8}` },
+        Item: {
+          pk: `IMG#${id}`,
+          id,
+          status: 'pending',
+          keys: { original: keyOf('original'), thumb: keyOf('thumb'), medium: keyOf('medium') },
+          createdAtMs: Date.now() - 3_600_000,
+          sweepShard: `S#${id % 8}`,
+          sweepAtMs: Date.now() - 2_700_000,
+        },
       }),
     );
     const purger = new RecordingPurger();
@@ -181,14 +188,15 @@ describe('the sweep', () => {
     const refusing = new RecordingPurger();
     refusing.refusing = true;
     const record = await stores.images.find(id);
-    await removeImage({ ...stores, purger: refusing, logger: quiet }, record!);
+    if (record?.status !== 'deleting') throw new Error('the record is not being deleted');
+    await removeImage({ ...stores, purger: refusing, logger: quiet }, record);
     expect(await service.objectKeys()).toEqual([]);
     expect((await service.item(`IMG#${id}`))?.['status']).toBe('deleting');
     expect((await service.send(new Request(String(image['url_viewer'])))).statusCode).toBe(404);
 
     const purger = new RecordingPurger();
     expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 1, failed: 0, purgedPaths: 3 });
-    expect(purger.keys()).toEqual([record!.original.key, record!.thumb.key, record!.medium.key]);
+    expect(purger.keys()).toEqual([record.original.key, record.thumb.key, record.medium.key]);
     expect(await service.item(`IMG#${id}`)).toBeUndefined();
   });
 });

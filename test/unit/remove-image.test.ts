@@ -10,7 +10,8 @@ const record = {
   original: { ...file('images/2026/11/22/a.png'), md5: 'x' },
   thumb: file('images/2026/11/22/a.th.png'),
   medium: file('images/2026/11/22/a.md.png'),
-  duplicateKey: 'DUP#ip#md5#-',
+  status: 'active',
+  fingerprint: { clientIp: 'ip', md5: 'md5', width: undefined },
 } as unknown as ImageRecord;
 
 function recordingDeps(purge: (request: PurgeRequest) => Promise<unknown>): { deps: RemovalDeps; calls: string[] } {
@@ -20,7 +21,10 @@ function recordingDeps(purge: (request: PurgeRequest) => Promise<unknown>): { de
       deleteMany: async (keys: readonly string[]) => void calls.push(`objects ${keys.join(',')}`),
       put: async () => undefined,
     },
-    duplicates: { releaseImage: async (key: string, id: number) => void calls.push(`duplicate ${key} ${id}`) },
+    duplicates: {
+      releaseImage: async (fingerprint: { clientIp: string; md5: string }, id: number) =>
+        void calls.push(`duplicate ${fingerprint.clientIp} ${fingerprint.md5} ${id}`),
+    },
     images: {
       remove: async (id: number) => {
         calls.push(`record ${id}`);
@@ -44,7 +48,7 @@ describe('removeImage', () => {
     const { deps, calls } = recordingDeps(async () => undefined);
     await removeImage(deps, record);
     const keys = 'images/2026/11/22/a.png,images/2026/11/22/a.th.png,images/2026/11/22/a.md.png';
-    expect(calls).toEqual([`objects ${keys}`, 'duplicate DUP#ip#md5#- 7', `purge ${keys}`, 'record 7']);
+    expect(calls).toEqual([`objects ${keys}`, 'duplicate ip md5 7', `purge ${keys}`, 'record 7']);
   });
 
   it('still succeeds when the purge is refused, keeping the record for the sweep to purge again', async () => {

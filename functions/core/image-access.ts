@@ -1,0 +1,67 @@
+import { deleteTokens } from './delete-tokens';
+import { UploadError } from './errors';
+import type { IdCodecs } from './id-codec';
+import { toImageView, type ImageView } from './image-view';
+import { isLive } from './lifecycle';
+import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
+import { removeImage } from './remove-image';
+
+export interface ImageAccessDeps {
+  images: ImageRepository;
+  objects: ObjectStore;
+  duplicates: DuplicateIndex;
+  purger: CachePurger;
+  clock: Clock;
+  logger: Logger;
+  codecs: IdCodecs;
+  publicUrl: string;
+}
+
+/** The reads of stored images (viewer, delete page) and deletes by delete link. */
+export class ImageAccess {
+  constructor(private readonly deps: ImageAccessDeps) {}
+
+  /** The image behind an encoded id, with one more view counted; 404 when it is not shown (anymore). */
+  async view(idEncoded: string): Promise<ImageView> {
+    const record = await this.liveRecord(idEncoded);
+    return toImageView((await this.deps.images.addView(record.id)) ?? record, this.deps.publicUrl, idEncoded);
+  }
+
+  /** The image a delete link points at, if the link is valid; it deletes nothing (GET, link previewers). */
+  async deletable(idEncoded: string, token: string): Promise<ImageView> {
+    return toImageView((await this.deletableRecord(idEncoded, token)).record, this.deps.publicUrl, idEncoded);
+  }
+
+  /**
+   * What a valid delete link asks. An image is held by every upload answered with it: the first, and each duplicate
+   * answered with it (same bytes, same client, within a day), each with a delete link of its own. A link takes its own
+   * upload away; the image goes (its three objects, its duplicate entry, its record) when the last of them does, so
+   * one person behind a shared address cannot delete another's upload. Answers which of the two happened.
+   */
+  async delete(idEncoded: string, token: string): Promise<'deleted' | 'released'> {
+    const { record, tokenHash } = await this.deletableRecord(idEncoded, token);
+    if (await this.deps.images.releaseDeleteToken(record.id, tokenHash)) return 'released';
+    // From here the image answers 404, and the sweep finishes the removal should this request stop half way.
+    if (!(await this.deps.images.markDeleting(record.id, tokenHash, this.deps.clock.nowMs()))) throw notFound();
+    await removeImage(this.deps, record);
+    return 'deleted';
+  }
+
+  private async deletableRecord(idEncoded: string, token: string): Promise<{ record: ImageRecord; tokenHash: string }> {
+    const record = await this.liveRecord(idEncoded);
+    const tokenHash = deleteTokens.hashOf(token);
+    if (tokenHash === undefined || !record.deleteTokenHashes.includes(tokenHash)) throw notFound();
+    return { record, tokenHash };
+  }
+
+  private async liveRecord(idEncoded: string): Promise<ImageRecord> {
+    const id = (await this.deps.codecs.codec()).decode(idEncoded);
+    const record = id === undefined ? undefined : await this.deps.images.find(id);
+    if (!record || record.status === 'pending' || !isLive(record, this.deps.clock.nowMs())) throw notFound();
+    return record;
+  }
+}
+
+function notFound(): UploadError {
+  return new UploadError('NotFound', 'Image not found');
+}

@@ -1,0 +1,55 @@
+/**
+ * The service's public routes and the links that point at them: the one place their formats are written, for the
+ * Image object, the router and the pages alike.
+ */
+
+/** Where the stored files are: `images/YYYY/MM/DD/{name}{suffix}.{ext}`. */
+export function objectKey(folder: string, name: string, suffix: '' | '.th' | '.md', extension: string): string {
+  return `images/${folder}/${name}${suffix}.${extension}`;
+}
+
+/** Absolute URL of a stored object; keys hold only URL-safe characters by construction. */
+export function objectUrl(publicUrl: string, key: string): string {
+  return `${publicUrl}/${key}`;
+}
+
+/** The viewer page of an image (`url_viewer`). */
+export function viewerUrl(publicUrl: string, idEncoded: string): string {
+  return `${publicUrl}/image/${idEncoded}`;
+}
+
+/** A delete link (`delete_url`). */
+export function deleteUrl(publicUrl: string, idEncoded: string, token: string): string {
+  return `${viewerUrl(publicUrl, idEncoded)}/delete/${token}`;
+}
+
+/** What a request path asks for. */
+export type Route =
+  | { page: 'home' }
+  | { page: 'api'; version: string | undefined; action: string | undefined; extra: boolean }
+  | { page: 'viewer'; idEncoded: string }
+  | { page: 'delete'; idEncoded: string; token: string }
+  | { page: 'none' };
+
+/** Reads a request path: `/`, `/api/1/upload`, `/image/{id}` (or `/image/{anything}.{id}`), `/image/{id}/delete/{token}`. */
+export function routeOf(path: string): Route {
+  const segments = path.split('/').filter((segment) => segment !== '');
+  const [first, second, third, fourth] = segments;
+  if (first === undefined) return { page: 'home' };
+  if (first === 'api') return { page: 'api', version: second, action: third, extra: segments.length > 3 };
+  if (first === 'image' && second !== undefined && segments.length === 2) {
+    return { page: 'viewer', idEncoded: second.slice(second.lastIndexOf('.') + 1) };
+  }
+  if (first === 'image' && second !== undefined && third === 'delete' && fourth !== undefined && segments.length === 4) {
+    return { page: 'delete', idEncoded: second, token: fourth };
+  }
+  return { page: 'none' };
+}
+
+/** A path for a log: a delete link's token is a secret (only its hash is stored), so it is replaced. */
+export function redactedPath(path: string): string {
+  const segments = path.split('/');
+  // ['', 'image', '{id}', 'delete', '{token}', ...]
+  if (segments[1] === 'image' && segments[3] === 'delete' && segments.length > 4) segments[4] = '[redacted]';
+  return segments.join('/');
+}

@@ -1,0 +1,40 @@
+import { objectKey } from './links';
+import { sanitizeName, type NamingMode } from './naming';
+import type { ImageRepository, RandomSource } from './ports';
+
+const NAME_SUFFIX_HEX_CHARS = 16;
+const RANDOM_NAME_HEX_CHARS = 32;
+const NAME_CLAIM_ATTEMPTS = 5;
+
+/**
+ * Stored file names (contract, section 4): the uploaded name, a random one or the id, claimed in the table for the
+ * day's folder so that no object is ever overwritten, even by two uploads of the same name at the same moment. A name
+ * taken gets 16 random hex characters appended. Claims are never released: a URL never comes to mean another image.
+ */
+export class NameClaimer {
+  constructor(
+    private readonly images: Pick<ImageRepository, 'claimObjectKey'>,
+    private readonly random: RandomSource,
+    private readonly naming: NamingMode,
+  ) {}
+
+  async claim(baseName: string, extension: string, folder: string, imageId: number, idEncoded: string): Promise<string> {
+    const first =
+      this.naming === 'id'
+        ? idEncoded
+        : this.naming === 'random'
+          ? this.random.hex(RANDOM_NAME_HEX_CHARS)
+          : sanitizeName(baseName) || this.random.hex(RANDOM_NAME_HEX_CHARS);
+    let candidate = first;
+    for (let attempt = 0; attempt < NAME_CLAIM_ATTEMPTS; attempt += 1) {
+      if (await this.images.claimObjectKey(objectKey(folder, candidate, '', extension), imageId)) return candidate;
+      candidate = `${first}${this.random.hex(NAME_SUFFIX_HEX_CHARS)}`;
+    }
+    throw new Error(`no free name for ${first} after ${NAME_CLAIM_ATTEMPTS} attempts`);
+  }
+
+  /** Whether a name depends on the image's id (so a new id needs a new name). */
+  get followsId(): boolean {
+    return this.naming === 'id';
+  }
+}
