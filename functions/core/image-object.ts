@@ -1,4 +1,5 @@
 import { formatDateTime, formatSize, howLongAgo } from './formatting';
+import { deleteUrl, objectUrl, viewerUrl } from './links';
 import type { ImageRecord, StoredFile } from './ports';
 
 /** A rendition (`thumb`, `medium`) as clients see it. */
@@ -67,7 +68,7 @@ export interface ImageObjectContext {
 export function toImageObject(record: ImageRecord, context: ImageObjectContext): ImageObject {
   const { publicUrl, idEncoded } = context;
   const filename = `${record.name}.${record.extension}`;
-  const urlViewer = `${publicUrl}/image/${idEncoded}`;
+  const urlViewer = viewerUrl(publicUrl, idEncoded);
   const medium = toRenditionObject(record.medium, `${record.name}.md`, publicUrl);
   return {
     name: record.name,
@@ -97,7 +98,7 @@ export function toImageObject(record: ImageRecord, context: ImageObjectContext):
     url: objectUrl(publicUrl, record.original.key),
     url_viewer: urlViewer,
     url_short: urlViewer,
-    delete_url: `${urlViewer}/delete/${context.deleteToken}`,
+    delete_url: deleteUrl(publicUrl, idEncoded, context.deleteToken),
     thumb: toRenditionObject(record.thumb, `${record.name}.th`, publicUrl),
     medium,
     display_url: medium.url,
@@ -122,9 +123,4 @@ function toRenditionObject(file: StoredFile, name: string, publicUrl: string): R
     channels: file.channels,
     url: objectUrl(publicUrl, file.key),
   };
-}
-
-/** Absolute URL of a stored object; keys hold only URL-safe characters by construction. */
-export function objectUrl(publicUrl: string, key: string): string {
-  return `${publicUrl}/${key}`;
 }
