@@ -1,5 +1,17 @@
 import type { CounterStore, CounterSubject, CountWindow, FloodWindow } from '../../functions/core/flood';
-import type { Clock } from '../../functions/core/ports';
+import type {
+  Clock,
+  DuplicateClaim,
+  DuplicateFingerprint,
+  DuplicateIndex,
+  ImageRecord,
+  ImageRepository,
+  ObjectStore,
+  PendingRecord,
+  SettingsStore,
+  StoredObject,
+  StoredRecord,
+} from '../../functions/core/ports';
 
 /** Flood counters in memory, with the same all-or-none rule as the DynamoDB store. */
 export class InMemoryCounterStore implements CounterStore {
@@ -52,5 +64,196 @@ export class FakeClock implements Clock {
 
   advance(ms: number): void {
     this.now += ms;
+  }
+}
+
+/** Every call the fakes got, in order, as `Port.method`. */
+export class CallLog {
+  readonly calls: string[] = [];
+
+  record(call: string): void {
+    this.calls.push(call);
+  }
+
+  /** The calls made after a mark (`mark` is recorded in the log by the test). */
+  after(mark: string): string[] {
+    return this.calls.slice(this.calls.indexOf(mark) + 1);
+  }
+}
+
+/** Image records and name claims in memory, with the same conditions as the DynamoDB repository. */
+export class InMemoryImageRepository implements ImageRepository {
+  readonly records = new Map<number, StoredRecord>();
+  readonly claims = new Map<string, number>();
+  private counter = 0;
+
+  constructor(private readonly log = new CallLog()) {}
+
+  async allocateId(): Promise<number> {
+    this.log.record('images.allocateId');
+    this.counter += 1;
+    return this.counter;
+  }
+
+  async claimObjectKey(objectKey: string, imageId: number): Promise<boolean> {
+    this.log.record('images.claimObjectKey');
+    if (this.claims.has(objectKey)) return false;
+    this.claims.set(objectKey, imageId);
+    return true;
+  }
+
+  async createPending(record: PendingRecord): Promise<boolean> {
+    this.log.record('images.createPending');
+    if (this.records.has(record.id)) return false;
+    this.records.set(record.id, structuredClone(record));
+    return true;
+  }
+
+  async saveActive(record: ImageRecord): Promise<void> {
+    this.log.record('images.saveActive');
+    if (this.records.get(record.id)?.status !== 'pending') throw new Error(`no pending record ${record.id}`);
+    this.records.set(record.id, structuredClone(record));
+  }
+
+  async find(id: number): Promise<StoredRecord | undefined> {
+    this.log.record('images.find');
+    const record = this.records.get(id);
+    return record && structuredClone(record);
+  }
+
+  async addView(id: number): Promise<ImageRecord | undefined> {
+    const record = this.records.get(id);
+    if (record?.status !== 'active') return undefined;
+    record.views += 1;
+    return structuredClone(record);
+  }
+
+  async addDeleteToken(id: number, tokenHash: string): Promise<boolean> {
+    this.log.record('images.addDeleteToken');
+    const record = this.records.get(id);
+    if (record?.status !== 'active') return false;
+    record.deleteTokenHashes.push(tokenHash);
+    return true;
+  }
+
+  async releaseDeleteToken(id: number, tokenHash: string): Promise<boolean> {
+    const record = this.records.get(id);
+    if (record?.status !== 'active' || record.deleteTokenHashes.length < 2 || !record.deleteTokenHashes.includes(tokenHash))
+      return false;
+    record.deleteTokenHashes = record.deleteTokenHashes.filter((hash) => hash !== tokenHash);
+    return true;
+  }
+
+  async markDeleting(id: number, tokenHash: string): Promise<boolean> {
+    const record = this.records.get(id);
+    if (record?.status !== 'active' || !record.deleteTokenHashes.includes(tokenHash)) return false;
+    record.status = 'deleting';
+    return true;
+  }
+
+  async *dueIds(): AsyncIterable<number[]> {
+    return;
+  }
+
+  async oldestDueAtMs(): Promise<number | undefined> {
+    return undefined;
+  }
+
+  async remove(id: number): Promise<boolean> {
+    this.log.record('images.remove');
+    return this.records.delete(id);
+  }
+}
+
+/** Duplicate fingerprints in memory, with the same conditional rules as the DynamoDB index. */
+export class InMemoryDuplicateIndex implements DuplicateIndex {
+  readonly entries = new Map<string, DuplicateClaim & { expiresAtMs: number }>();
+
+  constructor(private readonly log = new CallLog()) {}
+
+  async claim(fingerprint: DuplicateFingerprint, claim: DuplicateClaim, windowMs: number) {
+    this.log.record('duplicates.claim');
+    const key = this.key(fingerprint);
+    const held = this.entries.get(key);
+    if (!held || held.expiresAtMs < claim.claimedAtMs) {
+      this.entries.set(key, { ...claim, expiresAtMs: claim.claimedAtMs + windowMs });
+      return { claimed: true as const };
+    }
+    return { claimed: false as const, held: { claimId: held.claimId, imageId: held.imageId, claimedAtMs: held.claimedAtMs } };
+  }
+
+  async takeOver(fingerprint: DuplicateFingerprint, previousClaimId: string, claim: DuplicateClaim, windowMs: number) {
+    this.log.record('duplicates.takeOver');
+    const key = this.key(fingerprint);
+    if (this.entries.get(key)?.claimId !== previousClaimId) return false;
+    this.entries.set(key, { ...claim, expiresAtMs: claim.claimedAtMs + windowMs });
+    return true;
+  }
+
+  async rebind(fingerprint: DuplicateFingerprint, claimId: string, imageId: number): Promise<void> {
+    this.log.record('duplicates.rebind');
+    const entry = this.entries.get(this.key(fingerprint));
+    if (entry?.claimId === claimId) entry.imageId = imageId;
+  }
+
+  async releaseClaim(fingerprint: DuplicateFingerprint, claimId: string): Promise<void> {
+    this.log.record('duplicates.releaseClaim');
+    if (this.entries.get(this.key(fingerprint))?.claimId === claimId) this.entries.delete(this.key(fingerprint));
+  }
+
+  async releaseImage(fingerprint: DuplicateFingerprint, imageId: number): Promise<void> {
+    if (this.entries.get(this.key(fingerprint))?.imageId === imageId) this.entries.delete(this.key(fingerprint));
+  }
+
+  key(fingerprint: DuplicateFingerprint): string {
+    return `${fingerprint.clientIp} ${fingerprint.md5} ${fingerprint.width ?? '-'}`;
+  }
+}
+
+/** Objects in memory; `failing` makes every put fail. */
+export class InMemoryObjectStore implements ObjectStore {
+  readonly objects = new Map<string, StoredObject>();
+  failing = false;
+
+  constructor(private readonly log = new CallLog()) {}
+
+  async put(object: StoredObject): Promise<void> {
+    this.log.record('objects.put');
+    if (this.failing) throw new Error('injected: the object store is down');
+    this.objects.set(object.key, object);
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    this.log.record('objects.deleteMany');
+    for (const key of keys) this.objects.delete(key);
+  }
+}
+
+/** Settings in memory. */
+export class InMemorySettings implements SettingsStore {
+  constructor(readonly values: { apiKey?: string; floodLimits?: string; idSalt?: string } = {}) {}
+
+  async apiKey(): Promise<string | undefined> {
+    return this.values.apiKey;
+  }
+
+  async floodLimits(): Promise<string | undefined> {
+    return this.values.floodLimits;
+  }
+
+  async idSalt(): Promise<string> {
+    return this.values.idSalt ?? 'salt';
+  }
+
+  async publicUrl(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async originSecret(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async distributionId(): Promise<string | undefined> {
+    return undefined;
   }
 }

@@ -1,4 +1,4 @@
-import { EmfMetrics } from '../../functions/adapters/emf-metrics';
+import { EmfMetrics } from '../../../functions/adapters/emf-metrics';
 
 /** Every line written to stdout while `run` runs. */
 function stdoutLines(run: () => void): string[] {

@@ -1,4 +1,4 @@
-import { FOLDER_PURGE_MIN_KEYS, MAX_FOLDER_PURGES, planPurge, purgePaths } from '../../functions/core/purge-plan';
+import { FOLDER_PURGE_MIN_KEYS, MAX_FOLDER_PURGES, planPurge, purgePaths } from '../../../functions/core/purge-plan';
 
 const keysIn = (folder: string, count: number): string[] =>
   Array.from({ length: count }, (_, index) => `images/${folder}/i${index}.png`);

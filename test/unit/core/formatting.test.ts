@@ -1,4 +1,4 @@
-import { formatDateFolder, formatDateTime, formatSize, howLongAgo, isValidTimeZone } from '../../functions/core/formatting';
+import { formatDateFolder, formatDateTime, formatSize, howLongAgo, isValidTimeZone } from '../../../functions/core/formatting';
 
 describe('formatSize', () => {
   it.each([

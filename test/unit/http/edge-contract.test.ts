@@ -1,5 +1,5 @@
-import { eventBytes, toApiGatewayEvent } from '../../local/api-gateway-event';
-import { isBinaryMediaType, MAX_EVENT_BYTES, maxBodyBytes } from '../../functions/http/edge-contract';
+import { eventBytes, toApiGatewayEvent } from '../../../local/api-gateway-event';
+import { isBinaryMediaType, MAX_EVENT_BYTES, maxBodyBytes } from '../../../functions/http/edge-contract';
 
 describe('the edge contract', () => {
   it.each([

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { UploadError } from '../../functions/core/errors';
-import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
-import { MalformedImageError, stripMetadata, type StrippableFormat } from '../../functions/imaging/strip-metadata';
+import { UploadError } from '../../../functions/core/errors';
+import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { MalformedImageError, stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
 import {
   makeAnimated,
   makeAvifWithMetadata,
@@ -15,7 +15,7 @@ import {
   makePngWithMetadata,
   makeTiff,
   makeWebpWithMetadata,
-} from '../support/images';
+} from '../../support/images';
 
 /** One edit of a seed image: a byte changed, a run cut out, bytes put in, or the end cut off. */
 type Edit = { kind: 'set' | 'remove' | 'insert' | 'truncate'; at: number; value: number; length: number };
@@ -55,7 +55,7 @@ beforeAll(async () => {
     { name: 'avif', format: 'avif', bytes: await makeAvifWithMetadata() },
     { name: 'bmp', format: undefined, bytes: makeBmp(20, 12, 8) },
     { name: 'tiff', format: undefined, bytes: await makeTiff(20, 12) },
-    { name: 'heic', format: undefined, bytes: readFileSync(join(__dirname, '..', 'fixtures', 'gradient.heic')) },
+    { name: 'heic', format: undefined, bytes: readFileSync(join(__dirname, '..', '..', 'fixtures', 'gradient.heic')) },
   ];
 });
 

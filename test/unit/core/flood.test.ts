@@ -6,8 +6,8 @@ import {
   parseFloodLimits,
   windowBounds,
   type FloodLimits,
-} from '../../functions/core/flood';
-import { InMemoryCounterStore } from '../support/in-memory';
+} from '../../../functions/core/flood';
+import { InMemoryCounterStore } from '../../support/in-memory';
 
 describe('flood rules', () => {
   const at = Date.UTC(2026, 10, 22, 13, 45, 30, 500); // a Sunday

@@ -1,5 +1,5 @@
-import { decodeBase64Source } from '../../functions/core/base64-source';
-import { UploadError } from '../../functions/core/errors';
+import { decodeBase64Source } from '../../../functions/core/base64-source';
+import { UploadError } from '../../../functions/core/errors';
 import {
   cleanDescription,
   cleanTitle,
@@ -7,7 +7,7 @@ import {
   parseFormat,
   parseNsfw,
   parseTargetWidth,
-} from '../../functions/core/upload-request';
+} from '../../../functions/core/upload-request';
 
 describe('request parameters', () => {
   it.each([

@@ -1,5 +1,5 @@
-import { parseUploadRequest } from '../../functions/http/parse-upload-request';
-import { eventFrom, PUBLIC_URL } from '../support/test-service';
+import { parseUploadRequest } from '../../../functions/http/parse-upload-request';
+import { eventFrom, PUBLIC_URL } from '../../support/test-service';
 
 const limits = { maxUploadBytes: 1000 };
 

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { MalformedImageError, stripMetadata, type StrippableFormat } from '../../functions/imaging/strip-metadata';
+import { MalformedImageError, stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
 import {
   makeAvifWithMetadata,
   makeGifWithMetadata,
@@ -9,7 +9,7 @@ import {
   makePngWithMetadata,
   makeWebpWithMetadata,
   TRAILING_JUNK,
-} from '../support/images';
+} from '../../support/images';
 
 async function pixels(bytes: Uint8Array): Promise<Buffer> {
   return sharp(bytes, { animated: true }).raw().toBuffer();

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { removeIncompleteObjects } from '../../local/s3-repair';
+import { removeIncompleteObjects } from '../../../local/s3-repair';
 
 /** An object as s3rver stores it: content, md5, metadata (written in that order); `upTo` stops part way. */
 function storeObject(dir: string, name: string, content: string, upTo: 'object' | 'md5' | 'all', md5 = content): void {

@@ -1,8 +1,6 @@
-import { CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
-import { CloudFrontPurger } from '../../functions/adapters/cloudfront-purger';
-import type { ImageRecord } from '../../functions/core/ports';
-import type { PurgeRequest } from '../../functions/core/purge-plan';
-import { removeImage, type RemovalDeps } from '../../functions/core/remove-image';
+import type { ImageRecord } from '../../../functions/core/ports';
+import type { PurgeRequest } from '../../../functions/core/purge-plan';
+import { removeImage, type RemovalDeps } from '../../../functions/core/remove-image';
 
 const file = (key: string) => ({ key, width: 1, height: 1, size: 1, mime: 'image/png', extension: 'png', bits: 8, channels: 3 });
 const record = {
@@ -58,30 +56,5 @@ describe('removeImage', () => {
     await expect(removeImage(deps, record)).resolves.toBeUndefined();
     expect(calls.some((call) => call.startsWith('record'))).toBe(false);
     expect(calls[calls.length - 1]).toMatch(/^warn CDN purge/);
-  });
-});
-
-describe('CloudFrontPurger', () => {
-  // There is no CloudFront emulator: the client's send is replaced to see the request it would make.
-  it('invalidates every removed key in the distribution, and does nothing without one', async () => {
-    const sent: CreateInvalidationCommand[] = [];
-    const client = {
-      send: (command: CreateInvalidationCommand): Promise<object> => {
-        sent.push(command);
-        return Promise.resolve({});
-      },
-    } as unknown as CloudFrontClient;
-    const paths = await new CloudFrontPurger(client, async () => 'E123').purge({
-      keys: ['images/a.png', 'images/a.th.png'],
-      folders: ['images/2026/11/23/'],
-    });
-    expect(paths).toBe(3);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]?.input).toMatchObject({
-      DistributionId: 'E123',
-      InvalidationBatch: { Paths: { Quantity: 3, Items: ['/images/a.png', '/images/a.th.png', '/images/2026/11/23/*'] } },
-    });
-    expect(await new CloudFrontPurger(client, async () => undefined).purge({ keys: ['images/b.png'], folders: [] })).toBe(0);
-    expect(sent).toHaveLength(1);
   });
 });

@@ -1,6 +1,6 @@
-import { DependencyError, UploadError, type UploadErrorKind } from '../../functions/core/errors';
-import type { Logger } from '../../functions/core/ports';
-import { ERROR_STATUS, errorResponse } from '../../functions/http/responses';
+import { DependencyError, UploadError, type UploadErrorKind } from '../../../functions/core/errors';
+import type { Logger } from '../../../functions/core/ports';
+import { ERROR_STATUS, errorResponse } from '../../../functions/http/responses';
 
 function recordingLogger(): Logger & { lines: Array<{ level: string; message: string; extra: unknown[] }> } {
   const lines: Array<{ level: string; message: string; extra: unknown[] }> = [];

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { UploadError } from '../../functions/core/errors';
-import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
+import { UploadError } from '../../../functions/core/errors';
+import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import {
   makeAnimated,
   makeAvif,
@@ -16,7 +16,7 @@ import {
   makeTiff,
   makeWebp,
   NOT_IMAGES,
-} from '../support/images';
+} from '../../support/images';
 
 const processor = new SharpImageProcessor({
   maxPixels: 4_000_000,
@@ -162,7 +162,7 @@ describe('SharpImageProcessor', () => {
 });
 
 describe('SharpImageProcessor: formats browsers cannot show and metadata', () => {
-  const heic = readFileSync(join(__dirname, '..', 'fixtures', 'gradient.heic'));
+  const heic = readFileSync(join(__dirname, '..', '..', 'fixtures', 'gradient.heic'));
 
   it.each([8, 24, 32] as const)('stores a %i-bit BMP as PNG with its pixels', async (bits) => {
     const result = await processor.process(makeBmp(40, 30, bits), { targetWidth: undefined });

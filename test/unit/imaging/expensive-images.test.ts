@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { UploadError } from '../../functions/core/errors';
-import { SharpImageProcessor, type ImagingSettings } from '../../functions/imaging/sharp-image-processor';
-import { jpegScanCount } from '../../functions/imaging/strip-metadata';
-import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../support/expensive-images';
+import { UploadError } from '../../../functions/core/errors';
+import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
+import { jpegScanCount } from '../../../functions/imaging/strip-metadata';
+import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
 
 /**
  * The corpus of small images that are expensive to decode, each refused (413, code 615, a message naming the reason)
@@ -64,7 +64,7 @@ describe('small but expensive images', () => {
   });
 
   it('refuses a HEIC over its own pixel limit, which is lower than other formats', async () => {
-    const heic = readFileSync(join(__dirname, '..', 'fixtures', 'gradient.heic')); // 96x64
+    const heic = readFileSync(join(__dirname, '..', '..', 'fixtures', 'gradient.heic')); // 96x64
     const error = await refusal(new SharpImageProcessor({ ...SETTINGS, maxHeicPixels: 6000 }), heic);
     expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'HEIC image too large - max 0.006 megapixels']);
   });

@@ -1,0 +1,87 @@
+import { DuplicateGuard, IN_FLIGHT_WAIT_MS, STALE_CLAIM_MS, type DuplicatePolicy } from '../../../functions/core/duplicate-guard';
+import type { ImageRecord, PendingRecord } from '../../../functions/core/ports';
+import { FakeClock, InMemoryDuplicateIndex, InMemoryImageRepository } from '../../support/in-memory';
+
+const fingerprint = { clientIp: '203.0.113.5', md5: 'a'.repeat(32), width: undefined };
+const keys = { original: 'images/o.png', thumb: 'images/o.th.png', medium: 'images/o.md.png' };
+
+function setup(policy: DuplicatePolicy = 'return-existing') {
+  const clock = new FakeClock();
+  const duplicates = new InMemoryDuplicateIndex();
+  const images = new InMemoryImageRepository();
+  let next = 0;
+  const random = { hex: (chars: number) => String((next += 1)).padStart(chars, '0'), safeInteger: () => 1 };
+  const guard = new DuplicateGuard({ duplicates, images, clock, random, policy });
+  return { clock, duplicates, images, guard };
+}
+
+const pending = (id: number, clock: FakeClock): PendingRecord => ({ id, status: 'pending', keys, createdAtMs: clock.nowMs() });
+const active = (id: number, clock: FakeClock): ImageRecord =>
+  ({ ...pending(id, clock), status: 'active', expiresAtMs: null, deleteTokenHashes: ['x'] }) as unknown as ImageRecord;
+
+describe('DuplicateGuard', () => {
+  it('claims a new fingerprint for the image about to be stored', async () => {
+    const { guard, duplicates } = setup();
+    expect(await guard.check(fingerprint, 7)).toMatchObject({ claim: { fingerprint } });
+    expect([...duplicates.entries.values()][0]?.imageId).toBe(7);
+  });
+
+  it('answers the stored image of an earlier claim, or refuses it when duplicates are rejected', async () => {
+    const { guard, images, clock } = setup();
+    await guard.check(fingerprint, 7);
+    images.records.set(7, active(7, clock));
+    expect(await guard.check(fingerprint, 8)).toMatchObject({ existing: { id: 7 } });
+    const rejecting = setup('reject');
+    await rejecting.guard.check(fingerprint, 7);
+    rejecting.images.records.set(7, active(7, rejecting.clock));
+    await expect(rejecting.guard.check(fingerprint, 8)).rejects.toMatchObject({ kind: 'Duplicate' });
+  });
+
+  it('waits for an identical upload in flight and answers its image once it is stored', async () => {
+    const { guard, images, clock } = setup();
+    await guard.check(fingerprint, 7);
+    images.records.set(7, pending(7, clock));
+    const sleep = clock.sleep.bind(clock);
+    let polls = 0;
+    clock.sleep = async (ms) => {
+      polls += 1;
+      if (polls === 3) images.records.set(7, active(7, clock)); // the first upload finishes meanwhile
+      await sleep(ms);
+    };
+    expect(await guard.check(fingerprint, 8)).toMatchObject({ existing: { id: 7 } });
+    expect(polls).toBe(3);
+  });
+
+  it('stops waiting for an identical upload in flight after its wait, and stores this one unclaimed', async () => {
+    const { guard, images, clock } = setup();
+    await guard.check(fingerprint, 7);
+    images.records.set(7, pending(7, clock));
+    const startedMs = clock.nowMs();
+    expect(await guard.check(fingerprint, 8)).toEqual({ claim: undefined });
+    expect(clock.nowMs() - startedMs).toBeGreaterThanOrEqual(IN_FLIGHT_WAIT_MS);
+    expect(clock.nowMs() - startedMs).toBeLessThan(IN_FLIGHT_WAIT_MS + 1000);
+  });
+
+  it('takes over a stale claim whose upload died (no record after the stale time)', async () => {
+    const { guard, duplicates, clock } = setup();
+    await guard.check(fingerprint, 7);
+    clock.advance(STALE_CLAIM_MS + 1);
+    expect(await guard.check(fingerprint, 8)).toMatchObject({ claim: { fingerprint } });
+    expect([...duplicates.entries.values()][0]?.imageId).toBe(8);
+  });
+
+  it('takes over a claim whose image is gone or expired, at once', async () => {
+    const { guard, images, clock } = setup();
+    await guard.check(fingerprint, 7);
+    images.records.set(7, { ...active(7, clock), status: 'deleting' });
+    const startedMs = clock.nowMs();
+    expect(await guard.check(fingerprint, 8)).toMatchObject({ claim: { fingerprint } });
+    expect(clock.nowMs()).toBe(startedMs);
+  });
+
+  it('claims nothing when duplicates are allowed', async () => {
+    const { guard, duplicates } = setup('allow');
+    expect(await guard.check(fingerprint, 7)).toEqual({ claim: undefined });
+    expect(duplicates.entries.size).toBe(0);
+  });
+});

@@ -1,0 +1,197 @@
+import { FloodGuard } from '../../../functions/core/flood';
+import { IdCodecs } from '../../../functions/core/id-codec';
+import { NO_METRICS } from '../../../functions/core/metrics';
+import type { EncodedImage, ImageProcessor, ProcessedImage } from '../../../functions/core/ports';
+import type { UploadRequest } from '../../../functions/core/upload-request';
+import { UploadService, type UploadRules } from '../../../functions/core/upload-service';
+import {
+  CallLog,
+  FakeClock,
+  InMemoryCounterStore,
+  InMemoryDuplicateIndex,
+  InMemoryImageRepository,
+  InMemoryObjectStore,
+  InMemorySettings,
+} from '../../support/in-memory';
+
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
+
+const encoded = (width: number): EncodedImage => ({
+  bytes: Buffer.alloc(width),
+  width,
+  height: width,
+  mime: 'image/png',
+  extension: 'png',
+  bits: 8,
+  channels: 3,
+});
+
+/** A processor whose decode ends when the test says so, logging that moment. */
+class ControlledProcessor implements ImageProcessor {
+  private finish: (() => void) | undefined;
+  failing: Error | undefined;
+
+  constructor(private readonly log: CallLog) {}
+
+  storedExtension(): string {
+    return 'png';
+  }
+
+  process(): Promise<ProcessedImage> {
+    this.log.record('processor.process');
+    return new Promise((resolve, reject) => {
+      this.finish = () => {
+        this.log.record('-- imaging done --');
+        if (this.failing) reject(this.failing);
+        else
+          resolve({
+            original: encoded(40),
+            originalMd5: 'm'.repeat(32),
+            thumb: encoded(10),
+            medium: encoded(20),
+            exif: null,
+            animated: false,
+          });
+      };
+    });
+  }
+
+  /** Ends the decode once every store call that can go alongside it is done. */
+  async endWhenIdle(): Promise<void> {
+    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    this.finish?.();
+  }
+}
+
+function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"hour":0,"day":0,"week":0,"month":0}') {
+  const log = new CallLog();
+  const clock = new FakeClock();
+  const images = new InMemoryImageRepository(log);
+  const duplicates = new InMemoryDuplicateIndex(log);
+  const objects = new InMemoryObjectStore(log);
+  const counters = new InMemoryCounterStore();
+  const processor = new ControlledProcessor(log);
+  const settings = new InMemorySettings({ apiKey: 'k', floodLimits });
+  const draws: number[] = [];
+  let hex = 0;
+  const random = {
+    hex: (chars: number) => (hex += 1).toString(16).padStart(chars, '0'),
+    safeInteger: () => draws.shift() ?? 1_000_000 + hex,
+  };
+  const limits = async () =>
+    JSON.parse(floodLimits) as { minute: number; hour: number; day: number; week: number; month: number };
+  const service = new UploadService({
+    rules: {
+      publicUrl: 'https://img.example',
+      timeZone: 'UTC',
+      maxUploadBytes: 1_000_000,
+      maxUrlUploadBytes: 1_000_000,
+      naming: 'original',
+      forcedExpirationSeconds: undefined,
+      duplicates: 'return-existing',
+      idScheme: 'random',
+      ...rules,
+    },
+    settings,
+    images,
+    objects,
+    processor,
+    fetcher: { fetch: async () => ({ bytes: PNG, filename: 'u.png' }) },
+    flood: new FloodGuard(counters, limits),
+    fetchFailures: new FloodGuard(counters, limits),
+    duplicates,
+    codecs: new IdCodecs(() => settings.idSalt(), 999),
+    clock,
+    random,
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    metrics: NO_METRICS,
+  });
+  const upload = async (fields: Partial<UploadRequest> = {}) => {
+    const request: UploadRequest = {
+      key: 'k',
+      source: { kind: 'file', bytes: PNG, filename: 'cat.png', truncated: false },
+      imgbb: false,
+      format: 'json',
+      title: undefined,
+      description: undefined,
+      nsfw: undefined,
+      expiration: undefined,
+      width: undefined,
+      clientIp: '203.0.113.5',
+      ...fields,
+    };
+    const answer = service.upload(request);
+    answer.catch(() => undefined); // looked at by the caller
+    await processor.endWhenIdle();
+    return answer;
+  };
+  return { log, images, duplicates, objects, counters, processor, upload, draws };
+}
+
+describe('UploadService', () => {
+  it('after the decode ends, waits only for the three files (at once) and the image record', async () => {
+    const { log, upload, images, objects } = setup();
+    const image = await upload();
+    expect(image.url).toMatch(/\/images\/2026\/11\/23\/cat\.png$/);
+    // the claims and the pending record went alongside the decode
+    expect(log.calls.slice(0, log.calls.indexOf('-- imaging done --'))).toEqual(
+      expect.arrayContaining(['duplicates.claim', 'images.claimObjectKey', 'images.createPending', 'processor.process']),
+    );
+    expect(log.after('-- imaging done --')).toEqual(['objects.put', 'objects.put', 'objects.put', 'images.saveActive']);
+    expect([...images.records.values()].map((record) => record.status)).toEqual(['active']);
+    expect(objects.objects.size).toBe(3);
+  });
+
+  it('writes nothing but the claims when the flood limit is reached, and gives the duplicate claim back', async () => {
+    const { upload, images, duplicates, objects } = setup({}, '{"minute":1,"hour":0,"day":0,"week":0,"month":0}');
+    await upload();
+    const refused = upload({
+      source: { kind: 'file', bytes: Buffer.concat([PNG, Buffer.from([1])]), filename: 'b.png', truncated: false },
+    });
+    await expect(refused).rejects.toMatchObject({ kind: 'Flooding' });
+    expect(images.records.size).toBe(1);
+    expect(objects.objects.size).toBe(3);
+    expect(duplicates.entries.size).toBe(1);
+  });
+
+  it('answers a duplicate with the stored image and a delete link of its own, writing no pending record', async () => {
+    const { log, upload, counters } = setup();
+    const first = await upload();
+    const pendingBefore = log.calls.filter((call) => call === 'images.createPending').length;
+    const second = await upload();
+    expect(second.id_encoded).toBe(first.id_encoded);
+    expect(second.delete_url).not.toBe(first.delete_url);
+    expect(log.calls.filter((call) => call === 'images.createPending').length).toBe(pendingBefore);
+    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(1);
+  });
+
+  it('draws another id when the one drawn is taken, and points its duplicate claim at it', async () => {
+    const { upload, draws, duplicates } = setup();
+    draws.push(42);
+    await upload();
+    draws.push(42, 43);
+    const second = await upload({
+      source: { kind: 'file', bytes: Buffer.concat([PNG, Buffer.from([2])]), filename: 'c.png', truncated: false },
+    });
+    expect(second.id_encoded).not.toBe('');
+    expect([...duplicates.entries.values()].map((entry) => entry.imageId).sort()).toEqual([42, 43]);
+  });
+
+  it('removes its pending record and gives back its slot and claim when the files cannot be written', async () => {
+    const { upload, images, objects, duplicates, counters } = setup();
+    objects.failing = true;
+    await expect(upload()).rejects.toThrow(/object store is down/);
+    expect(images.records.size).toBe(0);
+    expect(duplicates.entries.size).toBe(0);
+    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
+  });
+
+  it('refuses bytes that are no image before it claims anything', async () => {
+    const { upload, log, processor } = setup();
+    processor.storedExtension = () => {
+      throw Object.assign(new Error('Unavailable image format'), { kind: 'UnsupportedFormat' });
+    };
+    await expect(upload()).rejects.toThrow('Unavailable image format');
+    expect(log.calls).toEqual([]);
+  });
+});
