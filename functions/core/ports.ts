@@ -27,6 +27,8 @@ export interface ProcessedImage {
 export interface ProcessOptions {
   /** Downscale the stored original to this width (keeps the ratio). */
   targetWidth: number | undefined;
+  /** Called with the stored original as soon as its bytes are final, before the renditions are made. */
+  onOriginal?: (original: EncodedImage) => void;
 }
 
 /** Turns uploaded bytes into what is stored. Throws UploadError for refused input. */

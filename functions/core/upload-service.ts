@@ -73,9 +73,36 @@ const NAME_SUFFIX_HEX_CHARS = 16;
 /** Random ids drawn before giving up: a second draw is needed once in 2^53 / (images stored) uploads. */
 const ID_ATTEMPTS = 3;
 
+/** What an upload has claimed: the image's id, its file name, and the fingerprint it claimed for it. */
+interface Claims {
+  id: number;
+  name: string;
+  folder: string;
+  extension: string;
+  originalFilename: string;
+  fingerprint: DuplicateFingerprint;
+}
+
+/** Where the image is written: its id (the one its pending record holds), its name and files. */
+interface Plan {
+  id: number;
+  idEncoded: string;
+  name: string;
+  keys: ImageKeys;
+}
+
+/** A promise with its resolve function at hand; resolving it again changes nothing. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve: (value: T) => void = () => undefined;
+  const promise = new Promise<T>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
 /** What an upload holds in the stores until it ends: given back, or removed, if it fails. */
 interface Holdings {
   reserving?: Promise<FloodReservation>;
+  /** The original's put, started before the renditions: waited for before anything is cleaned up. */
+  originalPut?: Promise<void>;
   claim?: HeldClaim | undefined;
   pending?: { id: number; keys: ImageKeys };
 }
@@ -106,73 +133,38 @@ export class UploadService {
     const nowMs = this.deps.clock.nowMs();
     const held: Holdings = {};
     try {
-      // A URL is fetched only once the flood slot is taken; bytes in the request are decoded while it is taken.
+      // 1. the flood slot; a URL is fetched only once it is taken, bytes in the request are decoded meanwhile
       held.reserving = this.deps.flood.reserve(request.clientIp, nowMs);
       held.reserving.catch(() => undefined);
       const source = 'url' in given ? await held.reserving.then(() => this.fetchSource(given.url, request.clientIp)) : given;
+      // 2. the decode starts; the stored original's bytes come out of it as soon as they are known
       const extension = this.deps.processor.storedExtension(source.bytes);
-      const processing = this.process(source, options);
+      const original = deferred<EncodedImage>();
+      const processing = this.process(source, options, original.resolve);
       processing.catch(() => undefined);
       try {
-        const fingerprint: DuplicateFingerprint = {
-          clientIp: request.clientIp,
-          md5: md5Hex(source.bytes),
-          width: options.targetWidth,
-        };
-        const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
-        let id = await this.newId();
-        const codec = await this.deps.codecs.codec();
-        const folder = formatDateFolder(nowMs, this.deps.rules.timeZone);
-        const [checked, named, reserved] = await Promise.allSettled([
-          this.duplicateGuard.check(fingerprint, id),
-          this.names.claim(baseNameOf(originalFilename), extension, folder, id, codec.encode(id)),
-          held.reserving,
-        ]);
-        if (checked.status === 'fulfilled' && 'claim' in checked.value) held.claim = checked.value.claim;
-        for (const step of [reserved, checked, named]) if (step.status === 'rejected') throw step.reason;
-        let check = (checked as PromiseFulfilledResult<Awaited<ReturnType<DuplicateGuard['check']>>>).value;
-        const claimedName = (named as PromiseFulfilledResult<string>).value;
-        while ('existing' in check) {
-          const answer = await this.answerDuplicate(check.existing, codec.encode(check.existing.id));
-          if (answer) {
-            // nothing is stored: the slot goes back, and the decode already started is let finish unused
-            await processing.catch(() => undefined);
-            await (await held.reserving).release();
-            this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
-            return answer;
-          }
-          // the image was deleted since it was found: this upload is stored after all
-          check = await this.duplicateGuard.check(fingerprint, id);
-          if ('claim' in check) held.claim = check.claim;
+        // 3. the duplicate fingerprint and the file name, claimed at once
+        const claims = await this.claim(request.clientIp, source, extension, options, nowMs, held);
+        if ('answer' in claims) {
+          // nothing is stored: the slot goes back, and the decode already started is let finish unused
+          await processing.catch(() => undefined);
+          await (await held.reserving).release();
+          this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
+          return claims.answer;
         }
-        let name = claimedName;
-        let keys = this.keysOf(folder, name, extension);
-        for (let attempt = 1; !(await this.writer.begin(id, keys, nowMs)); attempt += 1) {
-          // A random id that an image holds already (one chance in 2^53 per image): draw again.
-          if (attempt >= ID_ATTEMPTS) throw new Error(`no free id after ${ID_ATTEMPTS} draws`);
-          id = await this.newId();
-          if (this.names.followsId) {
-            name = await this.names.claim(baseNameOf(originalFilename), extension, folder, id, codec.encode(id));
-            keys = this.keysOf(folder, name, extension);
-          }
-          if (held.claim) await this.duplicateGuard.rebind(held.claim, id);
-        }
-        held.pending = { id, keys };
+        // 4. the pending record, naming the three files; 5. the original, put while the renditions are made
+        const plan = await this.begin(claims, held, nowMs);
+        const originalPut = Promise.all([original.promise, held.reserving]).then(([bytes]) =>
+          this.writer.putOriginal(plan.keys.original, bytes),
+        );
+        originalPut.catch(() => undefined);
+        held.originalPut = originalPut;
+        // 6. once the pixels are ready: the renditions, then the image's record
         const processed = await processing;
         const token = deleteTokens.make(this.deps.random);
-        const record = this.recordOf({
-          id,
-          nowMs,
-          keys,
-          name,
-          originalFilename,
-          fingerprint,
-          options,
-          processed,
-          token: token.hash,
-          claimed: held.claim !== undefined,
-        });
-        await this.writer.finish(record, processed);
+        const record = this.recordOf(plan, claims, options, processed, token.hash, nowMs, held.claim !== undefined);
+        await held.reserving;
+        await this.writer.finish(record, processed, originalPut);
         delete held.pending;
         this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
         this.deps.metrics.add(
@@ -180,7 +172,7 @@ export class UploadService {
           'Bytes',
           processed.original.bytes.length + processed.thumb.bytes.length + processed.medium.bytes.length,
         );
-        return this.imageObject(record, codec.encode(id), token.token);
+        return this.imageObject(record, plan.idEncoded, token.token);
       } catch (error) {
         await processing.catch(() => undefined);
         throw error;
@@ -191,12 +183,73 @@ export class UploadService {
     }
   }
 
-  /** The decode, timed. */
-  private async process(source: SourceBytes, options: UploadOptions): Promise<ProcessedImage> {
+  /** The decode, timed; `onOriginal` gets the stored original as soon as its bytes are final. */
+  private async process(
+    source: SourceBytes,
+    options: UploadOptions,
+    onOriginal: (original: EncodedImage) => void,
+  ): Promise<ProcessedImage> {
     const startedMs = this.deps.clock.nowMs();
-    const processed = await this.deps.processor.process(source.bytes, { targetWidth: options.targetWidth });
+    const processed = await this.deps.processor.process(source.bytes, { targetWidth: options.targetWidth, onOriginal });
+    onOriginal(processed.original);
     this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
     return processed;
+  }
+
+  /**
+   * Claims the duplicate fingerprint and the file name at once, while the flood slot is taken; answers the earlier
+   * image instead when this upload is a duplicate of it.
+   */
+  private async claim(
+    clientIp: string,
+    source: SourceBytes,
+    extension: string,
+    options: UploadOptions,
+    nowMs: number,
+    held: Holdings,
+  ): Promise<Claims | { answer: ImageObject }> {
+    const fingerprint: DuplicateFingerprint = { clientIp, md5: md5Hex(source.bytes), width: options.targetWidth };
+    const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
+    const id = await this.newId();
+    const codec = await this.deps.codecs.codec();
+    const folder = formatDateFolder(nowMs, this.deps.rules.timeZone);
+    const [checked, named] = await Promise.allSettled([
+      this.duplicateGuard.check(fingerprint, id),
+      this.names.claim(baseNameOf(originalFilename), extension, folder, id, codec.encode(id)),
+    ]);
+    if (checked.status === 'fulfilled' && 'claim' in checked.value) held.claim = checked.value.claim;
+    if (checked.status === 'rejected') throw checked.reason;
+    if (named.status === 'rejected') throw named.reason;
+    let check = checked.value;
+    while ('existing' in check) {
+      const answer = await this.answerDuplicate(check.existing, codec.encode(check.existing.id));
+      if (answer) return { answer };
+      // the image was deleted since it was found: this upload is stored after all
+      check = await this.duplicateGuard.check(fingerprint, id);
+      if ('claim' in check) held.claim = check.claim;
+    }
+    return { id, name: named.value, folder, extension, originalFilename, fingerprint };
+  }
+
+  /**
+   * Writes the pending record; a random id that an image holds already (one chance in 2^53 per image) is drawn
+   * again, with a new name when names follow ids.
+   */
+  private async begin(claims: Claims, held: Holdings, nowMs: number): Promise<Plan> {
+    const codec = await this.deps.codecs.codec();
+    let { id, name } = claims;
+    let keys = this.keysOf(claims.folder, name, claims.extension);
+    for (let attempt = 1; !(await this.writer.begin(id, keys, nowMs)); attempt += 1) {
+      if (attempt >= ID_ATTEMPTS) throw new Error(`no free id after ${ID_ATTEMPTS} draws`);
+      id = await this.newId();
+      if (this.names.followsId) {
+        name = await this.names.claim(baseNameOf(claims.originalFilename), claims.extension, claims.folder, id, codec.encode(id));
+        keys = this.keysOf(claims.folder, name, claims.extension);
+      }
+      if (held.claim) await this.duplicateGuard.rebind(held.claim, id);
+    }
+    held.pending = { id, keys };
+    return { id, idEncoded: codec.encode(id), name, keys };
   }
 
   /** A new id: drawn at random (default), or the next of Chevereto's counter (ID_SCHEME=sequential). */
@@ -214,19 +267,17 @@ export class UploadService {
     };
   }
 
-  private recordOf(parts: {
-    id: number;
-    nowMs: number;
-    keys: ImageKeys;
-    name: string;
-    originalFilename: string;
-    fingerprint: DuplicateFingerprint;
-    options: UploadOptions;
-    processed: ProcessedImage;
-    token: string;
-    claimed: boolean;
-  }): ImageRecord {
-    const { id, nowMs, keys, name, originalFilename, fingerprint, options, processed } = parts;
+  private recordOf(
+    plan: Plan,
+    claims: Claims,
+    options: UploadOptions,
+    processed: ProcessedImage,
+    tokenHash: string,
+    nowMs: number,
+    claimed: boolean,
+  ): ImageRecord {
+    const { id, keys, name } = plan;
+    const { originalFilename, fingerprint } = claims;
     return {
       id,
       status: 'active',
@@ -246,8 +297,8 @@ export class UploadService {
       views: 0,
       sourceMd5: fingerprint.md5,
       clientIp: fingerprint.clientIp,
-      fingerprint: parts.claimed ? fingerprint : null,
-      deleteTokenHashes: [parts.token],
+      fingerprint: claimed ? fingerprint : null,
+      deleteTokenHashes: [tokenHash],
     };
   }
 
@@ -278,7 +329,11 @@ export class UploadService {
     const steps: Array<Promise<void>> = [];
     if (held.reserving) steps.push(held.reserving.then((reservation) => reservation.release()).catch(() => undefined));
     if (held.claim) steps.push(this.duplicateGuard.release(held.claim));
-    if (held.pending) steps.push(this.writer.discard(held.pending.id, held.pending.keys));
+    const pending = held.pending;
+    if (pending) {
+      const put = held.originalPut ?? Promise.resolve();
+      steps.push(put.catch(() => undefined).then(() => this.writer.discard(pending.id, pending.keys)));
+    }
     for (const result of await Promise.allSettled(steps)) {
       if (result.status === 'rejected')
         this.deps.logger.warn('undo of a failed upload did not finish', { error: result.reason as unknown });

@@ -114,10 +114,10 @@ export class SharpImageProcessor implements ImageProcessor {
       const probe = await this.probe(input);
       const size = this.targetSize(probe, options.targetWidth);
       let processed: ProcessedImage;
-      if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget);
+      if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget, options.onOriginal);
       else if (probe.format === probe.output && probe.orientation === 1 && size.width === probe.width)
-        processed = await this.processKept(input, probe, budget);
-      else processed = await this.processConverted(input, probe, size, budget);
+        processed = await this.processKept(input, probe, budget, options.onOriginal);
+      else processed = await this.processConverted(input, probe, size, budget, options.onOriginal);
       budget.check();
       return processed;
     } catch (error) {
@@ -198,12 +198,20 @@ export class SharpImageProcessor implements ImageProcessor {
    * The stored original is the upload with its metadata removed. Its pixels are decoded once, at the size the
    * renditions need (JPEG and WebP shrink on load), while the md5s are computed on this thread.
    */
-  private async processKept(input: Uint8Array, probe: Probe, budget: Budget): Promise<ProcessedImage> {
+  private async processKept(
+    input: Uint8Array,
+    probe: Probe,
+    budget: Budget,
+    onOriginal: ProcessOptions['onOriginal'],
+  ): Promise<ProcessedImage> {
     const stored = this.storedBytes(input, probe);
     const workingWidth = this.workingWidth(probe.width, probe.height);
-    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar', budget);
-    const originalMd5 = md5Hex(stored);
-    const working = await decoding;
+    const decoding = toRaw(
+      sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }),
+      probe,
+      'uchar',
+      budget,
+    );
     const original: EncodedImage = {
       bytes: stored,
       width: probe.width,
@@ -212,6 +220,9 @@ export class SharpImageProcessor implements ImageProcessor {
       bits: probe.sixteenBit ? 16 : 8,
       channels: probe.channels,
     };
+    onOriginal?.(original);
+    const originalMd5 = md5Hex(stored);
+    const working = await decoding;
     const { thumb, medium } = await this.renditions(working, original, probe, budget);
     return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false };
   }
@@ -231,6 +242,7 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     size: { width: number; height: number },
     budget: Budget,
+    onOriginal: ProcessOptions['onOriginal'],
   ): Promise<ProcessedImage> {
     const whole = await this.decodeWhole(input, probe, size, budget);
     budget.check();
@@ -241,6 +253,7 @@ export class SharpImageProcessor implements ImageProcessor {
         ? whole
         : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar', budget);
     const original = await encodingOriginal;
+    onOriginal?.(original);
     const { thumb, medium } = await this.renditions(working, original, probe, budget);
     return {
       original,
@@ -306,6 +319,7 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     size: { width: number; height: number },
     budget: Budget,
+    onOriginal: ProcessOptions['onOriginal'],
   ): Promise<ProcessedImage> {
     let stored = this.storedBytes(input, probe);
     const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
@@ -323,6 +337,7 @@ export class SharpImageProcessor implements ImageProcessor {
         channels: probe.channels,
       };
     }
+    onOriginal?.(original);
     const originalMd5 = md5Hex(stored);
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);

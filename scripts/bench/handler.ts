@@ -1,79 +1,195 @@
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { createHandler } from '../../functions/api/handler';
+import { METRIC, type Metrics } from '../../functions/core/metrics';
 import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
-import { provision } from '../../local/provision';
-import { standInEnvironment, startStandIns } from '../../local/stand-ins';
+import { localClients, provision } from '../../local/provision';
 import { makeBenchFixtures } from './fixtures';
+import { floorJob } from './floor';
+import { indexWriteUnits, nowMs, sequentialRoundTrips, type StoreCall } from './latency-proxy';
+
+export interface WholeUploadRow {
+  input: string;
+  latencyMs: number;
+  uploadP50: number;
+  floorP50: number;
+  /** Median of the ratios of an upload to the floor job run next to it. */
+  ratio: number;
+  /** The upload's time past the floor, in units of the injected latency. */
+  extraOverFloor: number;
+  roundTripsAfterImaging: number;
+  roundTripsInAll: number;
+  storeCalls: string;
+  tableWriteUnits: number;
+  indexWriteUnits: number;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
 
 /**
  * The whole upload as Lambda runs it (parse, key, flood, duplicates, imaging, S3 and DynamoDB writes) against the
- * local stand-ins: the duration the cost note in the README is computed from. The stand-ins run in this process, so
- * the figure includes their work too; in AWS the stores answer over the network instead.
+ * local stand-ins, each behind a proxy that adds a store latency to every call and records it, interleaved with the
+ * imaging floor job on the same input. Reports the ratio to the floor, the store round trips on the critical path
+ * after the imaging ends (the imaging's end is when the handler records its `ImagingTime`), and the write units.
  */
-export async function measureHandler(iterations: number): Promise<{ input: string; p50Ms: number }[]> {
+export async function measureWholeUpload(iterations: number, latencies: readonly number[]): Promise<WholeUploadRow[]> {
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
   process.env['POWERTOOLS_LOG_LEVEL'] = 'SILENT';
-  const standIns = await startStandIns();
+  const stores = await startStoresProcess();
+  const standIns = stores.direct;
   try {
-    Object.assign(process.env, standInEnvironment(standIns));
     const names = { bucket: 'bench', table: 'bench-table', parameterPrefix: '/bench' };
     const { apiKey } = await provision({ endpoints: standIns, ...names });
-    const handler = createHandler({
-      BUCKET_NAME: names.bucket,
-      TABLE_NAME: names.table,
-      PARAMETER_PREFIX: names.parameterPrefix,
-      PUBLIC_URL: 'https://img.example.test',
-      DUPLICATES: 'allow',
-    });
-    await provisionFloodOff(standIns.ssm);
-    const results: { input: string; p50Ms: number }[] = [];
-    for (const fixture of (await makeBenchFixtures()).filter(
-      (item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'),
-    )) {
-      const times: number[] = [];
-      for (let run = 0; run < iterations + 2; run += 1) {
-        const form = new FormData();
-        form.append('source', new Blob([fixture.bytes]), `bench-${randomBytes(4).toString('hex')}.bin`);
-        form.append('key', apiKey);
-        const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
-        const rawHeaders: string[] = [];
-        request.headers.forEach((value, name) => rawHeaders.push(name, value));
-        const event = toApiGatewayEvent({
-          method: 'POST',
-          url: '/api/1/upload',
-          rawHeaders,
-          body: Buffer.from(await request.arrayBuffer()),
-          sourceIp: '203.0.113.1',
+    const { ssm } = localClients(standIns);
+    // flood windows on (they cost what they cost in production), wide enough for the runs
+    await ssm.send(
+      new PutParameterCommand({
+        Name: '/bench/flood-limits',
+        Value: '{"minute":100000,"hour":100000,"day":100000,"week":100000,"month":100000}',
+        Type: 'String',
+        Overwrite: true,
+      }),
+    );
+    ssm.destroy();
+    Object.assign(process.env, stores.proxied);
+    let imagingEndMs = 0;
+    const metrics: Metrics = {
+      add: (name) => {
+        if (name === METRIC.imagingTime) imagingEndMs = nowMs();
+      },
+      flush: () => undefined,
+    };
+    const handler = createHandler(
+      {
+        BUCKET_NAME: names.bucket,
+        TABLE_NAME: names.table,
+        PARAMETER_PREFIX: names.parameterPrefix,
+        PUBLIC_URL: 'https://img.example.test',
+        KEY_CACHE_SECONDS: '300',
+        FLOOD_LIMITS_CACHE_SECONDS: '300',
+      },
+      { metrics },
+    );
+    const rows: WholeUploadRow[] = [];
+    const fixtures = (await makeBenchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
+    for (const latency of latencies) {
+      await stores.setLatency(latency);
+      for (const fixture of fixtures) {
+        const uploads: number[] = [];
+        const floors: number[] = [];
+        const after: number[] = [];
+        const all: number[] = [];
+        const tableUnits: number[] = [];
+        const indexUnits: number[] = [];
+        let callSummary = '';
+        for (let run = 0; run < iterations + 2; run += 1) {
+          // a fresh image each time (a byte appended past the image's end): never a duplicate
+          const bytes = Buffer.concat([fixture.bytes, randomBytes(8)]);
+          const form = new FormData();
+          form.append('source', new Blob([bytes]), `bench-${randomBytes(4).toString('hex')}.bin`);
+          form.append('key', apiKey);
+          const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
+          const rawHeaders: string[] = [];
+          request.headers.forEach((value, name) => rawHeaders.push(name, value));
+          const event = toApiGatewayEvent({
+            method: 'POST',
+            url: '/api/1/upload',
+            rawHeaders,
+            body: Buffer.from(await request.arrayBuffer()),
+            sourceIp: `203.0.113.${run % 250}`,
+          });
+          const floorStarted = nowMs();
+          await floorJob(fixture.bytes);
+          const floorMs = nowMs() - floorStarted;
+          await stores.takeCalls();
+          const started = nowMs();
+          const response = await handler(event, localContext(event.requestContext.requestId));
+          const uploadMs = nowMs() - started;
+          const calls = await stores.takeCalls();
+          if (response.statusCode !== 200) throw new Error(`upload failed: ${response.body}`);
+          if (process.env['BENCH_TIMELINE'] && run === 3) {
+            process.stderr.write(`timeline (ms from start; imaging ended at ${(imagingEndMs - started).toFixed(1)}, answer at ${uploadMs.toFixed(1)}):\n`);
+            for (const call of [...calls].sort((a, b) => a.startMs - b.startMs)) {
+              process.stderr.write(`  ${(call.startMs - started).toFixed(1)} .. ${(call.endMs - started).toFixed(1)}  ${call.store} ${call.operation}\n`);
+            }
+          }
+          if (run < 2) continue; // warm-up: the cold start and the first caches
+          uploads.push(uploadMs);
+          floors.push(floorMs);
+          after.push(sequentialRoundTrips(calls.filter((call) => call.startMs >= imagingEndMs)));
+          all.push(sequentialRoundTrips(calls));
+          const writes = calls.filter((call) => call.writeUnits !== undefined);
+          tableUnits.push(writes.reduce((sum, call) => sum + (call.writeUnits ?? 0), 0));
+          indexUnits.push(writes.reduce((sum, call) => sum + indexWriteUnits(call), 0));
+          callSummary = Object.entries(
+            calls.reduce<Record<string, number>>((counts, call) => {
+              const name = `${call.store} ${call.operation.replace(/ \/.*/, '')}`;
+              counts[name] = (counts[name] ?? 0) + 1;
+              return counts;
+            }, {}),
+          )
+            .map(([name, count]) => `${count} ${name}`)
+            .join(', ');
+        }
+        const floorP50 = median(floors);
+        const uploadP50 = median(uploads);
+        rows.push({
+          input: fixture.name,
+          latencyMs: latency,
+          uploadP50,
+          floorP50,
+          ratio: median(uploads.map((ms, index) => ms / (floors[index] ?? ms))),
+          extraOverFloor: latency > 0 ? (uploadP50 - floorP50) / latency : 0,
+          roundTripsAfterImaging: median(after),
+          roundTripsInAll: median(all),
+          storeCalls: callSummary,
+          tableWriteUnits: median(tableUnits),
+          indexWriteUnits: median(indexUnits),
         });
-        const started = process.hrtime.bigint();
-        const response = await handler(event, localContext(event.requestContext.requestId));
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        if (response.statusCode !== 200) throw new Error(`upload failed: ${response.body}`);
-        if (run >= 2) times.push(ms);
+        process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
       }
-      times.sort((a, b) => a - b);
-      results.push({ input: fixture.name, p50Ms: times[Math.floor(times.length / 2)] ?? 0 });
     }
-    return results;
+    return rows;
   } finally {
-    await standIns.close();
+    stores.stop();
   }
 }
 
-async function provisionFloodOff(ssmUrl: string): Promise<void> {
-  const { PutParameterCommand, SSMClient } = await import('@aws-sdk/client-ssm');
-  const ssm = new SSMClient({
-    region: 'us-east-1',
-    endpoint: ssmUrl,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+interface StoresProcess {
+  direct: { s3: string; dynamodb: string; ssm: string };
+  proxied: Record<string, string>;
+  setLatency(ms: number): Promise<void>;
+  /** The calls the proxies saw since the last time. */
+  takeCalls(): Promise<StoreCall[]>;
+  stop(): void;
+}
+
+/** The stand-ins and the latency proxies, in a process of their own (`stores-process.ts`). */
+async function startStoresProcess(): Promise<StoresProcess> {
+  const child = fork(join(__dirname, 'stores-process.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   });
-  await ssm.send(
-    new PutParameterCommand({
-      Name: '/bench/flood-limits',
-      Value: '{"minute":0,"hour":0,"day":0,"week":0,"month":0}',
-      Type: 'String',
-      Overwrite: true,
-    }),
-  );
-  ssm.destroy();
+  const next = (): Promise<Record<string, unknown>> =>
+    new Promise((resolve) => child.once('message', (message) => resolve(message as Record<string, unknown>)));
+  const { ready } = (await next()) as { ready: { direct: StoresProcess['direct']; proxied: Record<string, string> } };
+  return {
+    ...ready,
+    async setLatency(ms) {
+      child.send({ latencyMs: ms });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+    async takeCalls() {
+      const answer = next();
+      child.send({ calls: true });
+      return ((await answer) as { calls: StoreCall[] }).calls;
+    },
+    stop: () => child.kill(),
+  };
 }

@@ -1,0 +1,121 @@
+import { createServer, request as forward, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One store call as the proxy saw it. */
+export interface StoreCall {
+  store: string;
+  /** The operation: DynamoDB's `PutItem`, SSM's `GetParameters`, S3's method and path. */
+  operation: string;
+  startMs: number;
+  endMs: number;
+  /** DynamoDB writes: the table's write units as the stand-in counted them. */
+  writeUnits?: number;
+  /** DynamoDB writes: the request body, to see which index entries it touches. */
+  body?: Record<string, unknown>;
+}
+
+export interface LatencyProxy {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Milliseconds since the epoch with a fraction: the same clock in every process. */
+export function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+const DYNAMO_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
+
+function readAll(stream: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+/**
+ * An HTTP proxy in front of a stand-in that adds `delayMs()` to every call (the round trip of a store in AWS), and
+ * records each call: when it started and ended, what it was, and, for DynamoDB writes, the write units the stand-in
+ * counts (it asks for them by adding `ReturnConsumedCapacity`; the stand-ins check no signatures).
+ */
+export async function startLatencyProxy(
+  store: string,
+  target: string,
+  delayMs: () => number,
+  calls: StoreCall[],
+): Promise<LatencyProxy> {
+  const targetUrl = new URL(target);
+  const server: Server = createServer((incoming, outgoing) => {
+    void (async () => {
+      const startMs = nowMs();
+      let body = await readAll(incoming);
+      const amzTarget = String(incoming.headers['x-amz-target'] ?? '');
+      const operation = amzTarget ? amzTarget.split('.').pop() ?? amzTarget : `${incoming.method} ${incoming.url?.split('?')[0]}`;
+      let parsed: Record<string, unknown> | undefined;
+      if (store === 'DynamoDB' && DYNAMO_WRITES.has(operation)) {
+        parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+        body = Buffer.from(JSON.stringify({ ...parsed, ReturnConsumedCapacity: 'TOTAL' }));
+      }
+      await new Promise((resolve) => setTimeout(resolve, delayMs()));
+      const headers = { ...incoming.headers, host: targetUrl.host, 'content-length': String(body.length) };
+      const proxied = forward(
+        { host: targetUrl.hostname, port: targetUrl.port, method: incoming.method, path: incoming.url, headers },
+        (response) => {
+          void readAll(response).then((answer) => {
+            const call: StoreCall = { store, operation, startMs, endMs: nowMs() };
+            if (parsed) {
+              call.body = parsed;
+              const consumed = (JSON.parse(answer.toString('utf8') || '{}') as { ConsumedCapacity?: { CapacityUnits?: number } })
+                .ConsumedCapacity;
+              // a write whose condition failed costs a write unit too; the stand-in reports none then
+              call.writeUnits = consumed?.CapacityUnits ?? 1;
+            }
+            calls.push(call);
+            outgoing.writeHead(response.statusCode ?? 500, response.headers);
+            outgoing.end(answer);
+          });
+        },
+      );
+      proxied.on('error', () => outgoing.destroy());
+      proxied.end(body);
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Store round trips one after another among `calls`: a call that starts after the calls before it have all ended
+ * begins a new round trip; calls made together count once.
+ */
+export function sequentialRoundTrips(calls: readonly StoreCall[]): number {
+  let trips = 0;
+  let currentEndMs = -Infinity;
+  for (const call of [...calls].sort((a, b) => a.startMs - b.startMs)) {
+    if (call.startMs >= currentEndMs - 0.5) {
+      trips += 1;
+      currentEndMs = call.endMs;
+    } else currentEndMs = Math.max(currentEndMs, call.endMs);
+  }
+  return trips;
+}
+
+/**
+ * Index write units of DynamoDB writes: an item put into the sweep index costs one, a record taken out of it one, a
+ * record whose place in it changes two (a delete and an insert). The stand-in counts only the table's units.
+ */
+export function indexWriteUnits(call: StoreCall): number {
+  const body = call.body ?? {};
+  const item = body['Item'] as Record<string, unknown> | undefined;
+  const replacesPending = String(body['ConditionExpression'] ?? '').includes(':pending');
+  const inIndex = item !== undefined && 'sweepShard' in item;
+  if (replacesPending) return inIndex ? 2 : 1; // the pending record was in the index
+  if (inIndex) return 1;
+  const update = String(body['UpdateExpression'] ?? '');
+  return /sweepShard/.test(update) ? 1 : 0;
+}
