@@ -7,7 +7,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
-import type { ImageRecord, ImageRepository, PendingRecord, StoredFile, StoredRecord } from '../core/ports';
+import type { DueRef, ImageRecord, ImageRepository, PendingUpload, StoredFile } from '../core/ports';
 import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
 import { readItem, type ItemReader } from './item-reader';
 import { SWEEP_SHARDS, TABLE_SCHEMA } from './table-schema';
@@ -46,30 +46,18 @@ export class DynamoImageRepository implements ImageRepository {
     return id;
   }
 
-  async claimObjectKey(objectKey: string, imageId: number): Promise<boolean> {
-    return sendIfCondition('claim object key', () =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { pk: objectKeyPk(objectKey), imageId },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      ),
-    );
-  }
-
-  async createPending(record: PendingRecord, sweepAtMs: number): Promise<boolean> {
-    return sendIfCondition('create record', () =>
+  async claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean> {
+    return sendIfCondition('claim name', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: {
-            pk: imagePk(record.id),
-            id: record.id,
+            pk: objectKeyPk(upload.name),
+            imageId: upload.imageId,
             status: 'pending',
-            keys: record.keys,
-            createdAtMs: record.createdAtMs,
-            sweepShard: sweepShard(record.id),
+            keys: upload.keys,
+            createdAtMs: upload.createdAtMs,
+            sweepShard: sweepShard(upload.imageId),
             sweepAtMs,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
@@ -78,23 +66,53 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async saveActive(record: ImageRecord): Promise<void> {
+  async saveActive(record: ImageRecord): Promise<boolean> {
     // Due for the sweep at its expiry; out of the sweep index when it never expires.
     const sweep = record.expiresAtMs === null ? {} : { sweepShard: sweepShard(record.id), sweepAtMs: record.expiresAtMs };
-    await sendOrFail('save record', () =>
+    return sendIfCondition('save record', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: { ...toItem(record), ...sweep },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
+  }
+
+  async settleName(name: string): Promise<boolean> {
+    // The claim stays (the name is never given again); only what made it pending goes.
+    return sendIfCondition('settle name', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: objectKeyPk(name) },
+          UpdateExpression: 'REMOVE #status, #keys, createdAtMs, sweepShard, sweepAtMs',
           ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeNames: { '#status': 'status', '#keys': 'keys' },
           ExpressionAttributeValues: { ':pending': 'pending' },
         }),
       ),
     );
   }
 
-  async find(id: number): Promise<StoredRecord | undefined> {
+  async findPending(name: string): Promise<PendingUpload | undefined> {
+    const result = await sendOrFail('get name claim', () =>
+      this.db.send(new GetCommand({ TableName: this.table, Key: { pk: objectKeyPk(name) }, ConsistentRead: true })),
+    );
+    if (result.Item?.['status'] !== 'pending') return undefined;
+    const read = readItem(result.Item);
+    const keys = read.child('keys');
+    return {
+      status: 'pending',
+      name,
+      imageId: read.number('imageId'),
+      keys: { original: keys.string('original'), thumb: keys.string('thumb'), medium: keys.string('medium') },
+      createdAtMs: read.number('createdAtMs'),
+    };
+  }
+
+  async find(id: number): Promise<ImageRecord | undefined> {
     const result = await sendOrFail('get record', () =>
       this.db.send(new GetCommand({ TableName: this.table, Key: { pk: imagePk(id) }, ConsistentRead: true })),
     );
@@ -115,8 +133,7 @@ export class DynamoImageRepository implements ImageRepository {
         }),
       ),
     );
-    const record = result?.Attributes ? fromItem(result.Attributes) : undefined;
-    return record?.status === 'pending' ? undefined : record;
+    return result?.Attributes ? fromItem(result.Attributes) : undefined;
   }
 
   async addDeleteToken(id: number, tokenHash: string): Promise<boolean> {
@@ -170,14 +187,14 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async *dueIds(nowMs: number, pageSize: number): AsyncIterable<number[]> {
+  async *dueRefs(nowMs: number, pageSize: number): AsyncIterable<DueRef[]> {
     for (let shard = 0; shard < SWEEP_SHARDS; shard += 1) {
       let start: Record<string, unknown> | undefined;
       do {
         const page = await this.queryDue(shard, nowMs, pageSize, start);
         start = page.LastEvaluatedKey;
-        const ids = (page.Items ?? []).map((item) => idOfPk(item['pk'])).filter((id) => id !== undefined);
-        if (ids.length > 0) yield ids;
+        const refs = (page.Items ?? []).map((item) => dueRefOfPk(item['pk'])).filter((ref) => ref !== undefined);
+        if (refs.length > 0) yield refs;
       } while (start);
     }
   }
@@ -218,10 +235,12 @@ export class DynamoImageRepository implements ImageRepository {
   }
 }
 
-/** The image id of a record's key (`IMG#42`); undefined for anything else. */
-function idOfPk(pk: unknown): number | undefined {
-  const id = typeof pk === 'string' && pk.startsWith('IMG#') ? Number(pk.slice(4)) : NaN;
-  return Number.isSafeInteger(id) ? id : undefined;
+/** What an item of the sweep index is: an image's record (`IMG#42`) or a name claim (`KEY#2026/11/23/a.png`). */
+function dueRefOfPk(pk: unknown): DueRef | undefined {
+  if (typeof pk !== 'string') return undefined;
+  if (pk.startsWith('KEY#')) return { name: pk.slice(4) };
+  const id = pk.startsWith('IMG#') ? Number(pk.slice(4)) : NaN;
+  return Number.isSafeInteger(id) ? { id } : undefined;
 }
 
 function toItem(record: ImageRecord): Record<string, unknown> {
@@ -240,18 +259,9 @@ function toItem(record: ImageRecord): Record<string, unknown> {
 
 const STATUSES: ReadonlySet<string> = new Set(['active', 'deleting']);
 
-function fromItem(item: Record<string, unknown>): StoredRecord {
+function fromItem(item: Record<string, unknown>): ImageRecord {
   const read = readItem(item);
   const status = read.string('status');
-  if (status === 'pending') {
-    const keys = read.child('keys');
-    return {
-      id: read.number('id'),
-      status,
-      keys: { original: keys.string('original'), thumb: keys.string('thumb'), medium: keys.string('medium') },
-      createdAtMs: read.number('createdAtMs'),
-    };
-  }
   if (!STATUSES.has(status)) throw new Error(`unknown image status ${status}`);
   const exifJson = read.optionalString('exifJson');
   const duplicate = read.optionalString('duplicateKey');

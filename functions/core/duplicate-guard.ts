@@ -52,11 +52,12 @@ export class DuplicateGuard {
       const answer = await duplicates.claim(fingerprint, claim, DUPLICATE_WINDOW_MS);
       if (answer.claimed) return { claim: { fingerprint, claimId } };
       const record = await images.find(answer.held.imageId);
-      if (record && record.status !== 'pending' && isLive(record, nowMs)) {
+      if (record && isLive(record, nowMs)) {
         if (policy === 'reject') throw new UploadError('Duplicate', 'Duplicated upload');
         return { existing: record };
       }
-      const inFlight = (record === undefined || record.status === 'pending') && answer.held.claimedAtMs > nowMs - STALE_CLAIM_MS;
+      // no record yet, for a claim made lately: its upload is storing the image right now
+      const inFlight = record === undefined && answer.held.claimedAtMs > nowMs - STALE_CLAIM_MS;
       if (inFlight) {
         // Another request is storing the same bytes right now.
         if (nowMs - startedMs >= IN_FLIGHT_WAIT_MS) return { claim: undefined }; // it is taking long: store this one too

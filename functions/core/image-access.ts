@@ -57,7 +57,7 @@ export class ImageAccess {
   private async liveRecord(idEncoded: string): Promise<ImageRecord> {
     const id = (await this.deps.codecs.codec()).decode(idEncoded);
     const record = id === undefined ? undefined : await this.deps.images.find(id);
-    if (!record || record.status === 'pending' || !isLive(record, this.deps.clock.nowMs())) throw notFound();
+    if (!record || !isLive(record, this.deps.clock.nowMs())) throw notFound();
     return record;
   }
 }

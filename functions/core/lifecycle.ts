@@ -1,11 +1,12 @@
-import type { ImageRecord, StoredRecord } from './ports';
+import type { ImageRecord, PendingUpload } from './ports';
 
 /**
- * The life of an image record: `pending` while its upload stores it, `active` once answered (until it expires),
- * `deleting` once a delete link was used. Reads show only live records; the sweep removes due ones.
+ * The life of an image: `pending` while its upload stores it (recorded on the claim of its name), `active` once its
+ * record is written (until it expires), `deleting` once a delete link was used. Reads show only live records; the
+ * sweep removes due ones, and settles the name claims of uploads that are over.
  */
 
-/** A pending record older than this is an upload that died; the sweep removes it. */
+/** An upload still pending this long after it began has died (Lambda stops one after 28 s): the sweep cleans up. */
 export const PENDING_GRACE_MS = 15 * 60_000;
 
 /** Shown to viewers: active and not expired. */
@@ -13,8 +14,8 @@ export function isLive(record: ImageRecord, nowMs: number): boolean {
   return record.status === 'active' && (record.expiresAtMs === null || record.expiresAtMs > nowMs);
 }
 
-/** Due for the sweep: an unfinished delete, an upload that died, an expired image. */
-export function isDue(record: StoredRecord, nowMs: number): boolean {
+/** Due for the sweep: an unfinished delete, an expired image, an upload's name claim past its grace. */
+export function isDue(record: ImageRecord | PendingUpload, nowMs: number): boolean {
   switch (record.status) {
     case 'deleting':
       return true;
@@ -23,9 +24,4 @@ export function isDue(record: StoredRecord, nowMs: number): boolean {
     case 'active':
       return record.expiresAtMs !== null && record.expiresAtMs <= nowMs;
   }
-}
-
-/** Whether anyone was ever given the image's URLs: a pending upload never answered, so no CDN holds its files. */
-export function wasServed(record: StoredRecord): boolean {
-  return record.status !== 'pending';
 }

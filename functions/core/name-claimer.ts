@@ -1,6 +1,7 @@
+import { PENDING_GRACE_MS } from './lifecycle';
 import { objectKey } from './links';
 import { sanitizeName, type NamingMode } from './naming';
-import type { ImageRepository, RandomSource } from './ports';
+import type { ImageKeys, ImageRepository, RandomSource } from './ports';
 
 const NAME_SUFFIX_HEX_CHARS = 16;
 const RANDOM_NAME_HEX_CHARS = 32;
@@ -10,15 +11,26 @@ const NAME_CLAIM_ATTEMPTS = 5;
  * Stored file names (contract, section 4): the uploaded name, a random one or the id, claimed in the table for the
  * day's folder so that no object is ever overwritten, even by two uploads of the same name at the same moment. A name
  * taken gets 16 random hex characters appended. Claims are never released: a URL never comes to mean another image.
+ * The claim also records the upload as pending, naming its three files before any is written: should the upload die,
+ * the sweep finds the claim and removes them.
  */
 export class NameClaimer {
   constructor(
-    private readonly images: Pick<ImageRepository, 'claimObjectKey'>,
+    private readonly images: Pick<ImageRepository, 'claimName'>,
     private readonly random: RandomSource,
     private readonly naming: NamingMode,
   ) {}
 
-  async claim(baseName: string, extension: string, folder: string, imageId: number, idEncoded: string): Promise<string> {
+  /** Claims a free name and records the upload as pending under it; answers the name and the files' keys. */
+  async claim(upload: {
+    baseName: string;
+    extension: string;
+    folder: string;
+    imageId: number;
+    idEncoded: string;
+    nowMs: number;
+  }): Promise<{ name: string; keys: ImageKeys }> {
+    const { baseName, extension, folder, imageId, idEncoded, nowMs } = upload;
     const first =
       this.naming === 'id'
         ? idEncoded
@@ -27,7 +39,13 @@ export class NameClaimer {
           : sanitizeName(baseName) || this.random.hex(RANDOM_NAME_HEX_CHARS);
     let candidate = first;
     for (let attempt = 0; attempt < NAME_CLAIM_ATTEMPTS; attempt += 1) {
-      if (await this.images.claimObjectKey(objectKey(folder, candidate, '', extension), imageId)) return candidate;
+      const keys = {
+        original: objectKey(folder, candidate, '', extension),
+        thumb: objectKey(folder, candidate, '.th', extension),
+        medium: objectKey(folder, candidate, '.md', extension),
+      };
+      const pending = { status: 'pending' as const, name: keys.original, imageId, keys, createdAtMs: nowMs };
+      if (await this.images.claimName(pending, nowMs + PENDING_GRACE_MS)) return { name: candidate, keys };
       candidate = `${first}${this.random.hex(NAME_SUFFIX_HEX_CHARS)}`;
     }
     throw new Error(`no free name for ${first} after ${NAME_CLAIM_ATTEMPTS} attempts`);

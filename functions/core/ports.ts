@@ -89,12 +89,14 @@ export interface DuplicateFingerprint {
 }
 
 /**
- * The record of an upload being stored, written before any of its files: it names every file the upload may write,
- * so that the sweep can remove them should the upload die half way.
+ * An upload being stored, as the claim of its original's name records it until the sweep settles it: the files it
+ * may write (written before any of them), so that the sweep can remove them should the upload die half way.
  */
-export interface PendingRecord {
-  id: number;
+export interface PendingUpload {
   status: 'pending';
+  /** The original's object key: the name claimed. */
+  name: string;
+  imageId: number;
   keys: ImageKeys;
   createdAtMs: number;
 }
@@ -130,25 +132,27 @@ export interface ImageRecord {
   deleteTokenHashes: string[];
 }
 
-/** A record as stored: an image, or an upload still being stored (or dead half way). */
-export type StoredRecord = ImageRecord | PendingRecord;
+/** What the sweep may find due: an image (expired, or a delete left unfinished), or an upload's name claim. */
+export type DueRef = { id: number } | { name: string };
 
 export interface ImageRepository {
   /** The next id of the atomic counter (ID_SCHEME=sequential). */
   allocateId(): Promise<number>;
-  /** Claims an object key for an image; false when another image holds it already. Claims are never released. */
-  claimObjectKey(objectKey: string, imageId: number): Promise<boolean>;
   /**
-   * Writes the record of an upload about to write its files, due for the sweep should it never finish; false, writing
-   * nothing, when a record with its id exists (a random id drawn twice).
+   * Claims the original's object key for an upload, recording the upload as pending there (its three files, due for
+   * the sweep at `sweepAtMs`); false when another image holds the key. Claims are never released.
    */
-  createPending(record: PendingRecord, sweepAtMs: number): Promise<boolean>;
+  claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean>;
+  /** Writes the record of a stored image (active from then on); false, writing nothing, when an image holds its id. */
+  saveActive(record: ImageRecord): Promise<boolean>;
   /**
-   * Replaces the pending record of a finished upload with the image's record (active, due for the sweep at its expiry
-   * if it has one); throws when the pending record is gone.
+   * Marks a name claim's upload as over (stored, or removed): out of the sweep's sight, the name still held; false when
+   * it was not pending (settled already).
    */
-  saveActive(record: ImageRecord): Promise<void>;
-  find(id: number): Promise<StoredRecord | undefined>;
+  settleName(name: string): Promise<boolean>;
+  find(id: number): Promise<ImageRecord | undefined>;
+  /** The upload a name claim records as pending; undefined when it is settled or there is no claim. */
+  findPending(name: string): Promise<PendingUpload | undefined>;
   /** Adds one view to an active record and answers the record after it; undefined when there is none. */
   addView(id: number): Promise<ImageRecord | undefined>;
   /** Hands out one more delete token for an active record; false when it is not active. */
@@ -160,9 +164,9 @@ export interface ImageRepository {
   releaseDeleteToken(id: number, tokenHash: string): Promise<boolean>;
   /** Marks an active record holding this token hash as being deleted, due for the sweep now; false when none. */
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
-  /** Ids of records due for the sweep (expired, stuck pending, unfinished deletes), page by page, oldest first. */
-  dueIds(nowMs: number, pageSize: number): AsyncIterable<number[]>;
-  /** When the oldest record still due became due; undefined when none is. */
+  /** What is due for the sweep (expired images, unfinished deletes, uploads' name claims), page by page. */
+  dueRefs(nowMs: number, pageSize: number): AsyncIterable<DueRef[]>;
+  /** When the oldest thing still due became due; undefined when nothing is. */
   oldestDueAtMs(nowMs: number): Promise<number | undefined>;
   /** Removes a record; false when there was none (another run removed it). */
   remove(id: number): Promise<boolean>;

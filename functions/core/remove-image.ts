@@ -1,4 +1,4 @@
-import type { CachePurger, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore, StoredRecord } from './ports';
+import type { CachePurger, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
 
 export interface RemovalDeps {
   images: ImageRepository;
@@ -8,19 +8,15 @@ export interface RemovalDeps {
   logger: Logger;
 }
 
-/** The three stored files of an image, or of an upload that may have written them. */
-export function fileKeys(record: StoredRecord): string[] {
-  return record.status === 'pending'
-    ? [record.keys.original, record.keys.thumb, record.keys.medium]
-    : [record.original.key, record.thumb.key, record.medium.key];
+/** The three stored files of an image. */
+export function fileKeys(record: ImageRecord): string[] {
+  return [record.original.key, record.thumb.key, record.medium.key];
 }
 
 /** Removes what an image holds in the stores but its record: its three objects and its duplicate-index entry. */
-export async function removeFiles(deps: Pick<RemovalDeps, 'objects' | 'duplicates'>, record: StoredRecord): Promise<void> {
+export async function removeFiles(deps: Pick<RemovalDeps, 'objects' | 'duplicates'>, record: ImageRecord): Promise<void> {
   await deps.objects.deleteMany(fileKeys(record));
-  if (record.status !== 'pending' && record.fingerprint !== null) {
-    await deps.duplicates.releaseImage(record.fingerprint, record.id);
-  }
+  if (record.fingerprint !== null) await deps.duplicates.releaseImage(record.fingerprint, record.id);
 }
 
 /**

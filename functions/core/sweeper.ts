@@ -1,6 +1,6 @@
-import { isDue, wasServed } from './lifecycle';
+import { isDue } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
-import type { CachePurger, Clock, DuplicateIndex, ImageRepository, Logger, ObjectStore, StoredRecord } from './ports';
+import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
 import { planPurge } from './purge-plan';
 import { fileKeys, removeFiles } from './remove-image';
 
@@ -36,8 +36,8 @@ const PURGE_BATCH_KEYS = 2_400;
 export const DEFAULT_SWEEP_OPTIONS: SweepOptions = { budgetMs: 180_000, concurrency: 16, pageSize: 100 };
 
 /**
- * Removes what is due: expired images, uploads that died half way (pending past their grace), and deletes that
- * stopped half way or whose CDN purge was refused. Runs every few minutes (EventBridge in AWS, a timer locally);
+ * Removes what is due: expired images, uploads that died half way (their name claims still pending past their grace),
+ * and deletes that stopped half way or whose CDN purge was refused; and settles the name claims of stored uploads. Runs every few minutes (EventBridge in AWS, a timer locally);
  * DynamoDB TTL is only a backstop. It pages through every due record until its time budget ends. The files of served
  * images are purged from the CDN in batches, and a record goes only once its purge is sent, so a throttled purge is
  * sent again by a later run. Two runs may overlap: every step is idempotent, and a record is counted by the run whose
@@ -51,7 +51,7 @@ export class Sweeper {
     const startedMs = clock.nowMs();
     const result: SweepResult = { removed: 0, failed: 0, purgedPaths: 0 };
     /** Served images whose files are gone, waiting for their purge before their records go. */
-    let toPurge: StoredRecord[] = [];
+    let toPurge: ImageRecord[] = [];
     let purgeRefused = false;
 
     const purgeThenForget = async (): Promise<void> => {
@@ -73,9 +73,10 @@ export class Sweeper {
       await eachAtOnce(batch, options.concurrency, (record) => this.forget(record, result));
     };
 
-    for await (const page of images.dueIds(startedMs, options.pageSize)) {
-      await eachAtOnce(page, options.concurrency, async (id) => {
-        const record = await this.removeFilesOf(id, startedMs, result);
+    for await (const page of images.dueRefs(startedMs, options.pageSize)) {
+      await eachAtOnce(page, options.concurrency, async (ref) => {
+        if ('name' in ref) return this.settleUpload(ref.name, startedMs, result);
+        const record = await this.removeFilesOf(ref.id, startedMs, result);
         if (record) toPurge.push(record);
       });
       if (toPurge.length * 3 >= PURGE_BATCH_KEYS) await purgeThenForget();
@@ -91,31 +92,49 @@ export class Sweeper {
     return result;
   }
 
-  /**
-   * Removes the files of a due record; answers the record when it was served and so waits for its purge. A record
-   * that was never served (a dead upload) goes at once.
-   */
-  private async removeFilesOf(id: number, nowMs: number, result: SweepResult): Promise<StoredRecord | undefined> {
+  /** Removes the files of a due image; answers its record, which waits for the files' purge from the CDN. */
+  private async removeFilesOf(id: number, nowMs: number, result: SweepResult): Promise<ImageRecord | undefined> {
     try {
       // The index is read eventually consistent; the record itself decides.
       const record = await this.deps.images.find(id);
       if (!record || !isDue(record, nowMs)) return undefined;
       await removeFiles(this.deps, record);
-      if (wasServed(record)) return record;
-      await this.forget(record, result);
+      return record;
     } catch (error) {
-      result.failed += 1;
-      this.deps.logger.warn('sweep could not remove an image; the next sweep tries again', { id, error });
+      this.failed(result, 'sweep could not remove an image; the next sweep tries again', { id, error });
+      return undefined;
     }
-    return undefined;
   }
 
-  private async forget(record: StoredRecord, result: SweepResult): Promise<void> {
+  /**
+   * Settles the name claim of an upload past its grace. Stored (its image's record holds the claimed files): the claim
+   * only leaves the sweep's sight. Dead half way (no record): the files it may have written go first (they were never
+   * shown, so there is nothing to purge), and the claim counts as removed.
+   */
+  private async settleUpload(name: string, nowMs: number, result: SweepResult): Promise<void> {
+    try {
+      const upload = await this.deps.images.findPending(name);
+      if (!upload || !isDue(upload, nowMs)) return;
+      const record = await this.deps.images.find(upload.imageId);
+      // A record of another image under that id (the upload drew a taken id and saved under a new one) may mean
+      // either; its files are left rather than risk removing a stored image's.
+      if (!record) await this.deps.objects.deleteMany([upload.keys.original, upload.keys.thumb, upload.keys.medium]);
+      if ((await this.deps.images.settleName(name)) && !record) result.removed += 1;
+    } catch (error) {
+      this.failed(result, 'sweep could not settle an upload; the next sweep tries again', { name, error });
+    }
+  }
+
+  private failed(result: SweepResult, message: string, details: Record<string, unknown>): void {
+    result.failed += 1;
+    this.deps.logger.warn(message, details);
+  }
+
+  private async forget(record: ImageRecord, result: SweepResult): Promise<void> {
     try {
       if (await this.deps.images.remove(record.id)) result.removed += 1;
     } catch (error) {
-      result.failed += 1;
-      this.deps.logger.warn('sweep could not remove a record; the next sweep tries again', { id: record.id, error });
+      this.failed(result, 'sweep could not remove a record; the next sweep tries again', { id: record.id, error });
     }
   }
 }

@@ -1,13 +1,12 @@
-import { constantTimeEquals, md5Hex } from './hashes';
 import { deleteTokens } from './delete-tokens';
 import { DuplicateGuard, type DuplicatePolicy, type HeldClaim } from './duplicate-guard';
 import { UploadError } from './errors';
 import type { FloodGuard, FloodReservation } from './flood';
 import { formatDateFolder } from './formatting';
+import { constantTimeEquals, md5Hex } from './hashes';
 import type { IdCodecs } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
 import { ImageWriter } from './image-writer';
-import { objectKey } from './links';
 import { METRIC, type Metrics } from './metrics';
 import { NameClaimer } from './name-claimer';
 import { baseNameOf, cleanOriginalFilename, titleFromFilename, type NamingMode } from './naming';
@@ -28,8 +27,8 @@ import type {
   SourceFetcher,
   StoredFile,
 } from './ports';
-import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptions } from './upload-source';
 import type { UploadRequest } from './upload-request';
+import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptions } from './upload-source';
 
 export type { DuplicatePolicy } from './duplicate-guard';
 
@@ -73,46 +72,32 @@ const NAME_SUFFIX_HEX_CHARS = 16;
 /** Random ids drawn before giving up: a second draw is needed once in 2^53 / (images stored) uploads. */
 const ID_ATTEMPTS = 3;
 
-/** What an upload has claimed: the image's id, its file name, and the fingerprint it claimed for it. */
+/** What an upload has claimed: the image's id, its name (recorded pending, naming its files), its fingerprint. */
 interface Claims {
   id: number;
   name: string;
-  folder: string;
-  extension: string;
+  keys: ImageKeys;
   originalFilename: string;
   fingerprint: DuplicateFingerprint;
-}
-
-/** Where the image is written: its id (the one its pending record holds), its name and files. */
-interface Plan {
-  id: number;
-  idEncoded: string;
-  name: string;
-  keys: ImageKeys;
-}
-
-/** A promise with its resolve function at hand; resolving it again changes nothing. */
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve: (value: T) => void = () => undefined;
-  const promise = new Promise<T>((settle) => (resolve = settle));
-  return { promise, resolve };
 }
 
 /** What an upload holds in the stores until it ends: given back, or removed, if it fails. */
 interface Holdings {
   reserving?: Promise<FloodReservation>;
+  claim?: HeldClaim | undefined;
+  /** The name claimed, recording the upload as pending. */
+  pending?: { name: string; keys: ImageKeys };
   /** The original's put, started before the renditions: waited for before anything is cleaned up. */
   originalPut?: Promise<void>;
-  claim?: HeldClaim | undefined;
-  pending?: { id: number; keys: ImageKeys };
 }
 
 /**
  * The upload operation (contract, sections 2 to 5, 11, 12), ordered so that an upload waits for as few store round
- * trips as it can: the key and the options are checked first (no store call: the key is cached); the flood slot is
- * taken, then a URL source is fetched; the pixels are decoded while the flood slot, the duplicate fingerprint, the
- * file name and the pending record are written; once the pixels are ready, only the three files (at once) and the
- * image's record are left: two round trips.
+ * trips as it can. The key and the options are checked first (no store call: the key is cached). Then, while the
+ * pixels decode: the flood slot (a URL source is fetched only once it is taken), the duplicate fingerprint and the
+ * file name at once (the name's claim records the upload as pending, naming its three files), and the original's put
+ * as soon as its bytes are known. Once the pixels are ready, only the renditions (at once) and the image's record are
+ * left: two round trips.
  */
 export class UploadService {
   private readonly duplicateGuard: DuplicateGuard;
@@ -137,13 +122,14 @@ export class UploadService {
       held.reserving = this.deps.flood.reserve(request.clientIp, nowMs);
       held.reserving.catch(() => undefined);
       const source = 'url' in given ? await held.reserving.then(() => this.fetchSource(given.url, request.clientIp)) : given;
-      // 2. the decode starts; the stored original's bytes come out of it as soon as they are known
+      // 2. the decode; the stored original's bytes come out of it as soon as they are known
       const extension = this.deps.processor.storedExtension(source.bytes);
       const original = deferred<EncodedImage>();
       const processing = this.process(source, options, original.resolve);
-      processing.catch(() => undefined);
+      processing.catch(original.reject); // a decode that fails leaves no original to put
+      original.promise.catch(() => undefined);
       try {
-        // 3. the duplicate fingerprint and the file name, claimed at once
+        // 3. the duplicate fingerprint and the name, claimed at once
         const claims = await this.claim(request.clientIp, source, extension, options, nowMs, held);
         if ('answer' in claims) {
           // nothing is stored: the slot goes back, and the decode already started is let finish unused
@@ -152,19 +138,19 @@ export class UploadService {
           this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
           return claims.answer;
         }
-        // 4. the pending record, naming the three files; 5. the original, put while the renditions are made
-        const plan = await this.begin(claims, held, nowMs);
+        // 4. the original, put while the renditions are made
         const originalPut = Promise.all([original.promise, held.reserving]).then(([bytes]) =>
-          this.writer.putOriginal(plan.keys.original, bytes),
+          this.writer.putOriginal(claims.keys.original, bytes),
         );
         originalPut.catch(() => undefined);
         held.originalPut = originalPut;
-        // 6. once the pixels are ready: the renditions, then the image's record
+        // 5. once the pixels are ready: the renditions, then the image's record
         const processed = await processing;
-        const token = deleteTokens.make(this.deps.random);
-        const record = this.recordOf(plan, claims, options, processed, token.hash, nowMs, held.claim !== undefined);
         await held.reserving;
+        const token = deleteTokens.make(this.deps.random);
+        const record = this.recordOf(claims, options, processed, token.hash, nowMs, held.claim !== undefined);
         await this.writer.finish(record, processed, originalPut);
+        await this.save(record, held);
         delete held.pending;
         this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
         this.deps.metrics.add(
@@ -172,7 +158,7 @@ export class UploadService {
           'Bytes',
           processed.original.bytes.length + processed.thumb.bytes.length + processed.medium.bytes.length,
         );
-        return this.imageObject(record, plan.idEncoded, token.token);
+        return this.imageObject(record, (await this.deps.codecs.codec()).encode(record.id), token.token);
       } catch (error) {
         await processing.catch(() => undefined);
         throw error;
@@ -197,8 +183,8 @@ export class UploadService {
   }
 
   /**
-   * Claims the duplicate fingerprint and the file name at once, while the flood slot is taken; answers the earlier
-   * image instead when this upload is a duplicate of it.
+   * Claims the duplicate fingerprint and the name at once, while the flood slot is taken; answers the earlier image
+   * instead when this upload is a duplicate of it.
    */
   private async claim(
     clientIp: string,
@@ -212,44 +198,47 @@ export class UploadService {
     const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
     const id = await this.newId();
     const codec = await this.deps.codecs.codec();
-    const folder = formatDateFolder(nowMs, this.deps.rules.timeZone);
     const [checked, named] = await Promise.allSettled([
       this.duplicateGuard.check(fingerprint, id),
-      this.names.claim(baseNameOf(originalFilename), extension, folder, id, codec.encode(id)),
+      this.names.claim({
+        baseName: baseNameOf(originalFilename),
+        extension,
+        folder: formatDateFolder(nowMs, this.deps.rules.timeZone),
+        imageId: id,
+        idEncoded: codec.encode(id),
+        nowMs,
+      }),
     ]);
     if (checked.status === 'fulfilled' && 'claim' in checked.value) held.claim = checked.value.claim;
+    if (named.status === 'fulfilled') held.pending = { name: named.value.keys.original, keys: named.value.keys };
     if (checked.status === 'rejected') throw checked.reason;
     if (named.status === 'rejected') throw named.reason;
     let check = checked.value;
     while ('existing' in check) {
       const answer = await this.answerDuplicate(check.existing, codec.encode(check.existing.id));
-      if (answer) return { answer };
+      if (answer) {
+        // the name claimed goes unused: it stays taken, its claim settled
+        await this.writer.discard(named.value.keys.original, named.value.keys);
+        delete held.pending;
+        return { answer };
+      }
       // the image was deleted since it was found: this upload is stored after all
       check = await this.duplicateGuard.check(fingerprint, id);
       if ('claim' in check) held.claim = check.claim;
     }
-    return { id, name: named.value, folder, extension, originalFilename, fingerprint };
+    return { id, name: named.value.name, keys: named.value.keys, originalFilename, fingerprint };
   }
 
   /**
-   * Writes the pending record; a random id that an image holds already (one chance in 2^53 per image) is drawn
-   * again, with a new name when names follow ids.
+   * Writes the image's record. A random id that an image holds already (one chance in 2^53 per image) is drawn again
+   * (the files do not depend on it, unless they are named after it: that upload fails and the client tries again).
    */
-  private async begin(claims: Claims, held: Holdings, nowMs: number): Promise<Plan> {
-    const codec = await this.deps.codecs.codec();
-    let { id, name } = claims;
-    let keys = this.keysOf(claims.folder, name, claims.extension);
-    for (let attempt = 1; !(await this.writer.begin(id, keys, nowMs)); attempt += 1) {
-      if (attempt >= ID_ATTEMPTS) throw new Error(`no free id after ${ID_ATTEMPTS} draws`);
-      id = await this.newId();
-      if (this.names.followsId) {
-        name = await this.names.claim(baseNameOf(claims.originalFilename), claims.extension, claims.folder, id, codec.encode(id));
-        keys = this.keysOf(claims.folder, name, claims.extension);
-      }
-      if (held.claim) await this.duplicateGuard.rebind(held.claim, id);
+  private async save(record: ImageRecord, held: Holdings): Promise<void> {
+    for (let attempt = 1; !(await this.writer.save(record)); attempt += 1) {
+      if (attempt >= ID_ATTEMPTS || this.names.followsId) throw new Error(`the id ${record.id} is taken`);
+      record.id = await this.newId();
+      if (held.claim) await this.duplicateGuard.rebind(held.claim, record.id);
     }
-    held.pending = { id, keys };
-    return { id, idEncoded: codec.encode(id), name, keys };
   }
 
   /** A new id: drawn at random (default), or the next of Chevereto's counter (ID_SCHEME=sequential). */
@@ -259,16 +248,7 @@ export class UploadService {
       : Promise.resolve(this.deps.random.safeInteger());
   }
 
-  private keysOf(folder: string, name: string, extension: string): ImageKeys {
-    return {
-      original: objectKey(folder, name, '', extension),
-      thumb: objectKey(folder, name, '.th', extension),
-      medium: objectKey(folder, name, '.md', extension),
-    };
-  }
-
   private recordOf(
-    plan: Plan,
     claims: Claims,
     options: UploadOptions,
     processed: ProcessedImage,
@@ -276,8 +256,7 @@ export class UploadService {
     nowMs: number,
     claimed: boolean,
   ): ImageRecord {
-    const { id, keys, name } = plan;
-    const { originalFilename, fingerprint } = claims;
+    const { id, keys, name, originalFilename, fingerprint } = claims;
     return {
       id,
       status: 'active',
@@ -332,7 +311,7 @@ export class UploadService {
     const pending = held.pending;
     if (pending) {
       const put = held.originalPut ?? Promise.resolve();
-      steps.push(put.catch(() => undefined).then(() => this.writer.discard(pending.id, pending.keys)));
+      steps.push(put.catch(() => undefined).then(() => this.writer.discard(pending.name, pending.keys)));
     }
     for (const result of await Promise.allSettled(steps)) {
       if (result.status === 'rejected')
@@ -356,6 +335,17 @@ export class UploadService {
     if (expected === undefined || expected === '') throw new UploadError('KeyNotConfigured', 'API key is not configured');
     if (!constantTimeEquals(key, expected)) throw new UploadError('InvalidKey', 'Invalid API key.');
   }
+}
+
+/** A promise with its resolve and reject functions at hand; settling it again changes nothing. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (reason: unknown) => void } {
+  let resolve: (value: T) => void = () => undefined;
+  let reject: (reason: unknown) => void = () => undefined;
+  const promise = new Promise<T>((settle, fail) => {
+    resolve = settle;
+    reject = fail;
+  });
+  return { promise, resolve, reject };
 }
 
 function storedFile(key: string, image: EncodedImage): StoredFile {

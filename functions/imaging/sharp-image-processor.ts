@@ -206,12 +206,7 @@ export class SharpImageProcessor implements ImageProcessor {
   ): Promise<ProcessedImage> {
     const stored = this.storedBytes(input, probe);
     const workingWidth = this.workingWidth(probe.width, probe.height);
-    const decoding = toRaw(
-      sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }),
-      probe,
-      'uchar',
-      budget,
-    );
+    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar', budget);
     const original: EncodedImage = {
       bytes: stored,
       width: probe.width,

@@ -114,9 +114,13 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           const calls = await stores.takeCalls();
           if (response.statusCode !== 200) throw new Error(`upload failed: ${response.body}`);
           if (process.env['BENCH_TIMELINE'] && run === 3) {
-            process.stderr.write(`timeline (ms from start; imaging ended at ${(imagingEndMs - started).toFixed(1)}, answer at ${uploadMs.toFixed(1)}):\n`);
+            process.stderr.write(
+              `timeline (ms from start; imaging ended at ${(imagingEndMs - started).toFixed(1)}, answer at ${uploadMs.toFixed(1)}):\n`,
+            );
             for (const call of [...calls].sort((a, b) => a.startMs - b.startMs)) {
-              process.stderr.write(`  ${(call.startMs - started).toFixed(1)} .. ${(call.endMs - started).toFixed(1)}  ${call.store} ${call.operation}\n`);
+              process.stderr.write(
+                `  ${(call.startMs - started).toFixed(1)} .. ${(call.endMs - started).toFixed(1)}  ${call.store} ${call.operation}\n`,
+              );
             }
           }
           if (run < 2) continue; // warm-up: the cold start and the first caches

@@ -52,7 +52,9 @@ export async function startLatencyProxy(
       const startMs = nowMs();
       let body = await readAll(incoming);
       const amzTarget = String(incoming.headers['x-amz-target'] ?? '');
-      const operation = amzTarget ? amzTarget.split('.').pop() ?? amzTarget : `${incoming.method} ${incoming.url?.split('?')[0]}`;
+      const operation = amzTarget
+        ? (amzTarget.split('.').pop() ?? amzTarget)
+        : `${incoming.method} ${incoming.url?.split('?')[0]}`;
       let parsed: Record<string, unknown> | undefined;
       if (store === 'DynamoDB' && DYNAMO_WRITES.has(operation)) {
         parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
@@ -106,16 +108,13 @@ export function sequentialRoundTrips(calls: readonly StoreCall[]): number {
 }
 
 /**
- * Index write units of DynamoDB writes: an item put into the sweep index costs one, a record taken out of it one, a
- * record whose place in it changes two (a delete and an insert). The stand-in counts only the table's units.
+ * Index write units of DynamoDB writes: an item put into the sweep index costs one, an item taken out of it (a name
+ * claim settled) one. The stand-in counts only the table's units.
  */
 export function indexWriteUnits(call: StoreCall): number {
   const body = call.body ?? {};
   const item = body['Item'] as Record<string, unknown> | undefined;
-  const replacesPending = String(body['ConditionExpression'] ?? '').includes(':pending');
-  const inIndex = item !== undefined && 'sweepShard' in item;
-  if (replacesPending) return inIndex ? 2 : 1; // the pending record was in the index
-  if (inIndex) return 1;
-  const update = String(body['UpdateExpression'] ?? '');
-  return /sweepShard/.test(update) ? 1 : 0;
+  if (item !== undefined) return 'sweepShard' in item ? 1 : 0;
+  const update = body['UpdateExpression'];
+  return typeof update === 'string' && update.includes('sweepShard') ? 1 : 0;
 }

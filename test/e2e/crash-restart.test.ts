@@ -83,7 +83,9 @@ describe('npm start after a crash', () => {
         const page = await db.send(new ScanCommand({ TableName: endpoints['table'], ExclusiveStartKey: start }));
         for (const item of page.Items ?? []) {
           for (const file of ['original', 'thumb', 'medium']) {
-            const key = (item[file] as { key?: string } | undefined)?.key;
+            // an image's record names its files; a pending name claim, those its upload may have written
+            const key =
+              (item[file] as { key?: string } | undefined)?.key ?? (item['keys'] as Record<string, string> | undefined)?.[file];
             if (key) named.add(key);
           }
         }

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildStores, clock } from '../../functions/api/stores';
 import { loadConfig } from '../../functions/config';
 import { sha256Hex } from '../../functions/core/hashes';
@@ -70,10 +70,14 @@ async function expiringImages(service: TestService, count: number, first = 0): P
   return keys;
 }
 
-function afterExpiry(): void {
+/** Makes the clock read `ms` later from now on. */
+function laterBy(ms: number): void {
   const realNow = Date.now();
-  jest.spyOn(Date, 'now').mockReturnValue(realNow + 301_000);
+  jest.spyOn(Date, 'now').mockReturnValue(realNow + ms);
 }
+
+/** After the 5 minutes of `expiringImages` (the uploads' name claims are not due yet). */
+const afterExpiry = (): void => laterBy(301_000);
 
 afterEach(() => jest.restoreAllMocks());
 
@@ -130,33 +134,40 @@ describe('the sweep', () => {
     expect(await service.items('IMG#')).toEqual([]);
   });
 
-  it('removes a dead upload (pending, never answered) without purging anything: no CDN ever had its files', async () => {
+  it('removes a dead upload (name claim pending, no record) without purging anything: no CDN ever had its files', async () => {
     const service = await createTestService();
     const image = jsonBody(
       await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(42, 9), filename: 'p.png' } })),
     ).image;
     const id = (await service.idCodec()).decode(String(image['id_encoded'])) ?? 0;
-    // as an upload that died after its pending record and its puts: pending, past its grace, due
+    // as an upload that died after its name claim and its puts: the claim pending past its grace, no record
     const stored = await service.item(`IMG#${id}`);
-    const keyOf = (file: string): string => (stored?.[file] as { key: string }).key;
     await DynamoDBDocumentClient.from(service.clients.dynamodb).send(
-      new PutCommand({
-        TableName: service.table,
-        Item: {
-          pk: `IMG#${id}`,
-          id,
-          status: 'pending',
-          keys: { original: keyOf('original'), thumb: keyOf('thumb'), medium: keyOf('medium') },
-          createdAtMs: Date.now() - 3_600_000,
-          sweepShard: `S#${id % 8}`,
-          sweepAtMs: Date.now() - 2_700_000,
-        },
-      }),
+      new DeleteCommand({ TableName: service.table, Key: { pk: `IMG#${id}` } }),
     );
     const purger = new RecordingPurger();
+    expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
+    expect(await service.objectKeys()).toHaveLength(3); // within its grace: it may still be storing
+    laterBy(16 * 60_000);
     expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 1, failed: 0, purgedPaths: 0 });
     expect(purger.requests).toEqual([]);
     expect(await service.objectKeys()).toEqual([]);
+    // the name stays taken, out of the sweep's sight
+    const name = (stored?.['original'] as { key: string }).key;
+    expect(await service.item(`KEY#${name}`)).toEqual({ pk: `KEY#${name}`, imageId: id });
+  });
+
+  it('settles the name claims of stored uploads after their grace, leaving their files and records', async () => {
+    const service = await createTestService();
+    await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(43, 9), filename: 'q.png' } }));
+    const pendingClaims = async () => (await service.items('KEY#')).filter((claim) => claim['status'] === 'pending');
+    expect(await pendingClaims()).toHaveLength(1);
+    laterBy(16 * 60_000);
+    expect(await sweeperOf(service, new RecordingPurger()).sweep(options())).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
+    expect(await pendingClaims()).toEqual([]);
+    expect(await service.items('KEY#')).toHaveLength(1);
+    expect(await service.objectKeys()).toHaveLength(3);
+    expect(await service.items('IMG#')).toHaveLength(1);
   });
 
   it('removes two runs that overlap exactly once between them, without failures', async () => {

@@ -7,10 +7,10 @@ import type {
   ImageRecord,
   ImageRepository,
   ObjectStore,
-  PendingRecord,
+  PendingUpload,
+  DueRef,
   SettingsStore,
   StoredObject,
-  StoredRecord,
 } from '../../functions/core/ports';
 
 /** Flood counters in memory, with the same all-or-none rule as the DynamoDB store. */
@@ -83,8 +83,9 @@ export class CallLog {
 
 /** Image records and name claims in memory, with the same conditions as the DynamoDB repository. */
 export class InMemoryImageRepository implements ImageRepository {
-  readonly records = new Map<number, StoredRecord>();
-  readonly claims = new Map<string, number>();
+  readonly records = new Map<number, ImageRecord>();
+  /** Name claims: the image id they were made for, and the upload while it is pending. */
+  readonly claims = new Map<string, { imageId: number; pending: PendingUpload | undefined; sweepAtMs: number }>();
   private counter = 0;
 
   constructor(private readonly log = new CallLog()) {}
@@ -95,30 +96,37 @@ export class InMemoryImageRepository implements ImageRepository {
     return this.counter;
   }
 
-  async claimObjectKey(objectKey: string, imageId: number): Promise<boolean> {
-    this.log.record('images.claimObjectKey');
-    if (this.claims.has(objectKey)) return false;
-    this.claims.set(objectKey, imageId);
+  async claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean> {
+    this.log.record('images.claimName');
+    if (this.claims.has(upload.name)) return false;
+    this.claims.set(upload.name, { imageId: upload.imageId, pending: structuredClone(upload), sweepAtMs });
     return true;
   }
 
-  async createPending(record: PendingRecord): Promise<boolean> {
-    this.log.record('images.createPending');
+  async saveActive(record: ImageRecord): Promise<boolean> {
+    this.log.record('images.saveActive');
     if (this.records.has(record.id)) return false;
     this.records.set(record.id, structuredClone(record));
     return true;
   }
 
-  async saveActive(record: ImageRecord): Promise<void> {
-    this.log.record('images.saveActive');
-    if (this.records.get(record.id)?.status !== 'pending') throw new Error(`no pending record ${record.id}`);
-    this.records.set(record.id, structuredClone(record));
+  async settleName(name: string): Promise<boolean> {
+    this.log.record('images.settleName');
+    const claim = this.claims.get(name);
+    if (!claim?.pending) return false;
+    claim.pending = undefined;
+    return true;
   }
 
-  async find(id: number): Promise<StoredRecord | undefined> {
+  async find(id: number): Promise<ImageRecord | undefined> {
     this.log.record('images.find');
     const record = this.records.get(id);
     return record && structuredClone(record);
+  }
+
+  async findPending(name: string): Promise<PendingUpload | undefined> {
+    const pending = this.claims.get(name)?.pending;
+    return pending && structuredClone(pending);
   }
 
   async addView(id: number): Promise<ImageRecord | undefined> {
@@ -151,12 +159,26 @@ export class InMemoryImageRepository implements ImageRepository {
     return true;
   }
 
-  async *dueIds(): AsyncIterable<number[]> {
-    return;
+  async *dueRefs(nowMs: number): AsyncIterable<DueRef[]> {
+    const refs = this.due(nowMs).map(({ ref }) => ref);
+    if (refs.length > 0) yield refs;
   }
 
-  async oldestDueAtMs(): Promise<number | undefined> {
-    return undefined;
+  async oldestDueAtMs(nowMs: number): Promise<number | undefined> {
+    const due = this.due(nowMs).map(({ atMs }) => atMs);
+    return due.length === 0 ? undefined : Math.min(...due);
+  }
+
+  /** What the sweep index would hold by `nowMs`: unfinished deletes (due at once), expired images, pending claims. */
+  private due(nowMs: number): Array<{ ref: DueRef; atMs: number }> {
+    const images = [...this.records.values()].flatMap((record) => {
+      const atMs = record.status === 'deleting' ? 0 : record.expiresAtMs;
+      return atMs !== null && atMs <= nowMs ? [{ ref: { id: record.id }, atMs }] : [];
+    });
+    const names = [...this.claims].flatMap(([name, claim]) =>
+      claim.pending && claim.sweepAtMs <= nowMs ? [{ ref: { name }, atMs: claim.sweepAtMs }] : [],
+    );
+    return [...images, ...names];
   }
 
   async remove(id: number): Promise<boolean> {

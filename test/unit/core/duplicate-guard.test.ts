@@ -1,5 +1,5 @@
 import { DuplicateGuard, IN_FLIGHT_WAIT_MS, STALE_CLAIM_MS, type DuplicatePolicy } from '../../../functions/core/duplicate-guard';
-import type { ImageRecord, PendingRecord } from '../../../functions/core/ports';
+import type { ImageRecord } from '../../../functions/core/ports';
 import { FakeClock, InMemoryDuplicateIndex, InMemoryImageRepository } from '../../support/in-memory';
 
 const fingerprint = { clientIp: '203.0.113.5', md5: 'a'.repeat(32), width: undefined };
@@ -15,9 +15,15 @@ function setup(policy: DuplicatePolicy = 'return-existing') {
   return { clock, duplicates, images, guard };
 }
 
-const pending = (id: number, clock: FakeClock): PendingRecord => ({ id, status: 'pending', keys, createdAtMs: clock.nowMs() });
 const active = (id: number, clock: FakeClock): ImageRecord =>
-  ({ ...pending(id, clock), status: 'active', expiresAtMs: null, deleteTokenHashes: ['x'] }) as unknown as ImageRecord;
+  ({
+    id,
+    keys,
+    createdAtMs: clock.nowMs(),
+    status: 'active',
+    expiresAtMs: null,
+    deleteTokenHashes: ['x'],
+  }) as unknown as ImageRecord;
 
 describe('DuplicateGuard', () => {
   it('claims a new fingerprint for the image about to be stored', async () => {
@@ -39,8 +45,7 @@ describe('DuplicateGuard', () => {
 
   it('waits for an identical upload in flight and answers its image once it is stored', async () => {
     const { guard, images, clock } = setup();
-    await guard.check(fingerprint, 7);
-    images.records.set(7, pending(7, clock));
+    await guard.check(fingerprint, 7); // its upload is storing image 7: no record yet
     const sleep = clock.sleep.bind(clock);
     let polls = 0;
     clock.sleep = async (ms) => {
@@ -53,9 +58,8 @@ describe('DuplicateGuard', () => {
   });
 
   it('stops waiting for an identical upload in flight after its wait, and stores this one unclaimed', async () => {
-    const { guard, images, clock } = setup();
-    await guard.check(fingerprint, 7);
-    images.records.set(7, pending(7, clock));
+    const { guard, clock } = setup();
+    await guard.check(fingerprint, 7); // its upload is storing image 7: no record yet
     const startedMs = clock.nowMs();
     expect(await guard.check(fingerprint, 8)).toEqual({ claim: undefined });
     expect(clock.nowMs() - startedMs).toBeGreaterThanOrEqual(IN_FLIGHT_WAIT_MS);

@@ -133,13 +133,15 @@ describe('UploadService', () => {
     const { log, upload, images, objects } = setup();
     const image = await upload();
     expect(image.url).toMatch(/\/images\/2026\/11\/23\/cat\.png$/);
-    // the claims and the pending record went alongside the decode
+    // the claims (the name's recording the upload as pending) went alongside the decode
     expect(log.calls.slice(0, log.calls.indexOf('-- imaging done --'))).toEqual(
-      expect.arrayContaining(['duplicates.claim', 'images.claimObjectKey', 'images.createPending', 'processor.process']),
+      expect.arrayContaining(['duplicates.claim', 'images.claimName', 'processor.process']),
     );
     expect(log.after('-- imaging done --')).toEqual(['objects.put', 'objects.put', 'objects.put', 'images.saveActive']);
     expect([...images.records.values()].map((record) => record.status)).toEqual(['active']);
     expect(objects.objects.size).toBe(3);
+    // the claim stays pending for the sweep to settle, off the upload's path
+    expect(await images.findPending('images/2026/11/23/cat.png')).toMatchObject({ imageId: [...images.records.keys()][0] });
   });
 
   it('writes nothing but the claims when the flood limit is reached, and gives the duplicate claim back', async () => {
@@ -154,14 +156,18 @@ describe('UploadService', () => {
     expect(duplicates.entries.size).toBe(1);
   });
 
-  it('answers a duplicate with the stored image and a delete link of its own, writing no pending record', async () => {
-    const { log, upload, counters } = setup();
+  it('answers a duplicate with the stored image and a delete link of its own, leaving no file and no pending claim', async () => {
+    const { upload, counters, images, objects } = setup();
     const first = await upload();
-    const pendingBefore = log.calls.filter((call) => call === 'images.createPending').length;
     const second = await upload();
     expect(second.id_encoded).toBe(first.id_encoded);
     expect(second.delete_url).not.toBe(first.delete_url);
-    expect(log.calls.filter((call) => call === 'images.createPending').length).toBe(pendingBefore);
+    expect(images.records.size).toBe(1);
+    expect(objects.objects.size).toBe(3);
+    // the name claimed alongside the duplicate check is settled at once (and stays taken)
+    const pending = [...images.claims.values()].filter((claim) => claim.pending !== undefined);
+    expect(pending.map((claim) => claim.imageId)).toEqual([[...images.records.keys()][0]]);
+    expect(images.claims.size).toBe(2);
     expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(1);
   });
 
@@ -177,11 +183,23 @@ describe('UploadService', () => {
     expect([...duplicates.entries.values()].map((entry) => entry.imageId).sort()).toEqual([42, 43]);
   });
 
-  it('removes its pending record and gives back its slot and claim when the files cannot be written', async () => {
+  it('settles its name claim and gives back its slot and claim when the files cannot be written', async () => {
     const { upload, images, objects, duplicates, counters } = setup();
     objects.failing = true;
     await expect(upload()).rejects.toThrow(/object store is down/);
     expect(images.records.size).toBe(0);
+    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
+    expect(duplicates.entries.size).toBe(0);
+    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
+  });
+
+  it('answers a decode that fails after its claims with its error, giving everything back and writing no file', async () => {
+    const { upload, processor, images, objects, duplicates, counters } = setup();
+    processor.failing = Object.assign(new Error('Image too large'), { kind: 'TooManyPixels' });
+    await expect(upload()).rejects.toThrow('Image too large');
+    expect(objects.objects.size).toBe(0);
+    expect(images.records.size).toBe(0);
+    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
     expect(duplicates.entries.size).toBe(0);
     expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
   });
