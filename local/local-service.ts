@@ -4,7 +4,7 @@ import { createHandler } from '../functions/api/handler';
 import { createSweepHandler } from '../functions/api/sweep';
 import { loadConfig } from '../functions/config';
 import { startDevServer } from './dev-server';
-import { localClients, provision } from './provision';
+import { externalClients, localClients, provision, type Endpoints, type LocalClients } from './provision';
 import { STAND_IN_CREDENTIALS, STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
 
 export interface LocalServiceOptions {
@@ -17,23 +17,49 @@ export interface LocalService {
   publicUrl: string;
   apiKey: string;
   dataDir: string;
+  /** The endpoints of stores the AWS variables named (`npm start` on external stores); undefined on the stand-ins. */
+  externalStores: Endpoints | undefined;
   close(): Promise<void>;
 }
 
 const DEFAULT_BUCKET = 'image-upload-local';
 const DEFAULT_TABLE = 'image-upload-local';
 
-/**
- * Starts the stand-ins on the data folder, creates what is missing in them, writes `endpoints.json`, and serves the
- * handler over HTTP. The SDK clients of the handler find the stand-ins through the endpoint variables, which are set
- * on this process.
- */
 /** An address this machine reaches the server at, for the host it listens on. */
 function localAddress(host: string): string {
   if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/**
+ * The stores the standard endpoint variables name: `AWS_ENDPOINT_URL_S3`, `..._DYNAMODB` and `..._SSM`, each falling
+ * back on `AWS_ENDPOINT_URL`. Undefined when none is set (the stand-ins are used); an error when only some are, rather
+ * than a mix of real and stand-in stores.
+ */
+export function externalEndpoints(env: Readonly<Record<string, string | undefined>>): Endpoints | undefined {
+  const common = env['AWS_ENDPOINT_URL'] || undefined;
+  const named = {
+    s3: env['AWS_ENDPOINT_URL_S3'] || common,
+    dynamodb: env['AWS_ENDPOINT_URL_DYNAMODB'] || common,
+    ssm: env['AWS_ENDPOINT_URL_SSM'] || common,
+  };
+  const missing = Object.entries(named).filter(([, url]) => url === undefined);
+  if (missing.length === 3) return undefined;
+  if (missing.length > 0)
+    throw new Error(
+      `external stores need an endpoint for S3, DynamoDB and SSM; set AWS_ENDPOINT_URL or ${missing.map(([name]) => `AWS_ENDPOINT_URL_${name.toUpperCase()}`).join(' and ')}`,
+    );
+  for (const url of Object.values(named)) {
+    if (!/^https?:\/\/[^/]/.test(url ?? '')) throw new Error(`an AWS endpoint must be an http(s) URL, got ${url}`);
+  }
+  return named as Endpoints;
+}
+
+/**
+ * Starts the stand-ins on the data folder (or, when the AWS endpoint variables name stores of the operator's own,
+ * uses those), creates what is missing in them, writes `endpoints.json`, and serves the handler over HTTP. The SDK
+ * clients of the handler find the stores through the endpoint variables, which are set on this process.
+ */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const { env } = options;
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -53,19 +79,18 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   if (!(sweepSeconds >= 1))
     throw new Error(`SWEEP_INTERVAL_SECONDS must be a number of seconds, got ${env['SWEEP_INTERVAL_SECONDS']}`);
 
-  const standIns = await startStandIns({ dataDir });
-  const endpoints = { s3: standIns.s3, dynamodb: standIns.dynamodb, ssm: standIns.ssm };
+  const external = externalEndpoints(env);
+  const stores = external ? useExternalStores(env, external) : await useStandIns(dataDir);
   const { apiKey } = await provision({
-    endpoints,
+    endpoints: stores.endpoints,
+    ...(external ? { clients: stores.clients } : {}),
     bucket,
     table,
     parameterPrefix,
     apiKey: env['API_KEY'],
     floodLimits: env['FLOOD_LIMITS'],
   });
-  Object.assign(process.env, standInEnvironment(endpoints));
-
-  const clients = localClients(endpoints);
+  const clients = stores.clients;
   let publicUrl = env['PUBLIC_URL'] || '';
   // With PORT=0 the port is known only once listening; the handler is built on the first request, after that.
   const handlerEnv: Record<string, string | undefined> = {
@@ -91,19 +116,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   writeFileSync(
     join(dataDir, 'endpoints.json'),
-    `${JSON.stringify(
-      {
-        ...endpoints,
-        bucket,
-        table,
-        parameterPrefix,
-        region: STAND_IN_REGION,
-        accessKeyId: STAND_IN_CREDENTIALS.accessKeyId,
-        secretAccessKey: STAND_IN_CREDENTIALS.secretAccessKey,
-      },
-      null,
-      2,
-    )}\n`,
+    `${JSON.stringify({ ...stores.endpoints, bucket, table, parameterPrefix, ...stores.credentials }, null, 2)}\n`,
   );
 
   return {
@@ -111,6 +124,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     publicUrl: handlerEnv['PUBLIC_URL'],
     apiKey,
     dataDir,
+    externalStores: external,
     async close() {
       clearInterval(sweepTimer);
       await sweeping;
@@ -118,7 +132,42 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       clients.s3.destroy();
       clients.dynamodb.destroy();
       clients.ssm.destroy();
-      await standIns.close();
+      await stores.close();
     },
   };
+}
+
+interface Stores {
+  endpoints: Endpoints;
+  clients: LocalClients;
+  /** What `endpoints.json` tells local tools about credentials: the stand-ins' own, nothing of an operator's. */
+  credentials: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** The embedded stand-ins, kept in the data folder; the handler reaches them through the endpoint variables. */
+async function useStandIns(dataDir: string): Promise<Stores> {
+  const standIns = await startStandIns({ dataDir });
+  const endpoints = { s3: standIns.s3, dynamodb: standIns.dynamodb, ssm: standIns.ssm };
+  Object.assign(process.env, standInEnvironment(endpoints));
+  return {
+    endpoints,
+    clients: localClients(endpoints),
+    credentials: {
+      region: STAND_IN_REGION,
+      accessKeyId: STAND_IN_CREDENTIALS.accessKeyId,
+      secretAccessKey: STAND_IN_CREDENTIALS.secretAccessKey,
+    },
+    close: () => standIns.close(),
+  };
+}
+
+/**
+ * Stores the AWS variables name (moto_server, LocalStack, an account's own): region and credentials come from the
+ * standard variables and files, as for any AWS tool; the region defaults to us-east-1.
+ */
+function useExternalStores(env: Readonly<Record<string, string | undefined>>, endpoints: Endpoints): Stores {
+  const region = env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || 'us-east-1';
+  process.env['AWS_REGION'] = region;
+  return { endpoints, clients: externalClients(), credentials: { region }, close: () => Promise.resolve() };
 }

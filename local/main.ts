@@ -9,7 +9,9 @@ async function main(): Promise<void> {
       '',
       `Image upload service running at ${service.publicUrl}`,
       `  API key:    ${service.apiKey}`,
-      `  Data:       ${service.dataDir} (stand-in endpoints in endpoints.json)`,
+      service.externalStores
+        ? `  Stores:     S3 ${service.externalStores.s3}, DynamoDB ${service.externalStores.dynamodb}, SSM ${service.externalStores.ssm}`
+        : `  Data:       ${service.dataDir} (stand-in endpoints in endpoints.json)`,
       `  Upload:     ${curl}`,
       '',
     ].join('\n') + '\n',

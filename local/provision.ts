@@ -1,10 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 import {
   BucketAlreadyExists,
   BucketAlreadyOwnedByYou,
   CreateBucketCommand,
   ListBucketsCommand,
+  type BucketLocationConstraint,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -21,6 +29,8 @@ export interface Endpoints {
 
 export interface ProvisionOptions {
   endpoints: Endpoints;
+  /** Stores of the operator's choice (`npm start` on external stores): clients built from the standard variables. */
+  clients?: LocalClients;
   bucket: string;
   table: string;
   parameterPrefix: string;
@@ -57,12 +67,20 @@ export function localClients(endpoints: Endpoints): LocalClients {
   };
 }
 
+/** SDK clients for stores the standard AWS variables point at (endpoints, region, credentials). */
+export function externalClients(): LocalClients {
+  // an S3 endpoint of one's own (moto_server, LocalStack, MinIO) takes path-style addressing
+  const pathStyle = Boolean(process.env['AWS_ENDPOINT_URL_S3'] || process.env['AWS_ENDPOINT_URL']);
+  return { s3: new S3Client({ forcePathStyle: pathStyle }), dynamodb: new DynamoDBClient({}), ssm: new SSMClient({}) };
+}
+
 /** Creates the bucket, the table and the parameters that are missing; idempotent. */
 export async function provision(options: ProvisionOptions): Promise<Provisioned> {
-  const clients = localClients(options.endpoints);
+  const external = options.clients !== undefined;
+  const clients = options.clients ?? localClients(options.endpoints);
   try {
     await ensureBucket(clients.s3, options.bucket);
-    await ensureTable(clients.dynamodb, options.table);
+    await ensureTable(clients.dynamodb, options.table, external);
     const names = parameterNames(options.parameterPrefix);
     if (options.apiKey) await putParameter(clients.ssm, names.apiKey, options.apiKey, 'SecureString', true);
     const apiKey = (await getParameter(clients.ssm, names.apiKey)) ?? randomBytes(20).toString('hex');
@@ -72,9 +90,11 @@ export async function provision(options: ProvisionOptions): Promise<Provisioned>
     await putParameter(clients.ssm, names.floodLimits, JSON.stringify(DEFAULT_FLOOD_LIMITS), 'String', false);
     return { apiKey };
   } finally {
-    clients.s3.destroy();
-    clients.dynamodb.destroy();
-    clients.ssm.destroy();
+    if (!external) {
+      clients.s3.destroy();
+      clients.dynamodb.destroy();
+      clients.ssm.destroy();
+    }
   }
 }
 
@@ -82,15 +102,28 @@ export async function provision(options: ProvisionOptions): Promise<Provisioned>
 async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {
   const { Buckets } = await s3.send(new ListBucketsCommand({}));
   if (Buckets?.some((existing) => existing.Name === bucket)) return;
+  const region = await s3.config.region();
   try {
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    // outside us-east-1 S3 wants the bucket's region named
+    await s3.send(
+      new CreateBucketCommand({
+        Bucket: bucket,
+        ...(region === 'us-east-1'
+          ? {}
+          : { CreateBucketConfiguration: { LocationConstraint: region as BucketLocationConstraint } }),
+      }),
+    );
   } catch (error) {
     // made meanwhile by another start on the same stores
     if (!(error instanceof BucketAlreadyOwnedByYou || error instanceof BucketAlreadyExists)) throw error;
   }
 }
 
-async function ensureTable(dynamodb: DynamoDBClient, table: string): Promise<void> {
+/**
+ * Creates the table when it is missing. On external stores it also waits until the table is active (AWS takes
+ * seconds) and turns its TTL on, the backstop the stack sets in AWS (the stand-in has none).
+ */
+async function ensureTable(dynamodb: DynamoDBClient, table: string, external: boolean): Promise<void> {
   try {
     await dynamodb.send(new DescribeTableCommand({ TableName: table }));
     return;
@@ -117,6 +150,14 @@ async function ensureTable(dynamodb: DynamoDBClient, table: string): Promise<voi
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
       ],
+    }),
+  );
+  if (!external) return;
+  await waitUntilTableExists({ client: dynamodb, maxWaitTime: 120 }, { TableName: table });
+  await dynamodb.send(
+    new UpdateTimeToLiveCommand({
+      TableName: table,
+      TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
     }),
   );
 }

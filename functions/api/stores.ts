@@ -64,8 +64,9 @@ export const MEASURE = { step: 'initialize', name: 'measureCalls' } as const;
 
 /** The adapters over the AWS SDK clients, which find their endpoints in the standard environment variables. */
 export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics = NO_METRICS) {
-  // Local stand-ins are reached by endpoint variables; S3 then needs path-style addressing.
-  const s3 = new S3Client({ ...clientOptions(STORE_CALL_LIMITS.objects), forcePathStyle: Boolean(env['AWS_ENDPOINT_URL_S3']) });
+  // Stores of one's own (the stand-ins, moto_server...) are reached by endpoint variables; S3 then takes path-style.
+  const pathStyle = Boolean(env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL']);
+  const s3 = new S3Client({ ...clientOptions(STORE_CALL_LIMITS.objects), forcePathStyle: pathStyle });
   s3.middlewareStack.add(measureCalls('S3', metrics), MEASURE);
   const small = clientOptions(STORE_CALL_LIMITS.small);
   const dynamodb = new DynamoDBClient(small);
@@ -87,8 +88,8 @@ export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics
 }
 
 /** The sweep needs the stores only: no imaging, so its bundle carries no sharp. */
-export function buildSweeper(env: Env, logger: Logger, metrics: Metrics): Sweeper {
+export function buildSweeper(env: Env, logger: Logger, metrics: Metrics, sweepClock: Clock = clock): Sweeper {
   const config = loadConfig(env);
   const { images, objects, duplicates, purger } = buildStores(config, env, metrics);
-  return new Sweeper({ images, objects, duplicates, purger, clock, logger, metrics });
+  return new Sweeper({ images, objects, duplicates, purger, clock: sweepClock, logger, metrics });
 }

@@ -19,11 +19,21 @@ export interface WholeUploadRow {
   ratio: number;
   /** The upload's time past the floor, in units of the injected latency. */
   extraOverFloor: number;
+  /**
+   * Median of the CPU time of this process (the handler's, the stores being in another) during an upload over that of
+   * the floor job next to it: the handler's own work, without the stand-ins' share of the same cores.
+   */
+  cpuRatio: number;
   roundTripsAfterImaging: number;
   roundTripsInAll: number;
   storeCalls: string;
   tableWriteUnits: number;
   indexWriteUnits: number;
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
 }
 
 function median(values: readonly number[]): number {
@@ -86,6 +96,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
         const after: number[] = [];
         const all: number[] = [];
         const tableUnits: number[] = [];
+        const cpuRatios: number[] = [];
         const indexUnits: number[] = [];
         let callSummary = '';
         for (let run = 0; run < iterations + 2; run += 1) {
@@ -105,11 +116,15 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
             sourceIp: `203.0.113.${run % 250}`,
           });
           const floorStarted = nowMs();
+          const floorCpuStart = process.cpuUsage();
           await floorJob(fixture.bytes);
+          const floorCpu = cpuMsSince(floorCpuStart);
           const floorMs = nowMs() - floorStarted;
           await stores.takeCalls();
           const started = nowMs();
+          const uploadCpuStart = process.cpuUsage();
           const response = await handler(event, localContext(event.requestContext.requestId));
+          const uploadCpu = cpuMsSince(uploadCpuStart);
           const uploadMs = nowMs() - started;
           const calls = await stores.takeCalls();
           if (response.statusCode !== 200) throw new Error(`upload failed: ${response.body}`);
@@ -126,6 +141,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           if (run < 2) continue; // warm-up: the cold start and the first caches
           uploads.push(uploadMs);
           floors.push(floorMs);
+          cpuRatios.push(uploadCpu / floorCpu);
           after.push(sequentialRoundTrips(calls.filter((call) => call.startMs >= imagingEndMs)));
           all.push(sequentialRoundTrips(calls));
           const writes = calls.filter((call) => call.writeUnits !== undefined);
@@ -150,6 +166,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           floorP50,
           ratio: median(uploads.map((ms, index) => ms / (floors[index] ?? ms))),
           extraOverFloor: latency > 0 ? (uploadP50 - floorP50) / latency : 0,
+          cpuRatio: median(cpuRatios),
           roundTripsAfterImaging: median(after),
           roundTripsInAll: median(all),
           storeCalls: callSummary,

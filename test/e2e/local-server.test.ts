@@ -7,6 +7,7 @@ import imgbbUploader from 'imgbb-uploader';
 import sharp from 'sharp';
 import { makeJpeg, makePng } from '../support/images';
 import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { motoAvailable, startMoto, type Moto } from '../support/moto';
 
 const md5 = (bytes: Uint8Array): string => createHash('md5').update(bytes).digest('hex');
 
@@ -26,16 +27,38 @@ let port: number;
 let server: LocalProcess;
 const API_KEY = 'e2e-key-0123456789';
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-e2e-'));
-  port = await freePort();
-  server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, PUBLIC_URL: `http://127.0.0.1:${port}/` });
-});
+interface StoresMode {
+  name: string;
+  /** Extra environment of `npm start`, set once the stores run. */
+  env(): Record<string, string>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
 
-afterAll(async () => {
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+let moto: Moto | undefined;
+/** The default, and the same server on moto_server through the AWS endpoint variables (external stores). */
+const MODES: StoresMode[] = [
+  { name: 'the embedded stand-ins', env: () => ({}), start: async () => undefined, stop: async () => undefined },
+  ...(motoAvailable()
+    ? [
+        {
+          name: 'moto_server as external stores',
+          env: () => ({
+            AWS_ENDPOINT_URL: moto?.endpoint ?? '',
+            AWS_ACCESS_KEY_ID: 'testing',
+            AWS_SECRET_ACCESS_KEY: 'testing',
+            AWS_REGION: 'eu-west-1',
+            BUCKET_NAME: 'e2e-external',
+            TABLE_NAME: 'e2e-external',
+          }),
+          start: async () => {
+            moto = await startMoto();
+          },
+          stop: async () => moto?.stop(),
+        },
+      ]
+    : []),
+];
 
 async function expectServed(image: ImageJson): Promise<void> {
   const original = await fetch(image.url);
@@ -56,15 +79,38 @@ async function expectServed(image: ImageJson): Promise<void> {
   expect(await viewer.text()).toContain(image.display_url.slice(image.display_url.indexOf('/images/')));
 }
 
-describe('the local server, driven over HTTP like real clients', () => {
+describe.each(MODES)('the local server on $name, driven over HTTP like real clients', (mode) => {
+  beforeAll(async () => {
+    await mode.start();
+    dataDir = mkdtempSync(join(tmpdir(), 'image-upload-e2e-'));
+    port = await freePort();
+    server = await startLocalProcess({
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      API_KEY,
+      PUBLIC_URL: `http://127.0.0.1:${port}/`,
+      ...mode.env(),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await mode.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it('prints its URL, the key it was given, and writes endpoints.json', () => {
     expect(server.url).toBe(`http://127.0.0.1:${port}`);
     expect(server.apiKey).toBe(API_KEY);
     const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as Record<string, string>;
-    expect(Object.keys(endpoints)).toEqual(
-      expect.arrayContaining(['s3', 'dynamodb', 'ssm', 'bucket', 'table', 'accessKeyId', 'secretAccessKey']),
-    );
+    expect(Object.keys(endpoints)).toEqual(expect.arrayContaining(['s3', 'dynamodb', 'ssm', 'bucket', 'table', 'region']));
     expect(endpoints['s3']).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    if (mode.env()['AWS_ENDPOINT_URL']) {
+      // the operator's stores: their names and region, never their credentials
+      expect(endpoints).toMatchObject({ s3: moto?.endpoint, bucket: 'e2e-external', region: 'eu-west-1' });
+      expect(Object.keys(endpoints)).not.toContain('secretAccessKey');
+      expect(server.output()).toContain(`Stores:     S3 ${moto?.endpoint}`);
+    } else expect(Object.keys(endpoints)).toEqual(expect.arrayContaining(['accessKeyId', 'secretAccessKey']));
   });
 
   it('takes a ShareX upload: multipart source file, key and format=json', async () => {
@@ -216,7 +262,12 @@ describe('the local server, driven over HTTP like real clients', () => {
       (await (await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form })).json()) as { image: ImageJson }
     ).image;
     await server.stop();
-    server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}` });
+    server = await startLocalProcess({
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...mode.env(),
+    });
     expect(server.apiKey).toBe(API_KEY);
     await expectServed(before);
   });

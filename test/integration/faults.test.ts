@@ -1,4 +1,6 @@
 import { createSweepHandler } from '../../functions/api/sweep';
+import { NO_METRICS } from '../../functions/core/metrics';
+import { clockAheadBy } from '../support/in-memory';
 import { makePng } from '../support/images';
 import { injectFaults } from '../support/faults';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
@@ -71,15 +73,8 @@ async function storesState(): Promise<{
 
 /** Runs the sweep as if `minutes` had passed, so that the pending name claims of uploads are due. */
 async function sweepLater(minutes: number): Promise<void> {
-  const now = Date.now();
-  jest.spyOn(Date, 'now').mockReturnValue(now + minutes * 60_000);
-  await createSweepHandler({
-    BUCKET_NAME: service.bucket,
-    TABLE_NAME: service.table,
-    PARAMETER_PREFIX: service.parameterPrefix,
-    PUBLIC_URL,
-  })();
-  jest.restoreAllMocks();
+  const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
+  await createSweepHandler(env, NO_METRICS, clockAheadBy(minutes * 60_000))();
 }
 
 async function expectConsistent(): Promise<void> {

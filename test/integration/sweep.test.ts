@@ -1,5 +1,5 @@
 import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { buildStores, clock } from '../../functions/api/stores';
+import { buildStores } from '../../functions/api/stores';
 import { loadConfig } from '../../functions/config';
 import { sha256Hex } from '../../functions/core/hashes';
 import { NO_METRICS } from '../../functions/core/metrics';
@@ -8,6 +8,7 @@ import type { PurgeRequest } from '../../functions/core/purge-plan';
 import { removeImage } from '../../functions/core/remove-image';
 import { Sweeper, type SweepOptions } from '../../functions/core/sweeper';
 import { makePng } from '../support/images';
+import { clockAheadBy } from '../support/in-memory';
 import {
   createTestService,
   InMemoryMetrics,
@@ -38,10 +39,11 @@ class RecordingPurger implements CachePurger {
   }
 }
 
-function sweeperOf(service: TestService, purger: CachePurger, metrics = NO_METRICS): Sweeper {
+/** A sweeper of the service's stores; `aheadMs` runs its clock ahead (the stores' signatures keep the real time). */
+function sweeperOf(service: TestService, purger: CachePurger, metrics = NO_METRICS, aheadMs = 0): Sweeper {
   const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
   const { images, objects, duplicates } = buildStores(loadConfig(env), env);
-  return new Sweeper({ images, objects, duplicates, purger, clock, logger: quiet, metrics });
+  return new Sweeper({ images, objects, duplicates, purger, clock: clockAheadBy(aheadMs), logger: quiet, metrics });
 }
 
 const options = (overrides: Partial<SweepOptions> = {}): SweepOptions => ({
@@ -70,14 +72,11 @@ async function expiringImages(service: TestService, count: number, first = 0): P
   return keys;
 }
 
-/** Makes the clock read `ms` later from now on. */
-function laterBy(ms: number): void {
+/** Makes the clock read 5 minutes later, after the expiry of `expiringImages` (their name claims are not due yet). */
+function afterExpiry(): void {
   const realNow = Date.now();
-  jest.spyOn(Date, 'now').mockReturnValue(realNow + ms);
+  jest.spyOn(Date, 'now').mockReturnValue(realNow + 301_000);
 }
-
-/** After the 5 minutes of `expiringImages` (the uploads' name claims are not due yet). */
-const afterExpiry = (): void => laterBy(301_000);
 
 afterEach(() => jest.restoreAllMocks());
 
@@ -148,8 +147,11 @@ describe('the sweep', () => {
     const purger = new RecordingPurger();
     expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
     expect(await service.objectKeys()).toHaveLength(3); // within its grace: it may still be storing
-    laterBy(16 * 60_000);
-    expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 1, failed: 0, purgedPaths: 0 });
+    expect(await sweeperOf(service, purger, NO_METRICS, 16 * 60_000).sweep(options())).toEqual({
+      removed: 1,
+      failed: 0,
+      purgedPaths: 0,
+    });
     expect(purger.requests).toEqual([]);
     expect(await service.objectKeys()).toEqual([]);
     // the name stays taken, out of the sweep's sight
@@ -162,8 +164,8 @@ describe('the sweep', () => {
     await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(43, 9), filename: 'q.png' } }));
     const pendingClaims = async () => (await service.items('KEY#')).filter((claim) => claim['status'] === 'pending');
     expect(await pendingClaims()).toHaveLength(1);
-    laterBy(16 * 60_000);
-    expect(await sweeperOf(service, new RecordingPurger()).sweep(options())).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
+    const later = sweeperOf(service, new RecordingPurger(), NO_METRICS, 16 * 60_000);
+    expect(await later.sweep(options())).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
     expect(await pendingClaims()).toEqual([]);
     expect(await service.items('KEY#')).toHaveLength(1);
     expect(await service.objectKeys()).toHaveLength(3);

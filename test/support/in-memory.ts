@@ -50,6 +50,11 @@ export class InMemoryCounterStore implements CounterStore {
   }
 }
 
+/** The real clock read `ms` later, for a sweep that must see things due while the stores' signatures keep real time. */
+export function clockAheadBy(ms: number): Clock {
+  return { nowMs: () => Date.now() + ms, sleep: (wait) => new Promise((resolve) => setTimeout(resolve, wait)) };
+}
+
 /** A clock that moves only when told to; sleeping moves it. */
 export class FakeClock implements Clock {
   constructor(private now = Date.UTC(2026, 10, 23, 12, 0, 0)) {}
