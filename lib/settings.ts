@@ -93,9 +93,10 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     functionEnv,
     parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, ''),
     memorySizeMb: number('memorySize', 1769, 512, 10240),
-    reservedConcurrency: reserved === undefined ? undefined : number('reservedConcurrency', 0, 1, 1000),
-    throttleRateLimit: number('throttleRateLimit', 50, 1, 10000),
-    throttleBurstLimit: number('throttleBurstLimit', 100, 1, 5000),
+    // upper bounds are sanity checks only: the account's own quotas (raised on request) bind first (docs/scale.md)
+    reservedConcurrency: reserved === undefined ? undefined : number('reservedConcurrency', 0, 1, 100_000),
+    throttleRateLimit: number('throttleRateLimit', 50, 1, 1_000_000),
+    throttleBurstLimit: number('throttleBurstLimit', 100, 1, 500_000),
     domainName,
     certificateArn,
     removal,

@@ -187,16 +187,17 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async *dueRefs(nowMs: number, pageSize: number): AsyncIterable<DueRef[]> {
-    for (let shard = 0; shard < SWEEP_SHARDS; shard += 1) {
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await this.queryDue(shard, nowMs, pageSize, start);
-        start = page.LastEvaluatedKey;
-        const refs = (page.Items ?? []).map((item) => dueRefOfPk(item['pk'])).filter((ref) => ref !== undefined);
-        if (refs.length > 0) yield refs;
-      } while (start);
-    }
+  /** The sweep index's shards. */
+  readonly duePartitions = SWEEP_SHARDS;
+
+  async *dueRefs(nowMs: number, pageSize: number, shard: number): AsyncIterable<DueRef[]> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.queryDue(shard, nowMs, pageSize, start);
+      start = page.LastEvaluatedKey;
+      const refs = (page.Items ?? []).map((item) => dueRefOfPk(item['pk'])).filter((ref) => ref !== undefined);
+      if (refs.length > 0) yield refs;
+    } while (start);
   }
 
   async oldestDueAtMs(nowMs: number): Promise<number | undefined> {

@@ -21,10 +21,18 @@ export interface ImageAccessDeps {
 export class ImageAccess {
   constructor(private readonly deps: ImageAccessDeps) {}
 
-  /** The image behind an encoded id, with one more view counted; 404 when it is not shown (anymore). */
+  /**
+   * The image behind an encoded id, with one more view counted; 404 when it is not shown (anymore). The count is
+   * best effort: a counter that cannot be written (a viral image's item past its 1,000 writes a second) still shows
+   * the page, with the count read.
+   */
   async view(idEncoded: string): Promise<ImageView> {
     const record = await this.liveRecord(idEncoded);
-    return toImageView((await this.deps.images.addView(record.id)) ?? record, this.deps.publicUrl, idEncoded);
+    const counted = await this.deps.images.addView(record.id).catch((error: unknown) => {
+      this.deps.logger.warn('view not counted', { id: record.id, error });
+      return undefined;
+    });
+    return toImageView(counted ?? record, this.deps.publicUrl, idEncoded);
   }
 
   /** The image a delete link points at, if the link is valid; it deletes nothing (GET, link previewers). */

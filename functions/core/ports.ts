@@ -164,8 +164,13 @@ export interface ImageRepository {
   releaseDeleteToken(id: number, tokenHash: string): Promise<boolean>;
   /** Marks an active record holding this token hash as being deleted, due for the sweep now; false when none. */
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
-  /** What is due for the sweep (expired images, unfinished deletes, uploads' name claims), page by page. */
-  dueRefs(nowMs: number, pageSize: number): AsyncIterable<DueRef[]>;
+  /** How many parts what is due is kept in: the sweep reads several at once. */
+  readonly duePartitions: number;
+  /**
+   * What is due for the sweep (expired images, unfinished deletes, uploads' name claims) in one part (0 to
+   * `duePartitions` - 1), page by page, oldest first.
+   */
+  dueRefs(nowMs: number, pageSize: number, partition: number): AsyncIterable<DueRef[]>;
   /** When the oldest thing still due became due; undefined when nothing is. */
   oldestDueAtMs(nowMs: number): Promise<number | undefined>;
   /** Removes a record; false when there was none (another run removed it). */

@@ -17,8 +17,10 @@ export interface SweeperDeps {
 export interface SweepOptions {
   /** A run takes no new page of due records after this long (the function's timeout leaves room for the last one). */
   budgetMs: number;
-  /** Records removed at once. */
+  /** Records removed at once, in each part read at once. */
   concurrency: number;
+  /** Parts of what is due (the sweep index's shards) read at once. */
+  partitions: number;
   /** Due records read per query. */
   pageSize: number;
 }
@@ -33,15 +35,16 @@ export interface SweepResult {
 /** A purge is sent once the removed files would take this many paths: under CloudFront's 3,000 in progress. */
 const PURGE_BATCH_KEYS = 2_400;
 
-export const DEFAULT_SWEEP_OPTIONS: SweepOptions = { budgetMs: 180_000, concurrency: 16, pageSize: 100 };
+export const DEFAULT_SWEEP_OPTIONS: SweepOptions = { budgetMs: 180_000, concurrency: 16, partitions: 8, pageSize: 100 };
 
 /**
  * Removes what is due: expired images, uploads that died half way (their name claims still pending past their grace),
- * and deletes that stopped half way or whose CDN purge was refused; and settles the name claims of stored uploads. Runs every few minutes (EventBridge in AWS, a timer locally);
- * DynamoDB TTL is only a backstop. It pages through every due record until its time budget ends. The files of served
- * images are purged from the CDN in batches, and a record goes only once its purge is sent, so a throttled purge is
- * sent again by a later run. Two runs may overlap: every step is idempotent, and a record is counted by the run whose
- * delete removed it.
+ * and deletes that stopped half way or whose CDN purge was refused; and settles the name claims of stored uploads.
+ * Runs every few minutes (EventBridge in AWS, a timer locally); DynamoDB TTL is only a backstop. It pages through
+ * everything due until its time budget ends, several parts of the sweep index at once. The files of served images are
+ * purged from the CDN in batches, and a record goes only once its purge is sent, so a throttled purge is sent again by
+ * a later run. Two runs may overlap: every step is idempotent, and a record is counted by the run whose delete (or
+ * settle) removed it.
  */
 export class Sweeper {
   constructor(private readonly deps: SweeperDeps) {}
@@ -73,15 +76,22 @@ export class Sweeper {
       await eachAtOnce(batch, options.concurrency, (record) => this.forget(record, result));
     };
 
-    for await (const page of images.dueRefs(startedMs, options.pageSize)) {
-      await eachAtOnce(page, options.concurrency, async (ref) => {
-        if ('name' in ref) return this.settleUpload(ref.name, startedMs, result);
-        const record = await this.removeFilesOf(ref.id, startedMs, result);
-        if (record) toPurge.push(record);
-      });
-      if (toPurge.length * 3 >= PURGE_BATCH_KEYS) await purgeThenForget();
-      if (clock.nowMs() - startedMs >= options.budgetMs) break;
-    }
+    const partitions = Array.from({ length: images.duePartitions }, (_, partition) => partition);
+    /** Set once a page ends past the budget: parts under way stop after their page, the others are not begun. */
+    let outOfTime = false;
+    await eachAtOnce(partitions, options.partitions, async (partition) => {
+      if (outOfTime) return;
+      for await (const page of images.dueRefs(startedMs, options.pageSize, partition)) {
+        await eachAtOnce(page, options.concurrency, async (ref) => {
+          if ('name' in ref) return this.settleUpload(ref.name, startedMs, result);
+          const record = await this.removeFilesOf(ref.id, startedMs, result);
+          if (record) toPurge.push(record);
+        });
+        if (toPurge.length * 3 >= PURGE_BATCH_KEYS) await purgeThenForget();
+        if (clock.nowMs() - startedMs >= options.budgetMs) outOfTime = true;
+        if (outOfTime) break;
+      }
+    });
     await purgeThenForget();
 
     const oldestDueAtMs = await images.oldestDueAtMs(startedMs);

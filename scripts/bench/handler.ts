@@ -182,7 +182,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
   }
 }
 
-interface StoresProcess {
+export interface StoresProcess {
   direct: { s3: string; dynamodb: string; ssm: string };
   proxied: Record<string, string>;
   setLatency(ms: number): Promise<void>;
@@ -192,7 +192,7 @@ interface StoresProcess {
 }
 
 /** The stand-ins and the latency proxies, in a process of their own (`stores-process.ts`). */
-async function startStoresProcess(): Promise<StoresProcess> {
+export async function startStoresProcess(): Promise<StoresProcess> {
   const child = fork(join(__dirname, 'stores-process.ts'), [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },

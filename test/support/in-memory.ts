@@ -164,6 +164,8 @@ export class InMemoryImageRepository implements ImageRepository {
     return true;
   }
 
+  readonly duePartitions = 1;
+
   async *dueRefs(nowMs: number): AsyncIterable<DueRef[]> {
     const refs = this.due(nowMs).map(({ ref }) => ref);
     if (refs.length > 0) yield refs;

@@ -1,0 +1,144 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
+import { localClients, provision } from '../../local/provision';
+import { makeBenchFixtures } from './fixtures';
+import { startStoresProcess } from './handler';
+
+/**
+ * `npm run load:memory`: the memory of one instance of the bundled API function over many uploads. The handler is
+ * bundled with esbuild as the stack bundles it (sharp left out, loaded from node_modules), and each variant runs in a
+ * fresh process against the stand-ins in another: with glibc's default malloc arenas and with `MALLOC_ARENA_MAX=2`
+ * (what the stack sets), 4 uploads at once (a local server's case) and one at a time (a Lambda instance's). Prints the
+ * RSS every 50 uploads and a summary table. MEMORY_UPLOADS (1000) sets the uploads per variant.
+ */
+const ROOT = join(__dirname, '..', '..');
+const UPLOADS = Number(process.env['MEMORY_UPLOADS'] ?? 1000);
+
+interface Variant {
+  name: string;
+  arenaMax: string | undefined;
+  concurrency: number;
+}
+
+const VARIANTS: Variant[] = [
+  { name: 'default arenas, 4 at once', arenaMax: undefined, concurrency: 4 },
+  { name: 'MALLOC_ARENA_MAX=2, 4 at once', arenaMax: '2', concurrency: 4 },
+  { name: 'MALLOC_ARENA_MAX=2, one at a time (Lambda)', arenaMax: '2', concurrency: 1 },
+];
+
+interface Report {
+  done: number;
+  rssMiB: number;
+  heapMiB: number;
+  externalMiB: number;
+  seconds: number;
+}
+
+function bundle(): string {
+  const dir = join(ROOT, 'cdk.out', 'memory-bundle');
+  mkdirSync(dir, { recursive: true });
+  const outfile = join(dir, 'handler.js');
+  execFileSync(
+    join(ROOT, 'node_modules', '.bin', 'esbuild'),
+    [
+      join(ROOT, 'functions', 'api', 'handler.ts'),
+      '--bundle',
+      '--platform=node',
+      '--target=node20',
+      '--external:sharp',
+      `--outfile=${outfile}`,
+    ],
+    { stdio: 'inherit' },
+  );
+  return outfile;
+}
+
+async function runVariant(variant: Variant, handlerPath: string, env: Record<string, string>): Promise<Report[]> {
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    ...env,
+    MEMORY_UPLOADS: String(UPLOADS),
+    MEMORY_CONCURRENCY: String(variant.concurrency),
+  };
+  if (variant.arenaMax === undefined) delete childEnv['MALLOC_ARENA_MAX'];
+  else childEnv['MALLOC_ARENA_MAX'] = variant.arenaMax;
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'memory-child.ts'), handlerPath], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const reports: Report[] = [];
+  let buffered = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.startsWith('{')) continue;
+      const report = JSON.parse(line) as Report;
+      reports.push(report);
+      process.stderr.write(`${variant.name}: ${report.done} uploads, RSS ${report.rssMiB.toFixed(0)} MiB\n`);
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`${variant.name}: the instance exited with ${code}`);
+  return reports;
+}
+
+async function main(): Promise<void> {
+  const handlerPath = bundle();
+  const input = join(ROOT, 'cdk.out', 'memory-bundle', 'input.jpg');
+  writeFileSync(input, (await makeBenchFixtures()).find((fixture) => fixture.name.startsWith('JPEG'))?.bytes ?? '');
+  const stores = await startStoresProcess();
+  try {
+    const names = { bucket: 'memory', table: 'memory-table', parameterPrefix: '/memory' };
+    const { apiKey } = await provision({ endpoints: stores.direct, ...names });
+    const { ssm } = localClients(stores.direct);
+    await ssm.send(
+      new PutParameterCommand({
+        Name: '/memory/flood-limits',
+        Value: '{"minute":0,"hour":0,"day":0,"week":0,"month":0}',
+        Type: 'String',
+        Overwrite: true,
+      }),
+    );
+    ssm.destroy();
+    const env = {
+      ...stores.proxied,
+      BUCKET_NAME: names.bucket,
+      TABLE_NAME: names.table,
+      PARAMETER_PREFIX: names.parameterPrefix,
+      PUBLIC_URL: 'https://img.example.test',
+      MEMORY_API_KEY: apiKey,
+      MEMORY_INPUT: input,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+    };
+    const rows: string[] = [];
+    for (const variant of VARIANTS) {
+      const reports = await runVariant(variant, handlerPath, env);
+      const at = (done: number): number => reports.find((report) => report.done >= done)?.rssMiB ?? NaN;
+      const last = reports[reports.length - 1];
+      const peak = Math.max(...reports.map((report) => report.rssMiB));
+      rows.push(
+        `| ${variant.name} | ${at(0).toFixed(0)} | ${at(50).toFixed(0)} | ${at(Math.floor(UPLOADS / 2)).toFixed(0)} | ${last?.rssMiB.toFixed(0)} | ${peak.toFixed(0)} | ${last?.heapMiB.toFixed(0)} | ${(((last?.seconds ?? 0) / UPLOADS) * 1000).toFixed(0)} |`,
+      );
+    }
+    process.stdout.write(
+      [
+        '',
+        `${UPLOADS} uploads of the 12 MP JPEG per variant, each in a fresh process running the bundled handler; node ${process.version}`,
+        '',
+        `| variant | RSS loaded (MiB) | after 50 | after ${Math.floor(UPLOADS / 2)} | after ${UPLOADS} | peak | JS heap at the end | ms per upload |`,
+        '|---|---|---|---|---|---|---|---|',
+        ...rows,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    stores.stop();
+  }
+}
+
+void main();
