@@ -7,6 +7,8 @@ module.exports = {
   testEnvironment: 'node',
   transform,
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // the browser suite needs Debian's chromium: `npm run test:browser` (jest.browser.config.js)
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/browser/'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30000,

@@ -84,10 +84,22 @@ const AGO_UNITS: ReadonlyArray<[string, number]> = [
 
 /** Largest whole unit between two instants: `moments ago`, `5 minutes ago`, `1 day ago`. */
 export function howLongAgo(thenMs: number, nowMs: number): string {
-  const seconds = Math.max(0, Math.floor((nowMs - thenMs) / 1000));
+  const span = largestUnit(nowMs - thenMs);
+  return span === undefined ? 'moments ago' : `${span} ago`;
+}
+
+/** The same, for an instant to come: `in 5 minutes`, `in 1 day`, `in moments`. */
+export function howLongUntil(thenMs: number, nowMs: number): string {
+  const span = largestUnit(thenMs - nowMs);
+  return span === undefined ? 'in moments' : `in ${span}`;
+}
+
+/** `5 minutes`, `1 day`: the largest whole unit in a span; undefined under a minute. */
+function largestUnit(spanMs: number): string | undefined {
+  const seconds = Math.max(0, Math.floor(spanMs / 1000));
   for (const [unit, unitSeconds] of AGO_UNITS) {
     const count = Math.floor(seconds / unitSeconds);
-    if (count >= 1) return `${count} ${unit}${count === 1 ? '' : 's'} ago`;
+    if (count >= 1) return `${count} ${unit}${count === 1 ? '' : 's'}`;
   }
-  return 'moments ago';
+  return undefined;
 }

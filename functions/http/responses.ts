@@ -6,7 +6,7 @@ import { RequestError, type RequestErrorKind } from './request-errors';
 import type { ImageObject } from '../core/image-object';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
-import { errorPage } from './pages';
+import { errorPage, PAGE_SCRIPT_SOURCE, PAGE_STYLE_SOURCE } from './pages';
 
 type Headers = Record<string, string>;
 
@@ -88,11 +88,14 @@ export function errorResponse(error: unknown, format: ResponseFormat, logger: Lo
   return errorEnvelope(500, 500, 'Internal server error', format);
 }
 
-/** Pages allow only their own inline style and images from the public base URL. */
+/**
+ * Pages allow their own stylesheet and copy script (by hash: no other inline style or script runs, whatever an upload's
+ * title holds), images from the public base URL, forms to themselves, and no framing.
+ */
 export function pageSecurityHeaders(publicUrl: string): Headers {
   const origin = new URL(publicUrl).origin;
   return {
-    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src ${PAGE_STYLE_SOURCE}; script-src ${PAGE_SCRIPT_SOURCE}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'no-referrer',
   };
 }

@@ -93,7 +93,7 @@ export function createRouter(deps: RouterDeps): Router {
       return errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', logger);
     }
     try {
-      return page(200, viewerPage(await deps.access.view(idEncoded), settings.timeZone));
+      return page(200, viewerPage(await deps.access.view(idEncoded), settings.timeZone, Date.now()));
     } catch (error) {
       if (error instanceof UploadError && error.kind === 'NotFound') return page(404, notFoundPage());
       return errorPageResponse(error, settings.publicUrl, logger);
