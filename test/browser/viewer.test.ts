@@ -72,7 +72,7 @@ interface PageWorld {
     body: unknown;
     documentElement: { scrollWidth: number };
   };
-  getComputedStyle(element: unknown): { filter: string; backgroundColor: string };
+  getComputedStyle(element: unknown): { filter: string; backgroundColor: string; outlineStyle: string };
   innerWidth: number;
 }
 interface PageImage {
@@ -171,6 +171,11 @@ describe('the viewer page in a browser', () => {
     expect(
       await page.evaluate(() => (globalThis as unknown as PageWorld).document.activeElement?.getAttribute('data-copy')),
     ).toBe('link-viewer');
+    // the button the keyboard is on shows a focus ring
+    const ring = await page
+      .locator('button[data-copy="link-viewer"]')
+      .evaluate((button) => (globalThis as unknown as PageWorld).getComputedStyle(button).outlineStyle);
+    expect(ring).toBe('solid');
     await page.evaluate(() => (globalThis as unknown as PageWorld).navigator.clipboard.writeText(''));
     await page.keyboard.press('Enter');
     await expect(page.evaluate(clipboardText)).resolves.toBe(image.url_viewer);
