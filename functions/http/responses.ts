@@ -6,6 +6,7 @@ import { RequestError, type RequestErrorKind } from './request-errors';
 import type { ImageObject } from '../core/image-object';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
+import openapiDocument from './openapi.json';
 import { errorPage, PAGE_SCRIPT_SOURCE, PAGE_STYLE_SOURCE } from './pages';
 
 type Headers = Record<string, string>;
@@ -126,4 +127,16 @@ export function uploadResponse(image: ImageObject, imgbb: boolean, format: Respo
     ? { status_code: 200, status: 200, success, data: { ...image, id: image.id_encoded }, status_txt: 'OK' }
     : { status_code: 200, success, image, status_txt: 'OK' };
   return respond(200, JSON_TYPE, JSON.stringify(body));
+}
+
+/**
+ * The OpenAPI document of this interface (`docs/openapi.yaml`, as JSON), its `servers` set to the public base URL;
+ * readable from any origin (it is public, and API explorers fetch it from their own pages).
+ */
+export function openapiResponse(publicUrl: string): APIGatewayProxyResult {
+  const document = { ...openapiDocument, servers: [{ url: publicUrl }] };
+  return respond(200, JSON_TYPE, JSON.stringify(document), {
+    'Access-Control-Allow-Origin': '*',
+    'Cache-Control': 'public, max-age=300',
+  });
 }

@@ -13,7 +13,15 @@ import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './edge-contract';
 import { deleteConfirmPage, deletedPage, homePage, notFoundPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
 import { RequestError } from './request-errors';
-import { deletedResponse, errorPageResponse, errorResponse, pageResponse, respond, uploadResponse } from './responses';
+import {
+  deletedResponse,
+  errorPageResponse,
+  errorResponse,
+  openapiResponse,
+  pageResponse,
+  respond,
+  uploadResponse,
+} from './responses';
 
 export interface RouterSettings {
   publicUrl: string;
@@ -71,6 +79,11 @@ export function createRouter(deps: RouterDeps): Router {
     const cors = corsHeaders(event);
     try {
       if (target.version !== '1') throw new RequestError('InvalidVersion', 'Invalid API version.');
+      if (target.action === 'openapi.json' && !target.extra) {
+        if (READ_METHODS.includes(event.httpMethod)) return openapiResponse(settings.publicUrl);
+        const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), format, logger);
+        return { ...refused, headers: { ...refused.headers, Allow: 'GET, HEAD' } };
+      }
       if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
       if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
       if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');

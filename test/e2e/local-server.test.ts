@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import imgbbUploader from 'imgbb-uploader';
 import sharp from 'sharp';
 import { makeJpeg, makePng } from '../support/images';
+import { expectContract } from '../support/contract';
 import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
 import { motoAvailable, startMoto, type Moto } from '../support/moto';
 
@@ -59,6 +60,17 @@ const MODES: StoresMode[] = [
       ]
     : []),
 ];
+
+/** The body of an answer, once it is checked against docs/openapi.yaml. */
+async function matchingContract(method: string, response: Response): Promise<string> {
+  const body = await response.text();
+  expectContract(method, new URL(response.url).pathname, {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? undefined,
+    body,
+  });
+  return body;
+}
 
 async function expectServed(image: ImageJson): Promise<void> {
   const original = await fetch(image.url);
@@ -120,11 +132,25 @@ describe.each(MODES)('the local server on $name, driven over HTTP like real clie
     form.append('format', 'json');
     const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form });
     expect(response.status).toBe(200);
-    const body = (await response.json()) as { image: ImageJson & { filename: string } };
+    const body = JSON.parse(await matchingContract('POST', response)) as { image: ImageJson & { filename: string } };
     expect(body.image.url).toMatch(
       new RegExp(`^http://127\\.0\\.0\\.1:${port}/images/\\d{4}/\\d\\d/\\d\\d/Screenshot-2026\\.jpg$`),
     );
     await expectServed(body.image);
+  });
+
+  it('serves its OpenAPI document with its own URL, and answers in imgBB mode as the document says', async () => {
+    const response = await fetch(`${server.url}/api/1/openapi.json`);
+    const document = JSON.parse(await matchingContract('GET', response)) as { servers: Array<{ url: string }> };
+    expect(document.servers).toEqual([{ url: `http://127.0.0.1:${port}` }]);
+    const form = new URLSearchParams({ key: API_KEY, image: (await makePng(24, 24)).toString('base64') });
+    const imgbb = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form });
+    expect(JSON.parse(await matchingContract('POST', imgbb))).toMatchObject({
+      status: 200,
+      data: { id: expect.any(String) as unknown },
+    });
+    const refused = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: new URLSearchParams({ key: 'wrong' }) });
+    expect(JSON.parse(await matchingContract('POST', refused))).toMatchObject({ status_code: 401 });
   });
 
   it('takes an upload from the imgbb-uploader package in Chevereto mode', async () => {
@@ -147,7 +173,7 @@ describe.each(MODES)('the local server on $name, driven over HTTP like real clie
     const response = await fetch(`${server.url}/api/1/upload?${query.toString()}`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    const url = await response.text();
+    const url = await matchingContract('GET', response);
     const served = await fetch(url);
     expect(md5(new Uint8Array(await served.arrayBuffer()))).toBe(md5(png));
   });

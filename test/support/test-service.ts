@@ -1,3 +1,4 @@
+import { expectContract } from './contract';
 import { randomBytes } from 'node:crypto';
 import { DeleteParameterCommand, GetParameterCommand, PutParameterCommand } from '@aws-sdk/client-ssm';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -71,7 +72,19 @@ export async function createTestService(
     handler(event, localContext(event.requestContext.requestId));
   return {
     invoke,
-    send: async (request, sourceIp) => invoke(await eventFrom(request, sourceIp)),
+    // every answer is checked against docs/openapi.yaml: a field, status or code the document lacks fails the test
+    send: async (request, sourceIp) => {
+      const response = await invoke(await eventFrom(request, sourceIp));
+      const headers = Object.fromEntries(
+        Object.entries(response.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+      );
+      expectContract(request.method, new URL(request.url).pathname, {
+        status: response.statusCode,
+        contentType: headers['content-type'] === undefined ? undefined : String(headers['content-type']),
+        body: response.body,
+      });
+      return response;
+    },
     apiKey,
     bucket,
     table,
