@@ -1,5 +1,6 @@
 import { formatDateTime, formatSize, howLongAgo, howLongUntil } from '../core/formatting';
 import type { FileView, ImageView } from '../core/image-view';
+import { KEY_PLACEHOLDER, sharexConfig } from './client-configs';
 import { embedCodes } from './embed-codes';
 import { cspHash, escapeHtml } from './html';
 
@@ -203,24 +204,8 @@ export function errorPage(message: string): string {
 /** The root page: what this host is and how to upload to it. The key is the operator's and never shown. */
 export function homePage(publicUrl: string): string {
   const api = `${publicUrl}/api/1/upload`;
-  const curl = `curl -F "source=@photo.jpg" -F "key=YOUR_KEY" "${api}?format=json"`;
-  const sharex = JSON.stringify(
-    {
-      Version: '15.0.0',
-      Name: new URL(publicUrl).host,
-      DestinationType: 'ImageUploader',
-      RequestMethod: 'POST',
-      RequestURL: api,
-      Body: 'MultipartFormData',
-      Arguments: { key: 'YOUR_KEY', format: 'json' },
-      FileFormName: 'source',
-      URL: '{json:image.url}',
-      ThumbnailURL: '{json:image.thumb.url}',
-      DeletionURL: '{json:image.delete_url}',
-    },
-    null,
-    2,
-  );
+  const curl = `curl -F "source=@photo.jpg" -F "key=${KEY_PLACEHOLDER}" "${api}?format=json"`;
+  const sharex = sharexConfig(publicUrl, KEY_PLACEHOLDER);
   return page({
     title: 'Image upload service',
     main: `<h1>Image upload service</h1>
@@ -229,7 +214,7 @@ export function homePage(publicUrl: string): string {
 <pre>${escapeHtml(curl)}</pre>
 <h2>Upload with ShareX</h2>
 <p>Save this as a <code>.sxcu</code> file and open it (Destinations, Custom uploader settings, Import):</p>
-<pre>${escapeHtml(sharex)}</pre>
+<pre>${escapeHtml(sharex.trimEnd())}</pre>
 <p class="muted">Uploads need the key of this host's operator. API: <code>${escapeHtml(api)}</code></p>`,
   });
 }

@@ -1,0 +1,147 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makePng } from '../support/images';
+import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+
+/**
+ * `npm run client-config` output, used as each client uses it, against `npm start`'s server: ShareX's request built
+ * from the `.sxcu` fields and its `{json:...}` paths resolved on the answer; PicGo's web-uploader request from its
+ * configuration; the Flameshot script run with stand-ins for flameshot and the clipboard tool.
+ */
+const ROOT = join(__dirname, '..', '..');
+const API_KEY = 'clients-key-0123456789';
+let dataDir: string;
+let server: LocalProcess;
+
+function clientConfig(...args: string[]): { stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'scripts', 'client-config.ts'), ...args],
+    {
+      encoding: 'utf8',
+    },
+  );
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status };
+}
+
+/** ShareX's `{json:a.b.c}` syntax, resolved on an answer as ShareX does. */
+function resolveSharex(template: string, answer: unknown): string {
+  return template.replace(/\{json:([^}]+)\}/g, (_all, path: string) => {
+    let value: unknown = answer;
+    for (const step of path.split('.')) value = (value as Record<string, unknown> | undefined)?.[step];
+    return String(value);
+  });
+}
+
+interface Sxcu {
+  RequestMethod: string;
+  RequestURL: string;
+  Headers: Record<string, string>;
+  Body: string;
+  Arguments: Record<string, string>;
+  FileFormName: string;
+  URL: string;
+  ThumbnailURL: string;
+  DeletionURL: string;
+  ErrorMessage: string;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-clients-'));
+  const port = await freePort();
+  server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, PUBLIC_URL: `http://127.0.0.1:${port}` });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm run client-config', () => {
+  it('refuses an unknown client or a missing URL, and says when the key is a placeholder', () => {
+    expect(clientConfig('gimp', 'https://img.example').status).toBe(2);
+    expect(clientConfig('sharex').stderr).toContain('usage: npm run client-config -- sharex|picgo|flameshot BASE_URL [KEY]');
+    expect(clientConfig('sharex', 'not a url').status).toBe(2);
+    const placeholder = clientConfig('sharex', 'https://img.example');
+    expect(placeholder.stderr).toContain('replace YOUR_KEY');
+    expect((JSON.parse(placeholder.stdout) as Sxcu).Headers['X-API-Key']).toBe('YOUR_KEY');
+  });
+
+  it('ShareX: the .sxcu uploads a file, and its URL, thumbnail, deletion and error paths resolve on the answers', async () => {
+    const sxcu = JSON.parse(clientConfig('sharex', server.url, API_KEY).stdout) as Sxcu;
+    expect([sxcu.RequestMethod, sxcu.Body, sxcu.FileFormName]).toEqual(['POST', 'MultipartFormData', 'source']);
+    const send = async (headers: Record<string, string>) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(sxcu.Arguments)) form.append(name, value);
+      form.append(sxcu.FileFormName, new Blob([await makePng(30, 20)]), 'ShareX_capture.png');
+      const response = await fetch(sxcu.RequestURL, { method: sxcu.RequestMethod, headers, body: form });
+      return { status: response.status, answer: await response.json() };
+    };
+    const { status, answer } = await send(sxcu.Headers);
+    expect(status).toBe(200);
+    const url = resolveSharex(sxcu.URL, answer);
+    expect(url).toMatch(/\/images\/\d{4}\/\d\d\/\d\d\/ShareX_capture\.png$/);
+    expect((await fetch(url)).status).toBe(200);
+    expect((await fetch(resolveSharex(sxcu.ThumbnailURL, answer))).status).toBe(200);
+    const deletion = resolveSharex(sxcu.DeletionURL, answer);
+    expect(deletion).toMatch(/\/image\/\w+\/delete\/\w+$/);
+    // a wrong key: ShareX shows the service's message
+    const refused = await send({ 'X-API-Key': 'wrong' });
+    expect([refused.status, resolveSharex(sxcu.ErrorMessage, refused.answer)]).toEqual([401, 'Invalid API key.']);
+    // and the deletion URL deletes, as ShareX's "delete" opens it
+    expect((await fetch(deletion, { method: 'POST' })).status).toBe(200);
+    expect((await fetch(url)).status).toBe(404);
+  });
+
+  it('PicGo: the web-uploader configuration uploads, and its JSON path finds the link', async () => {
+    const config = JSON.parse(clientConfig('picgo', server.url, API_KEY).stdout) as {
+      picBed: {
+        uploader: string;
+        'web-uploader': { url: string; paramName: string; jsonPath: string; customHeader: string; customBody: string };
+      };
+    };
+    expect(config.picBed.uploader).toBe('web-uploader');
+    const uploader = config.picBed['web-uploader'];
+    // as the plugin does: headers from customHeader, form fields from customBody, the file under paramName
+    const form = new FormData();
+    for (const [name, value] of Object.entries(JSON.parse(uploader.customBody) as Record<string, string>))
+      form.append(name, value);
+    form.append(uploader.paramName, new Blob([await makePng(22, 22)]), 'picgo.png');
+    const response = await fetch(uploader.url, {
+      method: 'POST',
+      headers: { 'User-Agent': 'PicGo', ...(JSON.parse(uploader.customHeader) as Record<string, string>) },
+      body: form,
+    });
+    expect(response.status).toBe(200);
+    let link: unknown = await response.json();
+    for (const field of uploader.jsonPath.split('.')) link = (link as Record<string, unknown>)[field];
+    expect(typeof link).toBe('string');
+    expect((await fetch(String(link))).status).toBe(200);
+  });
+
+  it('Flameshot: the script uploads the capture, copies the link and prints it; a failure prints the message', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'flameshot-bin-'));
+    try {
+      const png = await makePng(40, 30);
+      writeFileSync(join(bin, 'shot.png'), png);
+      // stand-ins: flameshot writes a PNG to its output, xclip keeps what it is given
+      writeFileSync(join(bin, 'flameshot'), `#!/bin/sh\ncat ${JSON.stringify(join(bin, 'shot.png'))}\n`);
+      writeFileSync(join(bin, 'xclip'), `#!/bin/sh\ncat > ${JSON.stringify(join(bin, 'clipboard'))}\n`);
+      writeFileSync(join(bin, 'wl-copy'), '#!/bin/sh\nexit 1\n');
+      const script = join(bin, 'upload.sh');
+      writeFileSync(script, clientConfig('flameshot', server.url, API_KEY).stdout);
+      for (const file of ['flameshot', 'xclip', 'wl-copy', 'upload.sh']) chmodSync(join(bin, file), 0o755);
+      const env = { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}` };
+      const link = execFileSync('sh', [script], { encoding: 'utf8', env }).trim();
+      expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/images\/\d{4}\/\d\d\/\d\d\/screenshot\.png$/);
+      expect(readFileSync(join(bin, 'clipboard'), 'utf8')).toBe(link);
+      expect(Buffer.from(await (await fetch(link)).arrayBuffer()).length).toBeGreaterThan(0);
+      const failed = spawnSync('sh', [script], { encoding: 'utf8', env: { ...env, IMAGE_UPLOAD_KEY: 'wrong' } });
+      expect([failed.status, failed.stderr.trim()]).toEqual([1, 'upload failed: Invalid API key.']);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+});
