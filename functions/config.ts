@@ -19,6 +19,8 @@ export interface Config {
   timeZone: string;
   maxUploadBytes: number;
   maxUrlUploadBytes: number;
+  maxStagedUploadBytes: number;
+  uploadUrlsPerHour: number;
   maxPixels: number;
   maxHeicPixels: number;
   maxFrames: number;
@@ -63,6 +65,14 @@ export const SETTINGS = {
   TIME_ZONE: { default: 'UTC', meaning: 'IANA time zone of `date` and of the date folders' },
   MAX_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image accepted, in bytes (decoded)' },
   MAX_URL_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image fetched from a URL source, in bytes' },
+  MAX_STAGED_UPLOAD_BYTES: {
+    default: '32000000',
+    meaning: 'largest image of a two-step upload (`POST /api/1/upload-url`, then the upload with `upload_token`), in bytes',
+  },
+  UPLOAD_URLS_PER_HOUR: {
+    default: '100',
+    meaning: 'upload URLs of the two-step upload handed out per client and hour (0: no limit)',
+  },
   MAX_PIXELS: { default: '100000000', meaning: 'most pixels of an image (all frames of an animation together)' },
   MAX_FRAMES: { default: '300', meaning: 'most frames of an animation' },
   MAX_HEIC_PIXELS: {
@@ -157,6 +167,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     timeZone,
     maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),
     maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),
+    maxStagedUploadBytes: integer('MAX_STAGED_UPLOAD_BYTES', 1, 1_000_000_000),
+    uploadUrlsPerHour: integer('UPLOAD_URLS_PER_HOUR', 0, 1_000_000),
     maxPixels: integer('MAX_PIXELS', 1, 1_000_000_000),
     maxFrames: integer('MAX_FRAMES', 1, 10_000),
     maxHeicPixels: integer('MAX_HEIC_PIXELS', 1, 1_000_000_000),

@@ -26,6 +26,7 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, ORIGIN_VERIFY_HEADER, requestTooLargeMessage } from '../functions/http/edge-contract';
 import { acknowledge } from './nag-suppressions';
@@ -94,7 +95,11 @@ export class ImageUploadStack extends Stack {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      lifecycleRules: [{ abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        { abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // two-step uploads nobody finished: their staged bytes go within a day
+        { prefix: BUCKET_LAYOUT.stagingPrefix, expiration: Duration.days(BUCKET_LAYOUT.stagingExpirationDays) },
+      ],
       removalPolicy,
       autoDeleteObjects: settings.removal === 'destroy',
     });
@@ -206,9 +211,21 @@ export class ImageUploadStack extends Stack {
     }
 
     // Least privilege: exactly the objects, table, index and parameters, with the actions the code uses.
-    const objectsArn = bucket.arnForObjects('images/*');
+    const objectsArn = bucket.arnForObjects(`${BUCKET_LAYOUT.imagesPrefix}*`);
     this.apiFunction.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [objectsArn] }),
+    );
+    // the two-step upload: sign PUTs to the staging prefix (the signer needs the right it grants), read and remove there;
+    // and list the bucket, so that reading a staged object nobody put answers 404 rather than 403
+    const stagedArn = bucket.arnForObjects(`${BUCKET_LAYOUT.stagingPrefix}*`);
+    this.apiFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], resources: [stagedArn] }),
+    );
+    this.apiFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+    acknowledge(
+      this.apiFunction,
+      `IAM5[Resource::<${this.logicalIdOf(bucket)}.Arn>/staging/*]`,
+      'Staged uploads are named per upload URL, so their actions need `<bucket>/staging/*`: one prefix, put (to sign upload URLs), get and delete.',
     );
     this.sweepFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: [objectsArn] }));
     for (const fn of [this.apiFunction, this.sweepFunction]) {

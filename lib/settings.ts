@@ -9,6 +9,8 @@ export const CONTEXT_SETTINGS = {
   timeZone: 'TIME_ZONE',
   maxUploadBytes: 'MAX_UPLOAD_BYTES',
   maxUrlUploadBytes: 'MAX_URL_UPLOAD_BYTES',
+  maxStagedUploadBytes: 'MAX_STAGED_UPLOAD_BYTES',
+  uploadUrlsPerHour: 'UPLOAD_URLS_PER_HOUR',
   maxPixels: 'MAX_PIXELS',
   maxFrames: 'MAX_FRAMES',
   maxHeicPixels: 'MAX_HEIC_PIXELS',

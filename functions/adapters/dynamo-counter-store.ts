@@ -5,7 +5,7 @@ import type { FloodWindow } from '../core/flood';
 import { sendConditional, sendOrFail } from './dynamo-calls';
 import { TABLE_SCHEMA } from './table-schema';
 
-const PREFIX: Record<GuardRuleName, string> = { uploads: 'FLOOD', 'fetch-failures': 'FETCHFAIL' };
+const PREFIX: Record<GuardRuleName, string> = { uploads: 'FLOOD', 'fetch-failures': 'FETCHFAIL', 'upload-urls': 'UPLOADURL' };
 /** The item outlives its longest window (a month) by a day, then DynamoDB TTL removes it. */
 const ITEM_TTL_SECONDS = 32 * 86_400;
 /** Rounds of read and conditional write before a burst of one client's own uploads is taken for a failure. */

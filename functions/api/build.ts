@@ -2,12 +2,13 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoCounterStore } from '../adapters/dynamo-counter-store';
 import { SafeUrlFetcher } from '../adapters/safe-url-fetcher';
 import { isPublicUrl, loadConfig, type Config } from '../config';
-import { FETCH_FAILURE_RULE, FloodGuard, parseFloodLimits, type FloodLimits } from '../core/flood';
+import { FETCH_FAILURE_RULE, FloodGuard, parseFloodLimits, UPLOAD_URL_RULE, type FloodLimits } from '../core/flood';
 import type { Metrics } from '../core/metrics';
 import type { RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
 import { IdCodecs } from '../core/id-codec';
 import { ImageAccess } from '../core/image-access';
+import { StagedUploads } from '../core/staged-uploads';
 import { UploadService } from '../core/upload-service';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { buildStores, clock, type Env } from './stores';
@@ -30,7 +31,7 @@ export async function buildServices(
   random: RandomSource = cryptoRandom,
 ): Promise<Services> {
   const config = loadConfig(env);
-  const { db, settings, images, objects, duplicates, purger } = buildStores(config, env, metrics);
+  const { db, settings, images, objects, duplicates, purger, staged, ledger } = buildStores(config, env, metrics);
   const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
   if (!publicUrl || !isPublicUrl(publicUrl))
     throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
@@ -59,6 +60,20 @@ export async function buildServices(
       FETCH_FAILURE_RULE,
     ),
     duplicates,
+    staged: new StagedUploads({
+      settings,
+      staged,
+      ledger,
+      issuance: new FloodGuard(
+        counters,
+        () => Promise.resolve({ minute: 0, hour: config.uploadUrlsPerHour, day: 0, week: 0, month: 0 }),
+        UPLOAD_URL_RULE,
+      ),
+      random,
+      clock,
+      logger,
+      maxStagedBytes: config.maxStagedUploadBytes,
+    }),
     codecs,
     clock,
     random,

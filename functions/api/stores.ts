@@ -9,6 +9,8 @@ import { CloudFrontPurger } from '../adapters/cloudfront-purger';
 import { DynamoDuplicateIndex } from '../adapters/dynamo-duplicate-index';
 import { DynamoImageRepository } from '../adapters/dynamo-image-repository';
 import { S3ObjectStore } from '../adapters/s3-object-store';
+import { S3StagedStore } from '../adapters/s3-staged-store';
+import { DynamoTokenLedger } from '../adapters/dynamo-token-ledger';
 import { SsmSettingsStore } from '../adapters/ssm-settings-store';
 import { loadConfig, type Config } from '../config';
 import { METRIC, NO_METRICS, storeLatencyMetric, type Metrics } from '../core/metrics';
@@ -77,12 +79,16 @@ export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics
   const cloudfront = new CloudFrontClient(small);
   cloudfront.middlewareStack.add(measureCalls('CloudFront', metrics), MEASURE);
   const settings = new SsmSettingsStore(ssm, config.parameters, Math.min(config.keyCacheSeconds, config.floodLimitsCacheSeconds));
+  // signs upload URLs only (no request is sent through it), without a checksum of a body it has not seen
+  const presigner = new S3Client({ forcePathStyle: pathStyle, requestChecksumCalculation: 'WHEN_REQUIRED' });
   return {
     db,
     settings,
     images: new DynamoImageRepository(db, config.tableName),
     objects: new S3ObjectStore(s3, config.bucketName),
     duplicates: new DynamoDuplicateIndex(db, config.tableName),
+    staged: new S3StagedStore(s3, presigner, config.bucketName),
+    ledger: new DynamoTokenLedger(db, config.tableName),
     purger: new CloudFrontPurger(cloudfront, () => settings.distributionId()),
   };
 }

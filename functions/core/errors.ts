@@ -20,6 +20,13 @@ export type UploadErrorKind =
   | 'FetchFailuresExceeded'
   | 'Duplicate'
   | 'NotFound'
+  | 'InvalidSize'
+  | 'UploadUrlsExceeded'
+  | 'InvalidUploadToken'
+  | 'UploadTokenExpired'
+  | 'UploadTokenUsed'
+  | 'NothingStaged'
+  | 'StagedSizeMismatch'
   | 'DependencyFailed';
 
 export interface UploadErrorOptions {

@@ -117,7 +117,7 @@ export interface FloodReservation {
   release(): Promise<void>;
 }
 
-export type GuardRuleName = 'uploads' | 'fetch-failures';
+export type GuardRuleName = 'uploads' | 'fetch-failures' | 'upload-urls';
 
 /** What a guard counts, and the refusal once a window is full. */
 export interface GuardRule {
@@ -141,6 +141,13 @@ export const FETCH_FAILURE_RULE: GuardRule = {
     new UploadError('FetchFailuresExceeded', `Too many URL sources that could not be fetched - max ${limit} per ${window}`, {
       retryAfterSeconds,
     }),
+};
+
+/** Upload URLs of the two-step upload handed out per client: each lets a client stage up to the staged limit. */
+export const UPLOAD_URL_RULE: GuardRule = {
+  name: 'upload-urls',
+  refusal: (limit, window, retryAfterSeconds) =>
+    new UploadError('UploadUrlsExceeded', `Too many upload URLs - max ${limit} per ${window}`, { retryAfterSeconds }),
 };
 
 /**

@@ -53,6 +53,30 @@ export interface ObjectStore {
   deleteMany(keys: readonly string[]): Promise<void>;
 }
 
+/** Where the bytes of a two-step upload wait: a place no one reads but the service, emptied within a day. */
+export interface StagedObjectStore {
+  /** A URL that takes one PUT of exactly `size` bytes as the object `id`, for `expiresInSeconds`, and its headers. */
+  uploadUrl(id: string, size: number, expiresInSeconds: number): Promise<{ url: string; headers: Record<string, string> }>;
+  /** The staged object `id` (its size, read on demand); undefined when nothing was put there. */
+  open(id: string): Promise<StagedObject | undefined>;
+  remove(id: string): Promise<void>;
+}
+
+export interface StagedObject {
+  size: number;
+  /** Reads the whole object; call `discard` instead to leave it unread. */
+  read(): Promise<Uint8Array>;
+  discard(): void;
+}
+
+/** The uses of single-use tokens. */
+export interface TokenLedger {
+  /** Records the use of a token; false when it was used already. */
+  use(id: string, expiresAtMs: number): Promise<boolean>;
+  /** Forgets a use: the upload failed on the service's side, and the client may try the token again. */
+  forget(id: string): Promise<void>;
+}
+
 /** The CDN in front of the stored files: a deleted file must stop being served from its caches. */
 export interface CachePurger {
   /**

@@ -4,7 +4,10 @@ export type ResponseFormat = 'json' | 'txt' | 'redirect';
 
 /** The `source` (or `image`) value as the request carried it; validated only after the key is checked. */
 export type SourceInput =
-  { kind: 'file'; bytes: Uint8Array; filename: string; truncated: boolean } | { kind: 'text'; value: string };
+  | { kind: 'file'; bytes: Uint8Array; filename: string; truncated: boolean }
+  | { kind: 'text'; value: string }
+  /** `upload_token`: the second step of a two-step upload, its bytes staged already. */
+  | { kind: 'staged'; token: string };
 
 /** An upload request as the HTTP layer read it: raw texts, nothing validated but the format. */
 export interface UploadRequest {

@@ -28,6 +28,7 @@ import type {
   StoredFile,
 } from './ports';
 import type { UploadRequest } from './upload-request';
+import type { StagedUploads, UploadUrl, UploadUrlRequest } from './staged-uploads';
 import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptions } from './upload-source';
 
 export type { DuplicatePolicy } from './duplicate-guard';
@@ -61,6 +62,8 @@ export interface UploadServiceDeps {
   /** URL sources that could not be fetched, per client. */
   fetchFailures: Pick<FloodGuard, 'reserve'>;
   duplicates: DuplicateIndex;
+  /** The two-step upload's staging and tokens. */
+  staged: StagedUploads;
   codecs: IdCodecs;
   clock: Clock;
   random: RandomSource;
@@ -112,16 +115,25 @@ export class UploadService {
 
   /** Runs one upload from the raw request to the Image object of the response. */
   async upload(request: UploadRequest): Promise<ImageObject> {
-    await this.authenticate(request.key);
+    const key = await this.authenticate(request.key);
     const options = readUploadOptions(request, this.deps.rules.forcedExpirationSeconds);
     const given = readUploadSource(request.source, this.deps.rules.maxUploadBytes);
+    // a two-step upload's token is checked before anything is taken
+    const ticket = 'token' in given ? await this.deps.staged.check(given.token, key) : undefined;
     const nowMs = this.deps.clock.nowMs();
     const held: Holdings = {};
+    let failure: unknown;
     try {
-      // 1. the flood slot; a URL is fetched only once it is taken, bytes in the request are decoded meanwhile
+      // 1. the flood slot; a URL is fetched (staged bytes read) only once it is taken, bytes in the request are
+      //    decoded meanwhile
       held.reserving = this.deps.flood.reserve(request.clientIp, nowMs);
       held.reserving.catch(() => undefined);
-      const source = 'url' in given ? await held.reserving.then(() => this.fetchSource(given.url, request.clientIp)) : given;
+      const source =
+        'url' in given
+          ? await held.reserving.then(() => this.fetchSource(given.url, request.clientIp))
+          : ticket
+            ? await held.reserving.then(() => this.deps.staged.take(ticket))
+            : (given as SourceBytes);
       // 2. the decode; the stored original's bytes come out of it as soon as they are known
       const extension = this.deps.processor.storedExtension(source.bytes);
       const original = deferred<EncodedImage>();
@@ -164,9 +176,17 @@ export class UploadService {
         throw error;
       }
     } catch (error) {
+      failure = error;
       await this.undo(held);
       throw error;
+    } finally {
+      if (ticket) await this.deps.staged.finish(ticket, failure);
     }
+  }
+
+  /** Step 1 of a two-step upload: an upload URL to stage up to `MAX_STAGED_UPLOAD_BYTES` (`docs/large-uploads.md`). */
+  async createUploadUrl(request: UploadUrlRequest & { key: string | undefined }): Promise<UploadUrl> {
+    return this.deps.staged.createUrl(request, await this.authenticate(request.key));
   }
 
   /** The decode, timed; `onOriginal` gets the stored original as soon as its bytes are final. */
@@ -329,11 +349,13 @@ export class UploadService {
     });
   }
 
-  private async authenticate(key: string | undefined): Promise<void> {
+  /** The key of a request, once it is this service's key. */
+  private async authenticate(key: string | undefined): Promise<string> {
     if (key === undefined || key === '') throw new UploadError('NoKey', 'No key provided');
     const expected = await this.deps.settings.apiKey();
     if (expected === undefined || expected === '') throw new UploadError('KeyNotConfigured', 'API key is not configured');
     if (!constantTimeEquals(key, expected)) throw new UploadError('InvalidKey', 'Invalid API key.');
+    return key;
   }
 }
 

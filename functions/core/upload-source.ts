@@ -45,10 +45,17 @@ export function readUploadOptions(request: UploadRequest, forcedExpirationSecond
 
 /**
  * The bytes of a file or base64 source, checked against the size limit; a URL source as its URL (fetched only once
- * the flood slot is taken).
+ * the flood slot is taken); a two-step upload's token (its bytes read only once the slot is taken).
  */
-export function readUploadSource(source: SourceInput | undefined, maxUploadBytes: number): SourceBytes | { url: string } {
+export function readUploadSource(
+  source: SourceInput | undefined,
+  maxUploadBytes: number,
+): SourceBytes | { url: string } | { token: string } {
   if (source === undefined) throw new UploadError('EmptyUploadSource', 'Empty upload source');
+  if (source.kind === 'staged') {
+    if (source.token.trim() === '') throw new UploadError('InvalidUploadToken', 'Invalid upload token');
+    return { token: source.token };
+  }
   if (source.kind === 'file') {
     if (source.truncated || source.bytes.length > maxUploadBytes) throw fileTooBig(maxUploadBytes);
     if (source.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');

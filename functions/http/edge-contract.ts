@@ -53,5 +53,5 @@ export function maxBodyBytes(contentType: string | undefined): number {
 
 /** The message of the edge's 413 for a body over `maxBodyBytes`. */
 export function requestTooLargeMessage(maxBytes: number): string {
-  return `Request too large - max ${formatSize(maxBytes)} per request`;
+  return `Request too large - max ${formatSize(maxBytes)} per request; larger images: the two-step upload (POST /api/1/upload-url)`;
 }

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { RequestError } from './request-errors';
 import { parseFormat, type ResponseFormat, type SourceInput, type UploadRequest } from '../core/upload-request';
+import type { UploadUrlRequest } from '../core/staged-uploads';
 import { bodyBytes, headerValue, queryParameters } from './api-event';
 import { mediaTypeOf } from './edge-contract';
 import { parseMultipart, type FilePart } from './multipart';
@@ -51,6 +52,17 @@ export async function parseUploadRequest(
   };
 }
 
+/** Reads the first step of a two-step upload: the key, the declared `size` and an optional `filename`. */
+export async function parseUploadUrlRequest(
+  event: APIGatewayProxyEvent,
+  limits: ParseLimits,
+  clientIp: string,
+): Promise<UploadUrlRequest & { key: string | undefined }> {
+  const { fields } = await readParams(event, limits);
+  const header = headerValue(event, 'x-api-key')?.trim();
+  return { key: header ? header : fields.get('key'), size: fields.get('size'), filename: fields.get('filename'), clientIp };
+}
+
 async function readParams(event: APIGatewayProxyEvent, limits: ParseLimits): Promise<Params> {
   const fields = queryParameters(event);
   const body = bodyBytes(event);
@@ -87,7 +99,15 @@ async function readParams(event: APIGatewayProxyEvent, limits: ParseLimits): Pro
   }
 }
 
-function readSource({ fields, bodyFieldNames, files, truncatedFields }: Params): SourceInput | undefined {
+function readSource(params: Params): SourceInput | undefined {
+  const source = readSourceField(params);
+  const token = params.fields.get('upload_token');
+  if (token === undefined) return source;
+  if (source !== undefined) throw new RequestError('TooManySources', 'Only one upload source is allowed');
+  return { kind: 'staged', token };
+}
+
+function readSourceField({ fields, bodyFieldNames, files, truncatedFields }: Params): SourceInput | undefined {
   for (const name of SOURCE_NAMES) {
     const parts = files.get(name) ?? [];
     // A file part and a text field of one name in one body, or two file parts: which one was meant is unknowable.

@@ -6,6 +6,7 @@ import { RequestError, type RequestErrorKind } from './request-errors';
 import type { ImageObject } from '../core/image-object';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
+import type { UploadUrl } from '../core/staged-uploads';
 import openapiDocument from './openapi.json';
 import { errorPage, PAGE_SCRIPT_SOURCE, PAGE_STYLE_SOURCE } from './pages';
 
@@ -37,6 +38,13 @@ export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: 
   FetchFailuresExceeded: { status: 429, code: 130 },
   Duplicate: { status: 409, code: 101 },
   NotFound: { status: 404, code: 404 },
+  InvalidSize: { status: 400, code: 140 },
+  UploadUrlsExceeded: { status: 429, code: 130 },
+  InvalidUploadToken: { status: 400, code: 141 },
+  UploadTokenExpired: { status: 410, code: 142 },
+  UploadTokenUsed: { status: 409, code: 143 },
+  NothingStaged: { status: 400, code: 144 },
+  StagedSizeMismatch: { status: 400, code: 145 },
   Forbidden: { status: 403, code: 403 },
   DependencyFailed: { status: 503, code: 900 },
 };
@@ -139,4 +147,22 @@ export function openapiResponse(publicUrl: string): APIGatewayProxyResult {
     'Access-Control-Allow-Origin': '*',
     'Cache-Control': 'public, max-age=300',
   });
+}
+
+/** The answer of step 1 of a two-step upload (`docs/large-uploads.md`). */
+export function uploadUrlResponse(upload: UploadUrl): APIGatewayProxyResult {
+  const body = {
+    status_code: 200,
+    success: { message: 'upload url created', code: 200 },
+    upload: {
+      url: upload.url,
+      method: upload.method,
+      headers: upload.headers,
+      token: upload.token,
+      max_bytes: upload.maxBytes,
+      expires_at: new Date(upload.expiresAtMs).toISOString(),
+    },
+    status_txt: 'OK',
+  };
+  return respond(200, JSON_TYPE, JSON.stringify(body));
 }

@@ -11,7 +11,7 @@ import type { UploadService } from '../core/upload-service';
 import { headerValue, queryParameters } from './api-event';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './edge-contract';
 import { deleteConfirmPage, deletedPage, homePage, notFoundPage, viewerPage } from './pages';
-import { formatFromQuery, parseUploadRequest } from './parse-upload-request';
+import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
 import { RequestError } from './request-errors';
 import {
   deletedResponse,
@@ -21,6 +21,7 @@ import {
   pageResponse,
   respond,
   uploadResponse,
+  uploadUrlResponse,
 } from './responses';
 
 export interface RouterSettings {
@@ -84,6 +85,7 @@ export function createRouter(deps: RouterDeps): Router {
         const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), format, logger);
         return { ...refused, headers: { ...refused.headers, Allow: 'GET, HEAD' } };
       }
+      if (target.action === 'upload-url' && !target.extra) return await uploadUrl(event, cors);
       if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
       if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
       if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');
@@ -99,6 +101,20 @@ export function createRouter(deps: RouterDeps): Router {
       }
       return withHeaders(response, cors);
     }
+  }
+
+  /** Step 1 of a two-step upload (POST only): an upload URL to put the bytes to, and the token of step 2. */
+  async function uploadUrl(
+    event: APIGatewayProxyEvent,
+    cors: Record<string, string> | undefined,
+  ): Promise<APIGatewayProxyResult> {
+    if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
+    if (event.httpMethod !== 'POST') {
+      const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', logger);
+      return withHeaders({ ...refused, headers: { ...refused.headers, Allow: 'POST' } }, cors);
+    }
+    const request = await parseUploadUrlRequest(event, { maxUploadBytes: settings.maxUploadBytes }, clientIp(event));
+    return withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), cors);
   }
 
   async function viewer(event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {

@@ -101,9 +101,9 @@ function imageLink(output: string): string {
 }
 
 describe('docs/clients.md', () => {
-  it('has the snippets the tests run: curl, fetch, imgbb-uploader and Python', () => {
+  it('has the snippets the tests run: curl, fetch, imgbb-uploader, the two-step upload and Python', () => {
     const count = (language: string) => snippets.filter((snippet) => snippet.language === language).length;
-    expect([count('sh'), count('js'), count('python')]).toEqual([5, 2, 1]);
+    expect([count('sh'), count('js'), count('python')]).toEqual([6, 3, 1]);
   });
 
   it.each(

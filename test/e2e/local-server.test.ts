@@ -186,7 +186,10 @@ describe.each(MODES)('the local server on $name, driven over HTTP like real clie
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual({
       status_code: 413,
-      error: { message: 'Request too large - max 4.6 MB per request', code: 400 },
+      error: {
+        message: 'Request too large - max 4.6 MB per request; larger images: the two-step upload (POST /api/1/upload-url)',
+        code: 400,
+      },
       status_txt: 'Payload Too Large',
     });
   });
@@ -198,7 +201,12 @@ describe.each(MODES)('the local server on $name, driven over HTTP like real clie
       body: `key=${API_KEY}&source=${'A'.repeat(6_200_001)}`,
     });
     expect(over.status).toBe(413);
-    expect(await over.json()).toMatchObject({ error: { message: 'Request too large - max 6.2 MB per request', code: 400 } });
+    expect(await over.json()).toMatchObject({
+      error: {
+        message: 'Request too large - max 6.2 MB per request; larger images: the two-step upload (POST /api/1/upload-url)',
+        code: 400,
+      },
+    });
     const under = await fetch(`${server.url}/api/1/upload`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },

@@ -45,7 +45,10 @@ describe('the stack', () => {
     expect(byType['REQUEST_TOO_LARGE']?.['StatusCode']).toBe('413');
     expect(body('REQUEST_TOO_LARGE')).toEqual({
       status_code: 413,
-      error: { message: 'Request too large - max 4.6 MB per request', code: 400 },
+      error: {
+        message: 'Request too large - max 4.6 MB per request; larger images: the two-step upload (POST /api/1/upload-url)',
+        code: 400,
+      },
       status_txt: 'Payload Too Large',
     });
     expect(body('DEFAULT_5XX')).toEqual({
@@ -88,7 +91,7 @@ describe('the stack', () => {
     });
   });
 
-  it('keeps the bucket private, encrypted, TLS-only, with incomplete uploads cleaned up', () => {
+  it('keeps the bucket private, encrypted, TLS-only, with incomplete uploads and abandoned staged uploads cleaned up', () => {
     template.hasResourceProperties('AWS::S3::Bucket', {
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true,
@@ -98,7 +101,10 @@ describe('the stack', () => {
       },
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       LifecycleConfiguration: {
-        Rules: [Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })],
+        Rules: [
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+          Match.objectLike({ Prefix: 'staging/', ExpirationInDays: 1, Status: 'Enabled' }),
+        ],
       },
     });
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
@@ -109,6 +115,24 @@ describe('the stack', () => {
       },
     });
     template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+  });
+
+  it('lets the API function sign, read and remove staged uploads, and nothing more of the staging prefix', () => {
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+      (policy) =>
+        (policy as { Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } } }).Properties
+          .PolicyDocument.Statement,
+    );
+    const onStaging = statements.filter((statement) => JSON.stringify(statement.Resource).includes('/staging/*'));
+    expect(onStaging.map((statement) => statement.Action)).toEqual([['s3:PutObject', 's3:GetObject', 's3:DeleteObject']]);
+    // the bucket is behind /images/* only (the API behind the rest): the staging prefix is never served
+    const behaviors = Object.values(template.findResources('AWS::CloudFront::Distribution')).flatMap((distribution) =>
+      (
+        (distribution as { Properties: { DistributionConfig: { CacheBehaviors?: Array<{ PathPattern: string }> } } }).Properties
+          .DistributionConfig.CacheBehaviors ?? []
+      ).map((behavior) => behavior.PathPattern),
+    );
+    expect(behaviors.sort()).toEqual(['/api/*', '/images/*']);
   });
 
   it('lets the distribution, and only it, read and list the bucket, so a missing file answers 404 rather than 403', () => {

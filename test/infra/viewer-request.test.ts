@@ -50,7 +50,10 @@ describe('the viewer-request CloudFront Function on the API', () => {
     expect(response.body.encoding).toBe('text');
     expect(JSON.parse(response.body.data)).toEqual({
       status_code: 413,
-      error: { message: 'Request too large - max 4.6 MB per request', code: 400 },
+      error: {
+        message: 'Request too large - max 4.6 MB per request; larger images: the two-step upload (POST /api/1/upload-url)',
+        code: 400,
+      },
       status_txt: 'Payload Too Large',
     });
   });
@@ -58,7 +61,9 @@ describe('the viewer-request CloudFront Function on the API', () => {
   it('answers a urlencoded body over 6.2 MB with 413, and lets one of 6.2 MB through', () => {
     const over = handler(viewerEvent({ 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '6200001' }));
     expect(JSON.parse((over as EdgeResponse).body.data)).toMatchObject({
-      error: { message: 'Request too large - max 6.2 MB per request' },
+      error: {
+        message: 'Request too large - max 6.2 MB per request; larger images: the two-step upload (POST /api/1/upload-url)',
+      },
     });
     const under = handler(viewerEvent({ 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '6200000' }));
     expect(under).toMatchObject({ uri: '/api/1/upload' });

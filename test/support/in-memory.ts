@@ -10,7 +10,10 @@ import type {
   PendingUpload,
   DueRef,
   SettingsStore,
+  StagedObject,
+  StagedObjectStore,
   StoredObject,
+  TokenLedger,
 } from '../../functions/core/ports';
 
 /** Flood counters in memory, with the same all-or-none rule as the DynamoDB store. */
@@ -284,5 +287,43 @@ export class InMemorySettings implements SettingsStore {
 
   async distributionId(): Promise<string | undefined> {
     return undefined;
+  }
+}
+
+/** The staging place in memory: `put` stands for the client's PUT to the upload URL. */
+export class InMemoryStagedStore implements StagedObjectStore {
+  readonly objects = new Map<string, Uint8Array>();
+  readonly urls: Array<{ id: string; size: number }> = [];
+
+  async uploadUrl(id: string, size: number): Promise<{ url: string; headers: Record<string, string> }> {
+    this.urls.push({ id, size });
+    return { url: `memory://staging/${id}`, headers: { 'Content-Length': String(size) } };
+  }
+
+  put(id: string, bytes: Uint8Array): void {
+    this.objects.set(id, bytes);
+  }
+
+  async open(id: string): Promise<StagedObject | undefined> {
+    const bytes = this.objects.get(id);
+    return bytes && { size: bytes.length, read: async () => bytes, discard: () => undefined };
+  }
+
+  async remove(id: string): Promise<void> {
+    this.objects.delete(id);
+  }
+}
+
+export class InMemoryTokenLedger implements TokenLedger {
+  readonly used = new Set<string>();
+
+  async use(id: string): Promise<boolean> {
+    if (this.used.has(id)) return false;
+    this.used.add(id);
+    return true;
+  }
+
+  async forget(id: string): Promise<void> {
+    this.used.delete(id);
   }
 }

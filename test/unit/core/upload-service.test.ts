@@ -1,5 +1,7 @@
-import { FloodGuard } from '../../../functions/core/flood';
+import { FloodGuard, UPLOAD_URL_RULE } from '../../../functions/core/flood';
+import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
 import { IdCodecs } from '../../../functions/core/id-codec';
+import { UploadError } from '../../../functions/core/errors';
 import { NO_METRICS } from '../../../functions/core/metrics';
 import type { EncodedImage, ImageProcessor, ProcessedImage } from '../../../functions/core/ports';
 import type { UploadRequest } from '../../../functions/core/upload-request';
@@ -12,6 +14,8 @@ import {
   InMemoryImageRepository,
   InMemoryObjectStore,
   InMemorySettings,
+  InMemoryStagedStore,
+  InMemoryTokenLedger,
 } from '../../support/in-memory';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
@@ -78,6 +82,8 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     hex: (chars: number) => (hex += 1).toString(16).padStart(chars, '0'),
     safeInteger: () => draws.shift() ?? 1_000_000 + hex,
   };
+  const staged = new InMemoryStagedStore();
+  const ledger = new InMemoryTokenLedger();
   const limits = async () =>
     JSON.parse(floodLimits) as { minute: number; hour: number; day: number; week: number; month: number };
   const service = new UploadService({
@@ -100,6 +106,16 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     flood: new FloodGuard(counters, limits),
     fetchFailures: new FloodGuard(counters, limits),
     duplicates,
+    staged: new StagedUploads({
+      settings,
+      staged,
+      ledger,
+      issuance: new FloodGuard(counters, limits, UPLOAD_URL_RULE),
+      random,
+      clock,
+      logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      maxStagedBytes: 5_000_000,
+    }),
     codecs: new IdCodecs(() => settings.idSalt(), 999),
     clock,
     random,
@@ -125,7 +141,7 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     await processor.endWhenIdle();
     return answer;
   };
-  return { log, images, duplicates, objects, counters, processor, upload, draws };
+  return { log, images, duplicates, objects, counters, processor, upload, draws, service, staged, ledger, clock, settings };
 }
 
 describe('UploadService', () => {
@@ -211,5 +227,95 @@ describe('UploadService', () => {
     };
     await expect(upload()).rejects.toThrow('Unavailable image format');
     expect(log.calls).toEqual([]);
+  });
+});
+
+describe('UploadService, two-step uploads', () => {
+  /** Step 1, then the client's PUT of `bytes` (or nothing), then step 2 with the token. */
+  async function twoStep(setupResult: ReturnType<typeof setup>, bytes: Uint8Array | undefined, declared = bytes?.length ?? 10) {
+    const ticket = await setupResult.service.createUploadUrl({
+      key: 'k',
+      size: String(declared),
+      filename: 'big.png',
+      clientIp: '203.0.113.5',
+    });
+    const id = setupResult.staged.urls.at(-1)?.id ?? '';
+    if (bytes) setupResult.staged.put(id, bytes);
+    return { ticket, id, upload: (key = 'k') => setupResult.upload({ key, source: { kind: 'staged', token: ticket.token } }) };
+  }
+
+  it('answers an upload URL for the declared size, and stores the staged bytes under the file name given', async () => {
+    const context = setup();
+    const { ticket, id, upload } = await twoStep(context, PNG);
+    expect(ticket).toMatchObject({ method: 'PUT', maxBytes: PNG.length, headers: { 'Content-Length': String(PNG.length) } });
+    expect(ticket.expiresAtMs - context.clock.nowMs()).toBe(UPLOAD_URL_SECONDS * 1000);
+    const image = await upload();
+    expect(image.original_filename).toBe('big.png');
+    expect(context.staged.objects.has(id)).toBe(false); // removed once stored
+  });
+
+  it('refuses a size over the staged limit (413) or no size, before anything is signed', async () => {
+    const context = setup();
+    const ask = (size: string | undefined) =>
+      context.service.createUploadUrl({ key: 'k', size, filename: undefined, clientIp: '203.0.113.5' });
+    await expect(ask('5000001')).rejects.toMatchObject({ kind: 'FileTooBig', message: 'File too big - max 5 MB' });
+    await expect(ask(undefined)).rejects.toMatchObject({ kind: 'InvalidSize' });
+    await expect(ask('-3')).rejects.toMatchObject({ kind: 'InvalidSize' });
+    await expect(
+      context.service.createUploadUrl({ key: 'nope', size: '10', filename: undefined, clientIp: '1.2.3.4' }),
+    ).rejects.toMatchObject({ kind: 'InvalidKey' });
+    expect(context.staged.urls).toEqual([]);
+  });
+
+  it('uses a token once, refuses it for another key, after its expiry, and when nothing or another size was staged', async () => {
+    const context = setup();
+    const first = await twoStep(context, PNG);
+    await first.upload();
+    await expect(first.upload()).rejects.toMatchObject({ kind: 'UploadTokenUsed' });
+    const other = await twoStep(context, PNG);
+    await context.service.createUploadUrl({ key: 'k', size: '10', filename: undefined, clientIp: '203.0.113.5' });
+    await expect(other.upload('another key')).rejects.toMatchObject({ kind: 'InvalidKey' });
+    // the key rotated between the two steps: the token was made for the old one
+    context.settings.values.apiKey = 'k2';
+    await expect(other.upload('k2')).rejects.toMatchObject({ kind: 'InvalidUploadToken' });
+    context.settings.values.apiKey = 'k';
+    await expect(context.upload({ source: { kind: 'staged', token: `${other.ticket.token}x` } })).rejects.toMatchObject({
+      kind: 'InvalidUploadToken',
+    });
+    context.clock.advance(UPLOAD_URL_SECONDS * 1000);
+    await expect(other.upload()).rejects.toMatchObject({ kind: 'UploadTokenExpired' });
+
+    const nothing = await twoStep(setup(), undefined);
+    await expect(nothing.upload()).rejects.toMatchObject({ kind: 'NothingStaged' });
+    const mismatch = setup();
+    const wrongSize = await twoStep(mismatch, PNG, PNG.length + 5);
+    await expect(wrongSize.upload()).rejects.toMatchObject({ kind: 'StagedSizeMismatch' });
+    expect(mismatch.staged.objects.has(wrongSize.id)).toBe(false);
+  });
+
+  it('lets a token be tried again when nothing was staged yet, or when a store failed', async () => {
+    const context = setup();
+    const early = await twoStep(context, undefined, PNG.length);
+    await expect(early.upload()).rejects.toMatchObject({ kind: 'NothingStaged' });
+    context.staged.put(early.id, PNG);
+    await expect(early.upload()).resolves.toMatchObject({ original_filename: 'big.png' });
+
+    const failing = setup();
+    const later = await twoStep(failing, PNG);
+    failing.objects.failing = true;
+    await expect(later.upload()).rejects.toThrow(/object store is down/);
+    expect(failing.staged.objects.has(later.id)).toBe(true); // kept for the retry
+    failing.objects.failing = false;
+    await expect(later.upload()).resolves.toMatchObject({ original_filename: 'big.png' });
+  });
+
+  it('a staged file that is no image: refused, and its bytes removed', async () => {
+    const context = setup();
+    context.processor.storedExtension = () => {
+      throw Object.assign(new UploadError('UnsupportedFormat', 'Unavailable image format'));
+    };
+    const junk = await twoStep(context, Buffer.from('not an image at all'));
+    await expect(junk.upload()).rejects.toMatchObject({ kind: 'UnsupportedFormat' });
+    expect(context.staged.objects.size).toBe(0);
   });
 });
