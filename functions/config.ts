@@ -21,6 +21,7 @@ export interface Config {
   maxUrlUploadBytes: number;
   maxStagedUploadBytes: number;
   uploadUrlsPerHour: number;
+  statsFlushSeconds: number;
   maxPixels: number;
   maxHeicPixels: number;
   maxFrames: number;
@@ -68,6 +69,10 @@ export const SETTINGS = {
   MAX_STAGED_UPLOAD_BYTES: {
     default: '32000000',
     meaning: 'largest image of a two-step upload (`POST /api/1/upload-url`, then the upload with `upload_token`), in bytes',
+  },
+  STATS_FLUSH_SECONDS: {
+    default: '60',
+    meaning: 'how often each function instance writes its count of refused uploads to the daily figures (0: at once)',
   },
   UPLOAD_URLS_PER_HOUR: {
     default: '100',
@@ -169,6 +174,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),
     maxStagedUploadBytes: integer('MAX_STAGED_UPLOAD_BYTES', 1, 1_000_000_000),
     uploadUrlsPerHour: integer('UPLOAD_URLS_PER_HOUR', 0, 1_000_000),
+    statsFlushSeconds: integer('STATS_FLUSH_SECONDS', 0, 3600),
     maxPixels: integer('MAX_PIXELS', 1, 1_000_000_000),
     maxFrames: integer('MAX_FRAMES', 1, 10_000),
     maxHeicPixels: integer('MAX_HEIC_PIXELS', 1, 1_000_000_000),

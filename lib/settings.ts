@@ -11,6 +11,7 @@ export const CONTEXT_SETTINGS = {
   maxUrlUploadBytes: 'MAX_URL_UPLOAD_BYTES',
   maxStagedUploadBytes: 'MAX_STAGED_UPLOAD_BYTES',
   uploadUrlsPerHour: 'UPLOAD_URLS_PER_HOUR',
+  statsFlushSeconds: 'STATS_FLUSH_SECONDS',
   maxPixels: 'MAX_PIXELS',
   maxFrames: 'MAX_FRAMES',
   maxHeicPixels: 'MAX_HEIC_PIXELS',

@@ -116,7 +116,20 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   writeFileSync(
     join(dataDir, 'endpoints.json'),
-    `${JSON.stringify({ ...stores.endpoints, bucket, table, parameterPrefix, ...stores.credentials }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        ...stores.endpoints,
+        bucket,
+        table,
+        parameterPrefix,
+        // for `npm run admin`: the links it prints, and the id codec's padding
+        publicUrl: handlerEnv['PUBLIC_URL'],
+        idPadding: loadConfig({ ...handlerEnv, BUCKET_NAME: bucket, TABLE_NAME: table }).idPadding,
+        ...stores.credentials,
+      },
+      null,
+      2,
+    )}\n`,
   );
 
   return {

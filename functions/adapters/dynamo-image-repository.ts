@@ -3,6 +3,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
@@ -225,6 +226,65 @@ export class DynamoImageRepository implements ImageRepository {
         }),
       ),
     );
+  }
+
+  async imageIdOfName(objectKey: string): Promise<number | undefined> {
+    const result = await sendOrFail('get name claim', () =>
+      this.db.send(new GetCommand({ TableName: this.table, Key: { pk: objectKeyPk(objectKey) }, ConsistentRead: true })),
+    );
+    const id: unknown = result.Item?.['imageId'];
+    return typeof id === 'number' ? id : undefined;
+  }
+
+  async markTakenDown(id: number, nowMs: number): Promise<boolean> {
+    return sendIfCondition('mark taken down', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: imagePk(id) },
+          UpdateExpression: 'SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':deleting': 'deleting', ':shard': sweepShard(id), ':now': nowMs },
+        }),
+      ),
+    );
+  }
+
+  recent(sinceMs: number): AsyncIterable<ImageRecord[]> {
+    return this.scanRecords('createdAtMs >= :since', { ':since': sinceMs });
+  }
+
+  withContent(md5s: string[]): AsyncIterable<ImageRecord[]> {
+    const names = md5s.map((_, index) => `:md5${index}`).join(', ');
+    const values = Object.fromEntries(md5s.map((md5, index) => [`:md5${index}`, md5]));
+    // `#file`: an attribute name that could be a reserved word is always aliased
+    return this.scanRecords(`(sourceMd5 IN (${names}) OR #file.md5 IN (${names}))`, values, { '#file': 'original' });
+  }
+
+  /** The records matching a filter, page by page: the whole table is read (an operator's tool, never an upload's). */
+  private async *scanRecords(
+    filter: string,
+    values: Record<string, unknown>,
+    names?: Record<string, string>,
+  ): AsyncIterable<ImageRecord[]> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await sendOrFail('scan records', () =>
+        this.db.send(
+          new ScanCommand({
+            TableName: this.table,
+            FilterExpression: `begins_with(pk, :img) AND ${filter}`,
+            ExpressionAttributeValues: { ':img': 'IMG#', ...values },
+            ExpressionAttributeNames: names,
+            ExclusiveStartKey: start,
+          }),
+        ),
+      );
+      start = page.LastEvaluatedKey;
+      const records = (page.Items ?? []).map(fromItem);
+      if (records.length > 0) yield records;
+    } while (start);
   }
 
   async remove(id: number): Promise<boolean> {

@@ -9,6 +9,8 @@ import { cryptoRandom } from '../adapters/crypto-random';
 import { IdCodecs } from '../core/id-codec';
 import { ImageAccess } from '../core/image-access';
 import { StagedUploads } from '../core/staged-uploads';
+import { UploadGate } from '../core/moderation';
+import { RefusalCounter } from '../core/daily-stats';
 import { UploadService } from '../core/upload-service';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { buildStores, clock, type Env } from './stores';
@@ -21,6 +23,7 @@ export interface Services {
   service: UploadService;
   access: ImageAccess;
   settings: SettingsStore;
+  refusals: RefusalCounter;
 }
 
 /** Everything the API needs, built once per cold start; a missing or bad setting fails here, loudly. */
@@ -31,7 +34,11 @@ export async function buildServices(
   random: RandomSource = cryptoRandom,
 ): Promise<Services> {
   const config = loadConfig(env);
-  const { db, settings, images, objects, duplicates, purger, staged, ledger } = buildStores(config, env, metrics);
+  const { db, settings, images, objects, duplicates, purger, staged, ledger, moderation, stats } = buildStores(
+    config,
+    env,
+    metrics,
+  );
   const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
   if (!publicUrl || !isPublicUrl(publicUrl))
     throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
@@ -60,6 +67,7 @@ export async function buildServices(
       FETCH_FAILURE_RULE,
     ),
     duplicates,
+    gate: new UploadGate(moderation, moderation, clock, config.keyCacheSeconds * 1000),
     staged: new StagedUploads({
       settings,
       staged,
@@ -81,7 +89,8 @@ export async function buildServices(
     metrics,
   });
   const access = new ImageAccess({ images, objects, duplicates, purger, clock, logger, codecs, publicUrl });
-  return { config, publicUrl, service, access, settings };
+  const refusals = new RefusalCounter(stats, clock, logger, config.statsFlushSeconds * 1000);
+  return { config, publicUrl, service, access, settings, refusals };
 }
 
 /** The imaging limits and sizes of a configuration. */

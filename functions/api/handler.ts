@@ -24,15 +24,17 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
   let router: Promise<Router> | undefined;
   return async (event, context) => {
     if (context) logger.addContext(context);
-    router ??= buildServices(env, logger, metrics, options.random).then(({ config, publicUrl, service, access, settings }) =>
-      createRouter({
-        service,
-        access,
-        settings: { ...config, publicUrl },
-        originSecret: () => settings.originSecret(),
-        logger,
-        metrics,
-      }),
+    router ??= buildServices(env, logger, metrics, options.random).then(
+      ({ config, publicUrl, service, access, settings, refusals }) =>
+        createRouter({
+          service,
+          access,
+          settings: { ...config, publicUrl },
+          originSecret: () => settings.originSecret(),
+          logger,
+          metrics,
+          refusals,
+        }),
     );
     // A failed cold start is not cached: the next invocation tries again.
     router.catch(() => (router = undefined));

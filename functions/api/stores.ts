@@ -11,6 +11,8 @@ import { DynamoImageRepository } from '../adapters/dynamo-image-repository';
 import { S3ObjectStore } from '../adapters/s3-object-store';
 import { S3StagedStore } from '../adapters/s3-staged-store';
 import { DynamoTokenLedger } from '../adapters/dynamo-token-ledger';
+import { DynamoModeration } from '../adapters/dynamo-moderation';
+import { DynamoDailyStats } from '../adapters/dynamo-daily-stats';
 import { SsmSettingsStore } from '../adapters/ssm-settings-store';
 import { loadConfig, type Config } from '../config';
 import { METRIC, NO_METRICS, storeLatencyMetric, type Metrics } from '../core/metrics';
@@ -89,6 +91,8 @@ export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics
     duplicates: new DynamoDuplicateIndex(db, config.tableName),
     staged: new S3StagedStore(s3, presigner, config.bucketName),
     ledger: new DynamoTokenLedger(db, config.tableName),
+    moderation: new DynamoModeration(db, config.tableName),
+    stats: new DynamoDailyStats(db, config.tableName),
     purger: new CloudFrontPurger(cloudfront, () => settings.distributionId()),
   };
 }
@@ -96,6 +100,6 @@ export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics
 /** The sweep needs the stores only: no imaging, so its bundle carries no sharp. */
 export function buildSweeper(env: Env, logger: Logger, metrics: Metrics, sweepClock: Clock = clock): Sweeper {
   const config = loadConfig(env);
-  const { images, objects, duplicates, purger } = buildStores(config, env, metrics);
-  return new Sweeper({ images, objects, duplicates, purger, clock: sweepClock, logger, metrics });
+  const { images, objects, duplicates, purger, stats } = buildStores(config, env, metrics);
+  return new Sweeper({ images, objects, duplicates, purger, stats, clock: sweepClock, logger, metrics });
 }

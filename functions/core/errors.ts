@@ -27,6 +27,8 @@ export type UploadErrorKind =
   | 'UploadTokenUsed'
   | 'NothingStaged'
   | 'StagedSizeMismatch'
+  | 'Banned'
+  | 'Blocked'
   | 'DependencyFailed';
 
 export interface UploadErrorOptions {

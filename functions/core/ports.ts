@@ -199,6 +199,14 @@ export interface ImageRepository {
   oldestDueAtMs(nowMs: number): Promise<number | undefined>;
   /** Removes a record; false when there was none (another run removed it). */
   remove(id: number): Promise<boolean>;
+  /** The image whose original's object key is this claimed name; undefined when no image claimed it. */
+  imageIdOfName(objectKey: string): Promise<number | undefined>;
+  /** Marks a record as being deleted by the operator (whoever holds delete links), due now; false when none. */
+  markTakenDown(id: number, nowMs: number): Promise<boolean>;
+  /** Every record made at or after `sinceMs`, page by page, in no order (the whole table is read: an operator's tool). */
+  recent(sinceMs: number): AsyncIterable<ImageRecord[]>;
+  /** Every record of these bytes (its `sourceMd5` or its original's md5 among them), page by page, the whole table read. */
+  withContent(md5s: string[]): AsyncIterable<ImageRecord[]>;
 }
 
 /** A claim on a fingerprint: which upload holds it, for which image, since when. */

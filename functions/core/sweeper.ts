@@ -1,3 +1,4 @@
+import { DayTally, dayOf, type DailyStats } from './daily-stats';
 import { isDue } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
 import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
@@ -5,6 +6,8 @@ import { planPurge } from './purge-plan';
 import { fileKeys, removeFiles } from './remove-image';
 
 export interface SweeperDeps {
+  /** The daily figures of stored uploads, added once per run and day. */
+  stats?: DailyStats;
   images: ImageRepository;
   objects: ObjectStore;
   duplicates: DuplicateIndex;
@@ -53,6 +56,7 @@ export class Sweeper {
     const { clock, images, logger, metrics } = this.deps;
     const startedMs = clock.nowMs();
     const result: SweepResult = { removed: 0, failed: 0, purgedPaths: 0 };
+    const stored = new DayTally();
     /** Served images whose files are gone, waiting for their purge before their records go. */
     let toPurge: ImageRecord[] = [];
     let purgeRefused = false;
@@ -83,7 +87,7 @@ export class Sweeper {
       if (outOfTime) return;
       for await (const page of images.dueRefs(startedMs, options.pageSize, partition)) {
         await eachAtOnce(page, options.concurrency, async (ref) => {
-          if ('name' in ref) return this.settleUpload(ref.name, startedMs, result);
+          if ('name' in ref) return this.settleUpload(ref.name, startedMs, result, stored);
           const record = await this.removeFilesOf(ref.id, startedMs, result);
           if (record) toPurge.push(record);
         });
@@ -93,6 +97,7 @@ export class Sweeper {
       }
     });
     await purgeThenForget();
+    if (this.deps.stats) await stored.writeTo(this.deps.stats, logger);
 
     const oldestDueAtMs = await images.oldestDueAtMs(startedMs);
     metrics.add(METRIC.sweepRemoved, 'Count', result.removed);
@@ -121,7 +126,7 @@ export class Sweeper {
    * only leaves the sweep's sight. Dead half way (no record): the files it may have written go first (they were never
    * shown, so there is nothing to purge), and the claim counts as removed.
    */
-  private async settleUpload(name: string, nowMs: number, result: SweepResult): Promise<void> {
+  private async settleUpload(name: string, nowMs: number, result: SweepResult, stored: DayTally): Promise<void> {
     try {
       const upload = await this.deps.images.findPending(name);
       if (!upload || !isDue(upload, nowMs)) return;
@@ -129,7 +134,13 @@ export class Sweeper {
       // A record of another image under that id (the upload drew a taken id and saved under a new one) may mean
       // either; its files are left rather than risk removing a stored image's.
       if (!record) await this.deps.objects.deleteMany([upload.keys.original, upload.keys.thumb, upload.keys.medium]);
-      if ((await this.deps.images.settleName(name)) && !record) result.removed += 1;
+      const settled = await this.deps.images.settleName(name);
+      if (settled && !record) result.removed += 1;
+      // counted once, by the run that settled it
+      if (settled && record?.original.key === upload.keys.original) {
+        const bytes = record.original.size + record.thumb.size + record.medium.size;
+        stored.add(dayOf(upload.createdAtMs), { uploads: 1, bytes });
+      }
     } catch (error) {
       this.failed(result, 'sweep could not settle an upload; the next sweep tries again', { name, error });
     }

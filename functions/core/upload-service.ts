@@ -29,6 +29,7 @@ import type {
 } from './ports';
 import type { UploadRequest } from './upload-request';
 import type { StagedUploads, UploadUrl, UploadUrlRequest } from './staged-uploads';
+import type { UploadGate } from './moderation';
 import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptions } from './upload-source';
 
 export type { DuplicatePolicy } from './duplicate-guard';
@@ -64,6 +65,8 @@ export interface UploadServiceDeps {
   duplicates: DuplicateIndex;
   /** The two-step upload's staging and tokens. */
   staged: StagedUploads;
+  /** The operator's bans and blocks. */
+  gate: UploadGate;
   codecs: IdCodecs;
   clock: Clock;
   random: RandomSource;
@@ -116,6 +119,7 @@ export class UploadService {
   /** Runs one upload from the raw request to the Image object of the response. */
   async upload(request: UploadRequest): Promise<ImageObject> {
     const key = await this.authenticate(request.key);
+    await this.deps.gate.admit(request.clientIp);
     const options = readUploadOptions(request, this.deps.rules.forcedExpirationSeconds);
     const given = readUploadSource(request.source, this.deps.rules.maxUploadBytes);
     // a two-step upload's token is checked before anything is taken
@@ -186,7 +190,9 @@ export class UploadService {
 
   /** Step 1 of a two-step upload: an upload URL to stage up to `MAX_STAGED_UPLOAD_BYTES` (`docs/large-uploads.md`). */
   async createUploadUrl(request: UploadUrlRequest & { key: string | undefined }): Promise<UploadUrl> {
-    return this.deps.staged.createUrl(request, await this.authenticate(request.key));
+    const key = await this.authenticate(request.key);
+    await this.deps.gate.admit(request.clientIp);
+    return this.deps.staged.createUrl(request, key);
   }
 
   /** The decode, timed; `onOriginal` gets the stored original as soon as its bytes are final. */
@@ -218,7 +224,7 @@ export class UploadService {
     const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
     const id = await this.newId();
     const codec = await this.deps.codecs.codec();
-    const [checked, named] = await Promise.allSettled([
+    const [checked, named, allowed] = await Promise.allSettled([
       this.duplicateGuard.check(fingerprint, id),
       this.names.claim({
         baseName: baseNameOf(originalFilename),
@@ -228,9 +234,12 @@ export class UploadService {
         idEncoded: codec.encode(id),
         nowMs,
       }),
+      // bytes the operator took down with --block may not come back
+      this.deps.gate.checkBytes(fingerprint.md5),
     ]);
     if (checked.status === 'fulfilled' && 'claim' in checked.value) held.claim = checked.value.claim;
     if (named.status === 'fulfilled') held.pending = { name: named.value.keys.original, keys: named.value.keys };
+    if (allowed.status === 'rejected') throw allowed.reason;
     if (checked.status === 'rejected') throw checked.reason;
     if (named.status === 'rejected') throw named.reason;
     let check = checked.value;

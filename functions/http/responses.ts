@@ -45,6 +45,8 @@ export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: 
   UploadTokenUsed: { status: 409, code: 143 },
   NothingStaged: { status: 400, code: 144 },
   StagedSizeMismatch: { status: 400, code: 145 },
+  Banned: { status: 403, code: 150 },
+  Blocked: { status: 403, code: 151 },
   Forbidden: { status: 403, code: 403 },
   DependencyFailed: { status: 503, code: 900 },
 };

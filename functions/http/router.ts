@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { UploadError } from '../core/errors';
 import { constantTimeEquals } from '../core/hashes';
+import type { RefusalCounter } from '../core/daily-stats';
 import type { ImageAccess } from '../core/image-access';
 import { redactedPath, routeOf } from '../core/links';
 import { METRIC, type Metrics } from '../core/metrics';
@@ -41,6 +42,8 @@ export interface RouterDeps {
   originSecret: () => Promise<string | undefined>;
   logger: Logger;
   metrics: Metrics;
+  /** Refused uploads per day, for `npm run admin -- stats`. */
+  refusals?: RefusalCounter;
 }
 
 export type Router = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -148,6 +151,7 @@ export function createRouter(deps: RouterDeps): Router {
   function countRefusal(error: unknown, status: number): void {
     const kind = error instanceof UploadError || error instanceof RequestError ? error.kind : 'Unexpected';
     deps.metrics.add(status >= 500 ? METRIC.uploadFailed : METRIC.uploadRefused, 'Count', 1);
+    if (status < 500) deps.refusals?.count();
     deps.metrics.add(METRIC.uploadErrors, 'Count', 1, { name: 'Kind', value: kind });
     if (kind === 'Flooding') deps.metrics.add(METRIC.floodRefusals, 'Count', 1);
     if (kind === 'UrlFetchFailed') deps.metrics.add(METRIC.urlFetchFailures, 'Count', 1);
@@ -184,6 +188,7 @@ export function createRouter(deps: RouterDeps): Router {
     // Routes answer their own errors; this catches what escapes them (the origin check's SSM read, a bug), so that
     // Lambda never fails the invocation and the client always gets the envelope.
     const response = await route(event).catch((error: unknown) => errorResponse(error, 'json', logger));
+    await deps.refusals?.writeIfDue();
     logger.info('request', {
       method: event.httpMethod,
       path: redactedPath(event.path),

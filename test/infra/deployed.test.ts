@@ -10,6 +10,7 @@ import {
   GetInvalidationCommand,
   ListInvalidationsCommand,
 } from '@aws-sdk/client-cloudfront';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -405,6 +406,63 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     expect(result).toEqual({ removed: 1, failed: 0, purgedPaths: 3 });
     expect(await objectKeys()).not.toContain(key);
     expect(await invalidatedPaths()).toContain(`/${key}`);
+  });
+
+  it('takes an image down with npm run admin --stack: files, record, and one invalidation', async () => {
+    const response = await call(
+      multipartUpload({ key: apiKey, source: { bytes: await makePng(90, 60), filename: 'abuse.png' } }),
+    );
+    const image = (JSON.parse(response.body) as { image: { url: string; url_viewer: string; thumb: { url: string } } }).image;
+    // the stack's outputs, as CloudFormation answers them for its name
+    const cloudformation = new CloudFormationClient({
+      region,
+      endpoint: moto.endpoint,
+      credentials: { accessKeyId: 'twin', secretAccessKey: 'twin' },
+    });
+    const outputs = {
+      BucketName: bucket,
+      TableName: 'twin-records',
+      DistributionId: distributionId,
+      BaseUrl: new URL(image.url).origin,
+      ApiKeyParameter: '/image-upload/api-key',
+    };
+    await cloudformation.send(
+      new CreateStackCommand({
+        StackName: 'ImageUploadTwin',
+        TemplateBody: JSON.stringify({
+          Resources: { Placeholder: { Type: 'AWS::SNS::Topic' } },
+          Outputs: Object.fromEntries(Object.entries(outputs).map(([name, value]) => [name, { Value: value }])),
+        }),
+      }),
+    );
+    cloudformation.destroy();
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+        join(ROOT, 'scripts', 'admin.ts'),
+        '--stack',
+        'ImageUploadTwin',
+        'takedown',
+        image.url_viewer,
+      ],
+      {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          AWS_REGION: region,
+          AWS_ACCESS_KEY_ID: 'twin',
+          AWS_SECRET_ACCESS_KEY: 'twin',
+          AWS_ENDPOINT_URL: moto.endpoint,
+        },
+      },
+    );
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    expect(run.stdout).toMatch(/^took down \w+: removed images\/.+abuse\.png/);
+    const keys = [image.url, image.thumb.url].map((url) => new URL(url).pathname);
+    expect(await objectKeys()).not.toContain(keys[0]?.slice(1));
+    expect(await invalidatedPaths()).toEqual(expect.arrayContaining(keys));
+    expect((await call(new Request(image.url_viewer))).statusCode).toBe(404);
   });
 
   it('refuses a direct call without the origin secret (around CloudFront) with 403 in the envelope', async () => {

@@ -1,4 +1,5 @@
 import type { CounterStore, CounterSubject, CountWindow, FloodWindow } from '../../functions/core/flood';
+import type { Ban, BanList, BlockList } from '../../functions/core/moderation';
 import type {
   Clock,
   DuplicateClaim,
@@ -174,6 +175,30 @@ export class InMemoryImageRepository implements ImageRepository {
     if (refs.length > 0) yield refs;
   }
 
+  async imageIdOfName(objectKey: string): Promise<number | undefined> {
+    return this.claims.get(objectKey)?.imageId;
+  }
+
+  async markTakenDown(id: number): Promise<boolean> {
+    const record = this.records.get(id);
+    if (!record) return false;
+    record.status = 'deleting';
+    return true;
+  }
+
+  recent(sinceMs: number): AsyncIterable<ImageRecord[]> {
+    return this.matching((record) => record.createdAtMs >= sinceMs);
+  }
+
+  withContent(md5s: string[]): AsyncIterable<ImageRecord[]> {
+    return this.matching((record) => md5s.includes(record.sourceMd5) || md5s.includes(record.original.md5));
+  }
+
+  private async *matching(test: (record: ImageRecord) => boolean): AsyncIterable<ImageRecord[]> {
+    const records = [...this.records.values()].filter(test).map((record) => structuredClone(record));
+    if (records.length > 0) yield records;
+  }
+
   async oldestDueAtMs(nowMs: number): Promise<number | undefined> {
     const due = this.due(nowMs).map(({ atMs }) => atMs);
     return due.length === 0 ? undefined : Math.min(...due);
@@ -325,5 +350,31 @@ export class InMemoryTokenLedger implements TokenLedger {
 
   async forget(id: string): Promise<void> {
     this.used.delete(id);
+  }
+}
+
+/** Bans and blocks in memory. */
+export class InMemoryModeration implements BanList, BlockList {
+  readonly bans = new Map<string, number | null>();
+  readonly blocked = new Set<string>();
+
+  async all(): Promise<Ban[]> {
+    return [...this.bans].map(([range, untilMs]) => ({ range, untilMs }));
+  }
+
+  async add(ban: Ban): Promise<void> {
+    this.bans.set(ban.range, ban.untilMs);
+  }
+
+  async remove(range: string): Promise<boolean> {
+    return this.bans.delete(range);
+  }
+
+  async isBlocked(md5: string): Promise<boolean> {
+    return this.blocked.has(md5);
+  }
+
+  async block(md5: string): Promise<void> {
+    this.blocked.add(md5);
   }
 }

@@ -1,5 +1,6 @@
 import { FloodGuard, UPLOAD_URL_RULE } from '../../../functions/core/flood';
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
+import { UploadGate } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
 import { UploadError } from '../../../functions/core/errors';
 import { NO_METRICS } from '../../../functions/core/metrics';
@@ -12,6 +13,7 @@ import {
   InMemoryCounterStore,
   InMemoryDuplicateIndex,
   InMemoryImageRepository,
+  InMemoryModeration,
   InMemoryObjectStore,
   InMemorySettings,
   InMemoryStagedStore,
@@ -83,6 +85,7 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     safeInteger: () => draws.shift() ?? 1_000_000 + hex,
   };
   const staged = new InMemoryStagedStore();
+  const moderation = new InMemoryModeration();
   const ledger = new InMemoryTokenLedger();
   const limits = async () =>
     JSON.parse(floodLimits) as { minute: number; hour: number; day: number; week: number; month: number };
@@ -106,6 +109,7 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     flood: new FloodGuard(counters, limits),
     fetchFailures: new FloodGuard(counters, limits),
     duplicates,
+    gate: new UploadGate(moderation, moderation, clock, 0),
     staged: new StagedUploads({
       settings,
       staged,
@@ -141,7 +145,22 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     await processor.endWhenIdle();
     return answer;
   };
-  return { log, images, duplicates, objects, counters, processor, upload, draws, service, staged, ledger, clock, settings };
+  return {
+    log,
+    images,
+    duplicates,
+    objects,
+    counters,
+    processor,
+    upload,
+    draws,
+    service,
+    staged,
+    ledger,
+    clock,
+    settings,
+    moderation,
+  };
 }
 
 describe('UploadService', () => {

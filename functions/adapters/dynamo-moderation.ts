@@ -1,0 +1,75 @@
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Ban, BanList, BlockList } from '../core/moderation';
+import { sendIfCondition, sendOrFail } from './dynamo-calls';
+
+/** Every ban in one item: the list is read whole (cached by the function) and is short. */
+const BANS_PK = 'BANS';
+const blockPk = (md5: string): string => `BLOCK#${md5}`;
+
+/** Bans in one DynamoDB item (a map of range to end), blocked fingerprints one item each. */
+export class DynamoModeration implements BanList, BlockList {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async all(): Promise<Ban[]> {
+    const result = await sendOrFail('read bans', () =>
+      this.db.send(new GetCommand({ TableName: this.table, Key: { pk: BANS_PK }, ConsistentRead: true })),
+    );
+    const ranges = (result.Item?.['ranges'] ?? {}) as Record<string, unknown>;
+    return Object.entries(ranges).map(([range, until]) => ({ range, untilMs: typeof until === 'number' ? until : null }));
+  }
+
+  async add(ban: Ban): Promise<void> {
+    await sendOrFail('add ban', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: BANS_PK },
+          UpdateExpression: 'SET #ranges = if_not_exists(#ranges, :empty)',
+          ExpressionAttributeNames: { '#ranges': 'ranges' },
+          ExpressionAttributeValues: { ':empty': {} },
+        }),
+      ),
+    );
+    await sendOrFail('add ban', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: BANS_PK },
+          UpdateExpression: 'SET #ranges.#range = :until',
+          ExpressionAttributeNames: { '#ranges': 'ranges', '#range': ban.range },
+          ExpressionAttributeValues: { ':until': ban.untilMs },
+        }),
+      ),
+    );
+  }
+
+  remove(range: string): Promise<boolean> {
+    return sendIfCondition('remove ban', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: BANS_PK },
+          UpdateExpression: 'REMOVE #ranges.#range',
+          ConditionExpression: 'attribute_exists(#ranges.#range)',
+          ExpressionAttributeNames: { '#ranges': 'ranges', '#range': range },
+        }),
+      ),
+    );
+  }
+
+  async isBlocked(md5: string): Promise<boolean> {
+    const result = await sendOrFail('read block', () =>
+      this.db.send(new GetCommand({ TableName: this.table, Key: { pk: blockPk(md5) } })),
+    );
+    return result.Item !== undefined;
+  }
+
+  async block(md5: string, reason: string, nowMs: number): Promise<void> {
+    await sendOrFail('block', () =>
+      this.db.send(new PutCommand({ TableName: this.table, Item: { pk: blockPk(md5), reason, blockedAtMs: nowMs } })),
+    );
+  }
+}

@@ -1,0 +1,161 @@
+import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
+import type { IdCodecs } from './id-codec';
+import { routeOf, viewerUrl } from './links';
+import { canonicalRange, type Ban, type BanList, type BlockList } from './moderation';
+import type { Clock, ImageRecord } from './ports';
+import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
+
+/** A refusal of an operator's command: told as is, and the command exits non-zero. */
+export class AdminError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}
+
+export interface AdminDeps extends RemovalDeps {
+  codecs: IdCodecs;
+  moderation: BanList & BlockList;
+  stats: DailyStats;
+  clock: Clock;
+  /** The service's public base URL, for the links the commands print. */
+  publicUrl: string;
+}
+
+/** What a takedown did: the image named, every image of the same bytes it removed (that one first), what it blocked. */
+export interface Takedown {
+  idEncoded: string;
+  removed: Array<{ idEncoded: string; clientIp: string; files: string[] }>;
+  blocked: string[];
+}
+
+export interface ListedUpload {
+  idEncoded: string;
+  viewerUrl: string;
+  size: number;
+  clientIp: string;
+  createdAtMs: number;
+  expiresAtMs: number | null;
+}
+
+/**
+ * The operator's commands (`npm run admin`, `docs/operations.md`): take an image down, ban address ranges, see what is
+ * uploaded. They run with the operator's AWS credentials against the stores, never through a public endpoint.
+ */
+export class Admin {
+  constructor(private readonly deps: AdminDeps) {}
+
+  /**
+   * The image a reference names: a viewer URL (`/image/{id}` or `/image/{slug}.{id}`), a file URL (the original or a
+   * rendition, `/images/YYYY/MM/DD/...`), or an `id_encoded`.
+   */
+  async resolve(reference: string): Promise<ImageRecord> {
+    const text = reference.trim();
+    let path: string | undefined;
+    try {
+      path = /^https?:\/\//i.test(text) ? new URL(text).pathname : undefined;
+    } catch {
+      throw new AdminError(`not a URL: ${text}`);
+    }
+    let id: number | undefined;
+    if (path?.startsWith('/images/')) {
+      // a rendition's key names its original's: `name.th.png` -> `name.png`
+      const key = decodeURIComponent(path.slice(1)).replace(/\.(th|md)(\.[a-z0-9]+)$/, '$2');
+      id = await this.deps.images.imageIdOfName(key);
+      if (id === undefined) throw new AdminError(`no image has the file ${path}`);
+    } else {
+      const route = path === undefined ? undefined : routeOf(path);
+      const idEncoded = route === undefined ? text : route.page === 'viewer' || route.page === 'delete' ? route.idEncoded : '';
+      if (!/^[A-Za-z0-9]+$/.test(idEncoded)) throw new AdminError(`not an image reference: ${text}`);
+      id = (await this.deps.codecs.codec()).decode(idEncoded);
+      if (id === undefined) throw new AdminError(`not an image id: ${idEncoded}`);
+    }
+    const record = await this.deps.images.find(id);
+    if (!record) throw new AdminError(`no image ${text}: unknown, or taken down already`);
+    return record;
+  }
+
+  /**
+   * Takes an image down for every upload that holds it: its files, its record, its copies at the CDN (one
+   * invalidation). The same bytes uploaded by other clients are other images (duplicates are per client); they are
+   * found by their fingerprints (the bytes as uploaded, and as stored) and taken down too. With `block`, those
+   * fingerprints are kept first, so the same bytes uploaded again are refused.
+   */
+  async takedown(reference: string, options: { block: boolean }): Promise<Takedown> {
+    const record = await this.resolve(reference);
+    const codec = await this.deps.codecs.codec();
+    const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
+    const nowMs = this.deps.clock.nowMs();
+    const idEncoded = codec.encode(record.id);
+    if (options.block) {
+      for (const md5 of fingerprints) await this.deps.moderation.block(md5, `taken down: ${idEncoded}`, nowMs);
+    }
+    const copies = [record];
+    for await (const page of this.deps.images.withContent(fingerprints)) {
+      copies.push(...page.filter((copy) => copy.id !== record.id && copy.status === 'active'));
+    }
+    const removed: Takedown['removed'] = [];
+    for (const copy of copies) {
+      // from here the image answers 404, and the sweep finishes the removal should this stop half way
+      if (!(await this.deps.images.markTakenDown(copy.id, nowMs))) {
+        if (copy === record) throw new AdminError(`no image ${reference}: taken down already`);
+        continue;
+      }
+      await removeImage(this.deps, copy);
+      removed.push({ idEncoded: codec.encode(copy.id), clientIp: copy.clientIp, files: fileKeys(copy) });
+    }
+    return { idEncoded, removed, blocked: options.block ? fingerprints : [] };
+  }
+
+  /** Bans a range (an address or CIDR, IPv4 or IPv6) from uploading, for `forMs` or for good. */
+  async ban(rangeText: string, forMs: number | undefined): Promise<Ban> {
+    const range = canonicalRange(rangeText);
+    if (!range) throw new AdminError(`not an address or CIDR range: ${rangeText}`);
+    const ban = { range, untilMs: forMs === undefined ? null : this.deps.clock.nowMs() + forMs };
+    await this.deps.moderation.add(ban);
+    return ban;
+  }
+
+  async unban(rangeText: string): Promise<string> {
+    const range = canonicalRange(rangeText);
+    if (!range) throw new AdminError(`not an address or CIDR range: ${rangeText}`);
+    if (!(await this.deps.moderation.remove(range))) throw new AdminError(`no ban of ${range}`);
+    return range;
+  }
+
+  async bans(): Promise<Ban[]> {
+    const nowMs = this.deps.clock.nowMs();
+    return (await this.deps.moderation.all()).filter((ban) => ban.untilMs === null || ban.untilMs > nowMs);
+  }
+
+  /** Recent uploads, newest first: since `sinceMs`, from one address if asked, at most `limit`. */
+  async list(options: { sinceMs: number; ip?: string; limit: number }): Promise<ListedUpload[]> {
+    const codec = await this.deps.codecs.codec();
+    const found: ImageRecord[] = [];
+    for await (const page of this.deps.images.recent(options.sinceMs)) {
+      found.push(...page.filter((record) => record.status === 'active' && (!options.ip || record.clientIp === options.ip)));
+    }
+    return found
+      .sort((a, b) => b.createdAtMs - a.createdAtMs)
+      .slice(0, options.limit)
+      .map((record) => {
+        const idEncoded = codec.encode(record.id);
+        return {
+          idEncoded,
+          viewerUrl: viewerUrl(this.deps.publicUrl, idEncoded),
+          size: record.original.size,
+          clientIp: record.clientIp,
+          createdAtMs: record.createdAtMs,
+          expiresAtMs: record.expiresAtMs,
+        };
+      });
+  }
+
+  /** The figures of the last `days` days (UTC), oldest first. */
+  async stats(days: number): Promise<Array<{ day: string } & DayFigures>> {
+    const nowMs = this.deps.clock.nowMs();
+    const wanted = Array.from({ length: days }, (_, index) => dayOf(nowMs - (days - 1 - index) * 86_400_000));
+    const figures = await this.deps.stats.read(wanted);
+    return wanted.map((day) => ({ day, ...(figures.get(day) ?? { uploads: 0, bytes: 0, refusals: 0 }) }));
+  }
+}

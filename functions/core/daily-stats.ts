@@ -1,0 +1,76 @@
+import type { Clock, Logger } from './ports';
+
+/**
+ * Figures per day (UTC) for `npm run admin -- stats`, kept as counters so that reading a day's figures reads one item,
+ * and written in batches so that they cost next to nothing per upload: stored uploads and their bytes by the sweep
+ * (once per run and day, from the uploads whose name claims it settles, about 15 minutes after they were stored),
+ * refusals by each function instance (once a minute at most).
+ */
+export interface DayFigures {
+  uploads: number;
+  bytes: number;
+  refusals: number;
+}
+
+export interface DailyStats {
+  add(day: string, figures: Partial<DayFigures>): Promise<void>;
+  read(days: readonly string[]): Promise<Map<string, DayFigures>>;
+}
+
+/** `YYYY-MM-DD` of an instant, in UTC. */
+export function dayOf(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(0, 10);
+}
+
+/** Sums figures per day, to be written at once. */
+export class DayTally {
+  private readonly days = new Map<string, Partial<DayFigures>>();
+
+  add(day: string, figures: Partial<DayFigures>): void {
+    const sum = this.days.get(day) ?? {};
+    for (const [name, value] of Object.entries(figures) as Array<[keyof DayFigures, number]>)
+      sum[name] = (sum[name] ?? 0) + value;
+    this.days.set(day, sum);
+  }
+
+  get size(): number {
+    return this.days.size;
+  }
+
+  /** Writes every day's sums and starts over; what cannot be written is logged and dropped (figures, not records). */
+  async writeTo(stats: DailyStats, logger: Logger): Promise<void> {
+    const days = [...this.days];
+    this.days.clear();
+    await Promise.all(
+      days.map(([day, figures]) =>
+        stats.add(day, figures).catch((error: unknown) => logger.warn('daily figures not written', { day, figures, error })),
+      ),
+    );
+  }
+}
+
+/** Refused uploads counted in memory, written at most every `flushMs` (on a request after that much time passed). */
+export class RefusalCounter {
+  private readonly tally = new DayTally();
+  private lastWriteMs: number;
+
+  constructor(
+    private readonly stats: DailyStats,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly flushMs: number,
+  ) {
+    this.lastWriteMs = clock.nowMs();
+  }
+
+  count(): void {
+    this.tally.add(dayOf(this.clock.nowMs()), { refusals: 1 });
+  }
+
+  async writeIfDue(): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    if (this.tally.size === 0 || nowMs - this.lastWriteMs < this.flushMs) return;
+    this.lastWriteMs = nowMs;
+    await this.tally.writeTo(this.stats, this.logger);
+  }
+}

@@ -1,0 +1,81 @@
+import ipaddr from 'ipaddr.js';
+import { UploadError } from './errors';
+import type { Clock } from './ports';
+
+/**
+ * The operator's refusals (`npm run admin`, `docs/operations.md`): address ranges banned from uploading, and the
+ * fingerprints (md5) of images taken down with `--block`, which may not be uploaded again.
+ */
+
+/** An address range banned from uploading, until a moment or for good. */
+export interface Ban {
+  /** A CIDR range in canonical form: `203.0.113.0/24`, `2001:db8::/32`; a single address is a /32 or /128. */
+  range: string;
+  untilMs: number | null;
+}
+
+export interface BanList {
+  all(): Promise<Ban[]>;
+  add(ban: Ban): Promise<void>;
+  /** Removes a ban; false when there was none of that range. */
+  remove(range: string): Promise<boolean>;
+}
+
+export interface BlockList {
+  isBlocked(md5: string): Promise<boolean>;
+  block(md5: string, reason: string, nowMs: number): Promise<void>;
+}
+
+/** A range as given (`203.0.113.7`, `203.0.113.0/24`, `2001:db8::/32`) in canonical CIDR form; undefined if none. */
+export function canonicalRange(text: string): string | undefined {
+  const trimmed = text.trim();
+  try {
+    if (trimmed.includes('/')) {
+      const [address, prefix] = ipaddr.parseCIDR(trimmed);
+      const network =
+        address.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(trimmed) : ipaddr.IPv6.networkAddressFromCIDR(trimmed);
+      return `${network.toString()}/${prefix}`;
+    }
+    const address = ipaddr.process(trimmed);
+    return `${address.toString()}/${address.kind() === 'ipv4' ? 32 : 128}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether an address falls in a range (an IPv4-mapped IPv6 address counts as its IPv4 address). */
+export function inRange(ip: string, range: string): boolean {
+  if (!ipaddr.isValid(ip)) return false;
+  const address = ipaddr.process(ip);
+  const [network, prefix] = ipaddr.parseCIDR(range);
+  return address.kind() === network.kind() && address.match(network, prefix);
+}
+
+/**
+ * The checks an upload passes before anything is taken: its address is not banned (the ban list is cached like the
+ * key, so a ban is in force within `KEY_CACHE_SECONDS`), and later its bytes are not blocked.
+ */
+export class UploadGate {
+  private cached: { bans: Ban[]; readAtMs: number } | undefined;
+
+  constructor(
+    private readonly bans: Pick<BanList, 'all'>,
+    private readonly blocks: Pick<BlockList, 'isBlocked'>,
+    private readonly clock: Clock,
+    private readonly cacheMs: number,
+  ) {}
+
+  async admit(ip: string): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    if (!this.cached || nowMs - this.cached.readAtMs >= this.cacheMs) {
+      this.cached = { bans: await this.bans.all(), readAtMs: nowMs };
+    }
+    const banned = this.cached.bans.some((ban) => (ban.untilMs === null || ban.untilMs > nowMs) && inRange(ip, ban.range));
+    if (banned) throw new UploadError('Banned', 'Uploads from your address are not allowed');
+  }
+
+  async checkBytes(md5: string): Promise<void> {
+    if (await this.blocks.isBlocked(md5))
+      throw new UploadError('Blocked', 'This image was taken down and may not be uploaded again');
+  }
+}

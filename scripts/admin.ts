@@ -1,0 +1,229 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildStores, clock } from '../functions/api/stores';
+import { loadConfig } from '../functions/config';
+import { Admin, AdminError } from '../functions/core/admin';
+import { formatDateTime, formatSize } from '../functions/core/formatting';
+import { IdCodecs } from '../functions/core/id-codec';
+import type { Logger } from '../functions/core/ports';
+
+/**
+ * `npm run admin -- [TARGET] COMMAND ...`: the operator's tools (docs/operations.md), run with the operator's own AWS
+ * credentials (IAM decides who may) against the local service or a deployed stack; no public endpoint.
+ */
+const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --outputs FILE] COMMAND
+  takedown REFERENCE [--block]   remove an image (viewer URL, file URL or id) for every upload of it, and
+                                 every other image of the same bytes; --block refuses those bytes from then on
+  ban RANGE [--for DURATION]     refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for 30m, 12h, 7d...
+  unban RANGE                    lift a ban
+  bans                           the bans in force
+  list [--since DURATION] [--ip ADDRESS] [--limit N] [--json]
+                                 recent uploads, newest first (default: the last day, 50)
+  stats [--days N] [--json]      uploads, bytes and refusals per day (UTC; default 7 days)
+target: the local service's DATA_DIR (default .data), a deployed stack by name, or cdk deploy's --outputs-file`;
+
+/** What the commands need to know of where the service runs. */
+export interface Target {
+  env: Record<string, string>;
+  publicUrl: string;
+  idPadding: number;
+}
+
+/** `30m`, `12h`, `7d`, `2w` or seconds, in milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)(s|m|h|d|w)?$/.exec(text.trim());
+  if (!match) throw new AdminError(`not a duration: ${text} (say 30m, 12h, 7d or 2w)`);
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[(match[2] ?? 's') as 's'];
+  return Number(match[1]) * unit * 1000;
+}
+
+/** The local service: its endpoints, names and credentials from `DATA_DIR/endpoints.json`. */
+function localTarget(dataDir: string): Target {
+  const file = join(resolve(dataDir), 'endpoints.json');
+  if (!existsSync(file)) throw new AdminError(`no ${file}: start the service once (npm start), or name a stack`);
+  const endpoints = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string | number | undefined>;
+  const text = (name: string): string => String(endpoints[name] ?? '');
+  const env: Record<string, string> = {
+    BUCKET_NAME: text('bucket'),
+    TABLE_NAME: text('table'),
+    PARAMETER_PREFIX: text('parameterPrefix'),
+    AWS_ENDPOINT_URL_S3: text('s3'),
+    AWS_ENDPOINT_URL_DYNAMODB: text('dynamodb'),
+    AWS_ENDPOINT_URL_SSM: text('ssm'),
+    AWS_REGION: text('region') || 'us-east-1',
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+  };
+  // the stand-ins' own credentials; external stores use the operator's, from the usual variables
+  if (endpoints['accessKeyId']) env['AWS_ACCESS_KEY_ID'] = text('accessKeyId');
+  if (endpoints['secretAccessKey']) env['AWS_SECRET_ACCESS_KEY'] = text('secretAccessKey');
+  return { env, publicUrl: text('publicUrl') || 'http://localhost:3000', idPadding: Number(endpoints['idPadding'] ?? 999) };
+}
+
+/** A deployed stack, from its outputs (BucketName, TableName, BaseUrl, ApiKeyParameter). */
+function stackTarget(outputs: Record<string, string>, idPadding: number): Target {
+  for (const name of ['BucketName', 'TableName', 'BaseUrl', 'ApiKeyParameter']) {
+    if (!outputs[name]) throw new AdminError(`the stack has no output ${name}: is it this service's stack?`);
+  }
+  return {
+    env: {
+      BUCKET_NAME: outputs['BucketName'] ?? '',
+      TABLE_NAME: outputs['TableName'] ?? '',
+      PARAMETER_PREFIX: (outputs['ApiKeyParameter'] ?? '').replace(/\/api-key$/, ''),
+    },
+    publicUrl: (outputs['BaseUrl'] ?? '').replace(/\/+$/, ''),
+    idPadding,
+  };
+}
+
+async function outputsOfStack(name: string): Promise<Record<string, string>> {
+  const cloudformation = new CloudFormationClient({});
+  try {
+    const { Stacks } = await cloudformation.send(new DescribeStacksCommand({ StackName: name }));
+    return Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']));
+  } finally {
+    cloudformation.destroy();
+  }
+}
+
+function outputsOfFile(file: string): Record<string, string> {
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, string>>;
+  const stacks = Object.values(parsed);
+  if (stacks.length !== 1) throw new AdminError(`${file} holds ${stacks.length} stacks' outputs: name one with --stack`);
+  return stacks[0] ?? {};
+}
+
+const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export function adminFor(target: Target): { admin: Admin; close(): void } {
+  Object.assign(process.env, target.env);
+  const env = { ...process.env, ...target.env, PUBLIC_URL: target.publicUrl };
+  const config = loadConfig(env);
+  const stores = buildStores(config, env);
+  const admin = new Admin({
+    images: stores.images,
+    objects: stores.objects,
+    duplicates: stores.duplicates,
+    purger: stores.purger,
+    logger: quiet,
+    codecs: new IdCodecs(() => stores.settings.idSalt(), target.idPadding),
+    moderation: stores.moderation,
+    stats: stores.stats,
+    clock,
+    publicUrl: target.publicUrl,
+  });
+  return { admin, close: () => stores.db.destroy() };
+}
+
+const utc = (epochMs: number): string => `${formatDateTime(epochMs, 'UTC')} UTC`;
+
+export async function main(argv: readonly string[], print: (line: string) => void): Promise<number> {
+  // an operator's machine may run Node 20: the SDK's notice about it is not this tool's output
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      'data-dir': { type: 'string' },
+      stack: { type: 'string' },
+      outputs: { type: 'string' },
+      'id-padding': { type: 'string', default: '999' },
+      block: { type: 'boolean', default: false },
+      for: { type: 'string' },
+      since: { type: 'string', default: '1d' },
+      ip: { type: 'string' },
+      limit: { type: 'string', default: '50' },
+      days: { type: 'string', default: '7' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const [command, argument] = positionals;
+  const padding = Number(values['id-padding']);
+  const target = values.outputs
+    ? stackTarget(outputsOfFile(values.outputs), padding)
+    : values.stack
+      ? stackTarget(await outputsOfStack(values.stack), padding)
+      : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
+  const needsArgument = ['takedown', 'ban', 'unban'].includes(command ?? '');
+  if (!command || (needsArgument && !argument)) {
+    print(USAGE);
+    return 2;
+  }
+  const opened = adminFor(target);
+  const admin = opened.admin;
+  try {
+    switch (command) {
+      case 'takedown': {
+        const done = await admin.takedown(argument ?? '', { block: values.block });
+        for (const image of done.removed) {
+          const copy = image.idEncoded === done.idEncoded ? '' : ` (the same bytes, uploaded from ${image.clientIp})`;
+          print(`took down ${image.idEncoded}${copy}: removed ${image.files.join(', ')}, its record, and its copies at the CDN`);
+        }
+        if (done.blocked.length > 0)
+          print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
+        return 0;
+      }
+      case 'ban': {
+        const ban = await admin.ban(argument ?? '', values.for === undefined ? undefined : parseDuration(values.for));
+        print(
+          `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within KEY_CACHE_SECONDS, 30 s by default)`,
+        );
+        return 0;
+      }
+      case 'unban':
+        print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within KEY_CACHE_SECONDS)`);
+        return 0;
+      case 'bans': {
+        const bans = await admin.bans();
+        if (bans.length === 0) print('no bans');
+        for (const ban of bans) print(`${ban.range}\t${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`}`);
+        return 0;
+      }
+      case 'list': {
+        const uploads = await admin.list({
+          sinceMs: clock.nowMs() - parseDuration(values.since),
+          ...(values.ip ? { ip: values.ip } : {}),
+          limit: Number(values.limit),
+        });
+        if (values.json) print(JSON.stringify(uploads, null, 2));
+        else {
+          if (uploads.length === 0) print('no uploads');
+          for (const upload of uploads) {
+            const expiry = upload.expiresAtMs === null ? '' : `\texpires ${utc(upload.expiresAtMs)}`;
+            print(
+              `${upload.idEncoded}\t${upload.viewerUrl}\t${formatSize(upload.size)}\t${upload.clientIp}\t${utc(upload.createdAtMs)}${expiry}`,
+            );
+          }
+        }
+        return 0;
+      }
+      case 'stats': {
+        const days = await admin.stats(Number(values.days));
+        if (values.json) print(JSON.stringify(days, null, 2));
+        else {
+          print('day (UTC)\tuploads\tbytes\trefusals');
+          for (const day of days) print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}`);
+        }
+        return 0;
+      }
+      default:
+        print(USAGE);
+        return 2;
+    }
+  } finally {
+    opened.close();
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
+    .then((code) => (process.exitCode = code))
+    .catch((error: unknown) => {
+      process.stderr.write(
+        `${error instanceof AdminError ? error.message : error instanceof Error ? error.message : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    });
+}

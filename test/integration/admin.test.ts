@@ -1,0 +1,184 @@
+import { buildStores } from '../../functions/api/stores';
+import { createSweepHandler } from '../../functions/api/sweep';
+import { loadConfig } from '../../functions/config';
+import { Admin } from '../../functions/core/admin';
+import { IdCodecs } from '../../functions/core/id-codec';
+import { NO_METRICS } from '../../functions/core/metrics';
+import { makePng } from '../support/images';
+import { clockAheadBy } from '../support/in-memory';
+import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
+
+jest.setTimeout(60_000);
+
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+function adminOf(service: TestService): Admin {
+  const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
+  const stores = buildStores(loadConfig(env), env);
+  return new Admin({
+    ...stores,
+    logger: quiet,
+    codecs: new IdCodecs(() => stores.settings.idSalt(), 999),
+    clock: { nowMs: () => Date.now(), sleep: async () => undefined },
+    publicUrl: PUBLIC_URL,
+  });
+}
+
+interface Uploaded {
+  id_encoded: string;
+  url: string;
+  url_viewer: string;
+  delete_url: string;
+  size: number;
+  thumb: { url: string; size: number };
+  medium: { url: string; size: number };
+}
+
+async function upload(service: TestService, seed: number, ip = '203.0.113.5'): Promise<Uploaded> {
+  const response = await service.send(
+    multipartUpload({ key: service.apiKey, source: { bytes: await makePng(20 + seed, 20), filename: `p${seed}.png` } }),
+    ip,
+  );
+  expect(response.statusCode).toBe(200);
+  return jsonBody(response).image as unknown as Uploaded;
+}
+
+async function refusal(
+  service: TestService,
+  seed: number,
+  ip: string,
+): Promise<{ status: number; code: number; message: string }> {
+  const response = await service.send(
+    multipartUpload({ key: service.apiKey, source: { bytes: await makePng(20 + seed, 20), filename: 'again.png' } }),
+    ip,
+  );
+  const body = JSON.parse(response.body) as { error?: { code: number; message: string } };
+  return { status: response.statusCode, code: body.error?.code ?? 0, message: body.error?.message ?? '' };
+}
+
+describe('npm run admin: takedown', () => {
+  it.each([
+    ['its viewer URL', (image: Uploaded) => image.url_viewer],
+    ["a rendition's file URL", (image: Uploaded) => image.thumb.url],
+    ['its id_encoded', (image: Uploaded) => image.id_encoded],
+  ])('takes an image down by %s: files, record, delete links and viewer all gone', async (_name, reference) => {
+    const service = await createTestService();
+    const admin = adminOf(service);
+    const image = await upload(service, 1);
+    // the same bytes again from the same client: one image held by two uploads, two delete links
+    const again = await upload(service, 1);
+    expect(again.id_encoded).toBe(image.id_encoded);
+    // and from another client: another image of the same bytes (duplicates are per client)
+    const copy = await upload(service, 1, '198.51.100.20');
+    expect(copy.id_encoded).not.toBe(image.id_encoded);
+    const kept = await upload(service, 9, '198.51.100.20');
+    const done = await admin.takedown(reference(image), { block: false });
+    expect(done.idEncoded).toBe(image.id_encoded);
+    expect(done.removed.map((removed) => removed.idEncoded)).toEqual([image.id_encoded, copy.id_encoded]);
+    expect(done.removed[1]?.clientIp).toBe('198.51.100.20');
+    const keptKeys = [kept.url, kept.thumb.url, kept.medium.url].map((url) => new URL(url).pathname.slice(1));
+    expect((await service.objectKeys()).sort()).toEqual(keptKeys.sort());
+    expect(await service.items('IMG#')).toHaveLength(1);
+    for (const gone of [image, copy]) expect((await service.send(new Request(gone.url_viewer))).statusCode).toBe(404);
+    expect((await service.send(new Request(kept.url_viewer))).statusCode).toBe(200);
+    for (const link of [image.delete_url, again.delete_url, copy.delete_url])
+      expect((await service.send(new Request(link, { method: 'POST' }))).statusCode).toBe(404);
+    // idempotent: nothing left to take down, said clearly
+    await expect(admin.takedown(reference(image), { block: false })).rejects.toThrow(
+      /no image .*taken down already|no image has the file/,
+    );
+  });
+
+  it('answers unknown references clearly', async () => {
+    const admin = adminOf(await createTestService());
+    await expect(admin.takedown('zzzzzz', { block: false })).rejects.toThrow(/no image zzzzzz|not an image id/);
+    await expect(admin.takedown(`${PUBLIC_URL}/images/2020/01/01/none.png`, { block: false })).rejects.toThrow(
+      'no image has the file /images/2020/01/01/none.png',
+    );
+    await expect(admin.takedown('not a reference!', { block: false })).rejects.toThrow('not an image reference');
+  });
+
+  it('with --block, refuses the same bytes uploaded again (403, code 151), from anyone', async () => {
+    const service = await createTestService();
+    const image = await upload(service, 2);
+    const done = await adminOf(service).takedown(image.url, { block: true });
+    expect(done.blocked.length).toBeGreaterThan(0);
+    expect(await refusal(service, 2, '198.51.100.7')).toEqual({
+      status: 403,
+      code: 151,
+      message: 'This image was taken down and may not be uploaded again',
+    });
+    expect(await service.objectKeys()).toEqual([]);
+    await upload(service, 3); // other bytes are welcome
+  });
+});
+
+describe('npm run admin: ban and unban', () => {
+  it('refuses uploads from a banned address or range (IPv4 and IPv6) with 403, code 150, until unbanned', async () => {
+    const service = await createTestService({ KEY_CACHE_SECONDS: '0' });
+    const admin = adminOf(service);
+    expect(await admin.ban('203.0.113.0/24', undefined)).toEqual({ range: '203.0.113.0/24', untilMs: null });
+    expect(await admin.ban('2001:db8:0:0::1/48', 3_600_000)).toMatchObject({ range: '2001:db8::/48' });
+    const banned = { status: 403, code: 150, message: 'Uploads from your address are not allowed' };
+    expect(await refusal(service, 4, '203.0.113.77')).toEqual(banned);
+    expect(await refusal(service, 4, '2001:db8:0:5::9')).toEqual(banned);
+    expect(await refusal(service, 4, '::ffff:203.0.113.1')).toEqual(banned);
+    await upload(service, 4, '198.51.100.7');
+    expect((await admin.bans()).map((ban) => ban.range).sort()).toEqual(['2001:db8::/48', '203.0.113.0/24']);
+    expect(await admin.unban('203.0.113.0/24')).toBe('203.0.113.0/24');
+    await upload(service, 5, '203.0.113.77');
+    await expect(admin.unban('203.0.113.0/24')).rejects.toThrow('no ban of 203.0.113.0/24');
+    await expect(admin.ban('300.1.1.1', undefined)).rejects.toThrow('not an address or CIDR range');
+  });
+
+  it('lets a ban with an end lapse', async () => {
+    const service = await createTestService({ KEY_CACHE_SECONDS: '0' });
+    const admin = adminOf(service);
+    await admin.ban('198.51.100.9', 1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await upload(service, 6, '198.51.100.9');
+    expect(await admin.bans()).toEqual([]);
+  });
+});
+
+describe('npm run admin: list and stats', () => {
+  it('lists recent uploads, newest first, by address too', async () => {
+    const service = await createTestService();
+    const admin = adminOf(service);
+    const first = await upload(service, 7, '203.0.113.5');
+    const second = await upload(service, 8, '198.51.100.2');
+    const third = await upload(service, 9, '203.0.113.5');
+    const listed = await admin.list({ sinceMs: Date.now() - 60_000, limit: 10 });
+    expect(listed.map((entry) => entry.idEncoded)).toEqual([third.id_encoded, second.id_encoded, first.id_encoded]);
+    expect(listed[0]).toMatchObject({
+      viewerUrl: third.url_viewer,
+      size: third.size,
+      clientIp: '203.0.113.5',
+      expiresAtMs: null,
+    });
+    expect((await admin.list({ sinceMs: 0, ip: '198.51.100.2', limit: 10 })).map((entry) => entry.idEncoded)).toEqual([
+      second.id_encoded,
+    ]);
+    expect(await admin.list({ sinceMs: 0, limit: 1 })).toHaveLength(1);
+    expect(await admin.list({ sinceMs: Date.now() + 60_000, limit: 10 })).toEqual([]);
+  });
+
+  it('counts uploads and bytes per day once the sweep settles them, and refusals as they happen', async () => {
+    const service = await createTestService({ STATS_FLUSH_SECONDS: '0' });
+    const admin = adminOf(service);
+    const images = [await upload(service, 10), await upload(service, 11)];
+    const refused = await service.send(
+      multipartUpload({ key: 'wrong', source: { bytes: await makePng(5, 5), filename: 'x.png' } }),
+    );
+    expect(refused.statusCode).toBe(401);
+    const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
+    await createSweepHandler(env, NO_METRICS, clockAheadBy(16 * 60_000))();
+    const [today] = (await admin.stats(1)).slice(-1);
+    const bytes = images.reduce((sum, image) => sum + image.size + image.thumb.size + image.medium.size, 0);
+    expect(today).toEqual({ day: new Date().toISOString().slice(0, 10), uploads: 2, bytes, refusals: 1 });
+    // a second sweep counts nothing twice
+    await createSweepHandler(env, NO_METRICS, clockAheadBy(17 * 60_000))();
+    expect((await admin.stats(1))[0]).toMatchObject({ uploads: 2, bytes });
+    expect(await admin.stats(3)).toHaveLength(3);
+  });
+});
