@@ -1,0 +1,73 @@
+import { canonicalRange, inRange, UploadGate } from '../../../functions/core/moderation';
+import { FakeClock, InMemoryModeration } from '../../support/in-memory';
+
+describe('canonicalRange', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7/32'],
+    [' 203.0.113.77/24 ', '203.0.113.0/24'],
+    ['2001:DB8:0:0::1', '2001:db8::1/128'],
+    ['2001:db8:1234:5678:9::/64', '2001:db8:1234:5678::/64'],
+    ['::ffff:198.51.100.9', '198.51.100.9/32'],
+    ['0.0.0.0/0', '0.0.0.0/0'],
+  ])('reads %s as %s', (text, range) => {
+    expect(canonicalRange(text)).toBe(range);
+  });
+
+  it.each(['300.1.1.1', '203.0.113.0/33', '2001:db8::/129', 'example.com', '', '1.2.3.4/-1', '10.0.0.1/8/8'])(
+    'refuses %j',
+    (text) => {
+      expect(canonicalRange(text)).toBeUndefined();
+    },
+  );
+});
+
+describe('inRange', () => {
+  it('matches addresses of the same family inside the range, IPv4-mapped IPv6 as IPv4', () => {
+    expect(inRange('203.0.113.200', '203.0.113.0/24')).toBe(true);
+    expect(inRange('203.0.114.1', '203.0.113.0/24')).toBe(false);
+    expect(inRange('::ffff:203.0.113.9', '203.0.113.0/24')).toBe(true);
+    expect(inRange('2001:db8:1234:5678:ffff::1', '2001:db8:1234:5678::/64')).toBe(true);
+    expect(inRange('2001:db8:1234:5679::1', '2001:db8:1234:5678::/64')).toBe(false);
+    expect(inRange('203.0.113.9', '::/0')).toBe(false);
+    expect(inRange('not an address', '0.0.0.0/0')).toBe(false);
+  });
+});
+
+describe('UploadGate', () => {
+  const refusal = { kind: 'Banned', message: 'Uploads from your address are not allowed' };
+
+  it('refuses a banned address, reads the bans once per cache period, and lets a ban lapse at its end', async () => {
+    const clock = new FakeClock();
+    const moderation = new InMemoryModeration();
+    const all = jest.spyOn(moderation, 'all');
+    await moderation.add({ range: '203.0.113.0/24', untilMs: clock.nowMs() + 60_000 });
+    const gate = new UploadGate(moderation, moderation, clock, 30_000);
+    await expect(gate.admit('203.0.113.5')).rejects.toMatchObject(refusal);
+    await expect(gate.admit('198.51.100.5')).resolves.toBeUndefined();
+    expect(all).toHaveBeenCalledTimes(1);
+    // an unban is seen once the cache period has passed, not before
+    await moderation.remove('203.0.113.0/24');
+    clock.advance(29_999);
+    await expect(gate.admit('203.0.113.5')).rejects.toMatchObject(refusal);
+    clock.advance(1);
+    await expect(gate.admit('203.0.113.5')).resolves.toBeUndefined();
+    expect(all).toHaveBeenCalledTimes(2);
+    // a ban with an end refuses until then, without a new read
+    await moderation.add({ range: '2001:db8::/32', untilMs: clock.nowMs() + 40_000 });
+    clock.advance(30_000);
+    await expect(gate.admit('2001:db8:5::1')).rejects.toMatchObject(refusal);
+    clock.advance(10_000);
+    await expect(gate.admit('2001:db8:5::1')).resolves.toBeUndefined();
+  });
+
+  it('refuses blocked bytes only', async () => {
+    const moderation = new InMemoryModeration();
+    await moderation.block('0123456789abcdef0123456789abcdef');
+    const gate = new UploadGate(moderation, moderation, new FakeClock(), 30_000);
+    await expect(gate.checkBytes('0123456789abcdef0123456789abcdef')).rejects.toMatchObject({
+      kind: 'Blocked',
+      message: 'This image was taken down and may not be uploaded again',
+    });
+    await expect(gate.checkBytes('ffffffffffffffffffffffffffffffff')).resolves.toBeUndefined();
+  });
+});
