@@ -31,6 +31,7 @@ export class DynamoCounterStore implements CounterStore {
   async take(
     subject: CounterSubject,
     windows: readonly CountWindow[],
+    onRoom?: () => void,
   ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }> {
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const stored = await this.read(subject);
@@ -39,6 +40,7 @@ export class DynamoCounterStore implements CounterStore {
         return entry !== undefined && entry.s === startMs && entry.c >= limit;
       });
       if (full.length > 0) return { taken: false, full: full.map(({ window }) => window) };
+      if (round === 0) onRoom?.();
       const names: Record<string, string> = { '#ttl': TABLE_SCHEMA.ttlAttribute };
       const values: Record<string, unknown> = { ':ttl': Math.ceil(Date.now() / 1000) + ITEM_TTL_SECONDS };
       const sets: string[] = ['#ttl = :ttl'];

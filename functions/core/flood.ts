@@ -103,10 +103,15 @@ export interface CounterSubject {
  * all or none, exactly under concurrency.
  */
 export interface CounterStore {
-  /** Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. */
+  /**
+   * Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. `onRoom`
+   * is called once the counters were read and had room, before the write that takes the slot (which another upload of
+   * the same client may still win).
+   */
   take(
     subject: CounterSubject,
     windows: readonly CountWindow[],
+    onRoom?: () => void,
   ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
   /** Takes one off every window that still is the one taken from (a window over since is left alone). */
   giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void>;
@@ -162,7 +167,12 @@ export class FloodGuard {
     private readonly rule: GuardRule = UPLOAD_FLOOD_RULE,
   ) {}
 
-  async reserve(ip: string, nowMs: number): Promise<FloodReservation> {
+  /**
+   * Takes a slot in every window of the client, or refuses with the rule's error. `onRoom` is called as soon as the
+   * counters were read and had room (before the slot is surely taken): work that is undone anyway should the slot be
+   * lost can start then.
+   */
+  async reserve(ip: string, nowMs: number, onRoom?: () => void): Promise<FloodReservation> {
     const limits = await this.limits();
     const subject: CounterSubject = { rule: this.rule.name, client: floodSubject(ip) };
     const windows: CountWindow[] = FLOOD_WINDOWS.filter((window) => limits[window] > 0).map((window) => ({
@@ -171,8 +181,11 @@ export class FloodGuard {
       ...windowBounds(window, nowMs),
     }));
     const given: FloodReservation = { release: () => Promise.resolve() };
-    if (windows.length === 0) return given;
-    const answer = await this.counters.take(subject, windows);
+    if (windows.length === 0) {
+      onRoom?.();
+      return given;
+    }
+    const answer = await this.counters.take(subject, windows, onRoom);
     if (!answer.taken) {
       const tripped = windows.filter(({ window }) => answer.full.includes(window));
       const [first] = tripped;

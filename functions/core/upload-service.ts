@@ -129,9 +129,12 @@ export class UploadService {
     let failure: unknown;
     try {
       // 1. the flood slot; a URL is fetched (staged bytes read) only once it is taken, bytes in the request are
-      //    decoded meanwhile
-      held.reserving = this.deps.flood.reserve(request.clientIp, nowMs);
-      held.reserving.catch(() => undefined);
+      //    decoded meanwhile. The counters read with room is enough to start the original's put (step 4): should the
+      //    slot still go to another upload of the same client, the put is undone with the rest.
+      const room = deferred<void>();
+      held.reserving = this.deps.flood.reserve(request.clientIp, nowMs, () => room.resolve());
+      held.reserving.then(() => room.resolve(), room.reject);
+      room.promise.catch(() => undefined);
       const source =
         'url' in given
           ? await held.reserving.then(() => this.fetchSource(given.url, request.clientIp))
@@ -155,7 +158,7 @@ export class UploadService {
           return claims.answer;
         }
         // 4. the original, put while the renditions are made
-        const originalPut = Promise.all([original.promise, held.reserving]).then(([bytes]) =>
+        const originalPut = Promise.all([original.promise, room.promise]).then(([bytes]) =>
           this.writer.putOriginal(claims.keys.original, bytes),
         );
         originalPut.catch(() => undefined);

@@ -19,6 +19,10 @@ export interface WholeUploadRow {
   ratio: number;
   /** The upload's time past the floor, in units of the injected latency. */
   extraOverFloor: number;
+  /** The upload's own imaging step (decode to renditions, as its `ImagingTime` metric says), p50. */
+  imagingP50: number;
+  /** The upload's time outside its own imaging step (parse, checks, store waits the imaging did not hide), p50. */
+  outsideImagingP50: number;
   /**
    * Median of the CPU time of this process (the handler's, the stores being in another) during an upload over that of
    * the floor job next to it: the handler's own work, without the stand-ins' share of the same cores.
@@ -69,9 +73,12 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
     ssm.destroy();
     Object.assign(process.env, stores.proxied);
     let imagingEndMs = 0;
+    let imagingMs = 0;
     const metrics: Metrics = {
-      add: (name) => {
-        if (name === METRIC.imagingTime) imagingEndMs = nowMs();
+      add: (name, _unit, value) => {
+        if (name !== METRIC.imagingTime) return;
+        imagingEndMs = nowMs();
+        imagingMs = value;
       },
       flush: () => undefined,
     };
@@ -97,6 +104,8 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
         const all: number[] = [];
         const tableUnits: number[] = [];
         const cpuRatios: number[] = [];
+        const imagings: number[] = [];
+        const outside: number[] = [];
         const indexUnits: number[] = [];
         let callSummary = '';
         for (let run = 0; run < iterations + 2; run += 1) {
@@ -141,6 +150,8 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           if (run < 2) continue; // warm-up: the cold start and the first caches
           uploads.push(uploadMs);
           floors.push(floorMs);
+          imagings.push(imagingMs);
+          outside.push(uploadMs - imagingMs);
           cpuRatios.push(uploadCpu / floorCpu);
           after.push(sequentialRoundTrips(calls.filter((call) => call.startMs >= imagingEndMs)));
           all.push(sequentialRoundTrips(calls));
@@ -166,6 +177,8 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           floorP50,
           ratio: median(uploads.map((ms, index) => ms / (floors[index] ?? ms))),
           extraOverFloor: latency > 0 ? (uploadP50 - floorP50) / latency : 0,
+          imagingP50: median(imagings),
+          outsideImagingP50: median(outside),
           cpuRatio: median(cpuRatios),
           roundTripsAfterImaging: median(after),
           roundTripsInAll: median(all),

@@ -20,16 +20,21 @@ import type {
 /** Flood counters in memory, with the same all-or-none rule as the DynamoDB store. */
 export class InMemoryCounterStore implements CounterStore {
   readonly counts = new Map<string, { startMs: number; count: number }>();
+  /** Awaited between a take's read and its write, to let a test put another upload in between. */
+  beforeWrite: (() => Promise<void>) | undefined;
 
   async take(
     subject: CounterSubject,
     windows: readonly CountWindow[],
+    onRoom?: () => void,
   ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }> {
-    const full = windows.filter(({ window, startMs, limit }) => {
-      const entry = this.counts.get(this.key(subject, window));
-      return entry?.startMs === startMs && entry.count >= limit;
-    });
-    if (full.length > 0) return { taken: false, full: full.map(({ window }) => window) };
+    const full = this.full(subject, windows);
+    if (full.length > 0) return { taken: false, full };
+    onRoom?.();
+    // the write that takes the slot is a store call of its own: another take may come in between
+    await this.beforeWrite?.();
+    const raced = this.full(subject, windows);
+    if (raced.length > 0) return { taken: false, full: raced };
     for (const { window, startMs } of windows) {
       const entry = this.counts.get(this.key(subject, window));
       this.counts.set(this.key(subject, window), { startMs, count: entry?.startMs === startMs ? entry.count + 1 : 1 });
@@ -42,6 +47,15 @@ export class InMemoryCounterStore implements CounterStore {
       const entry = this.counts.get(this.key(subject, window));
       if (entry?.startMs === startMs && entry.count > 0) entry.count -= 1;
     }
+  }
+
+  private full(subject: CounterSubject, windows: readonly CountWindow[]): FloodWindow[] {
+    return windows
+      .filter(({ window, startMs, limit }) => {
+        const entry = this.counts.get(this.key(subject, window));
+        return entry?.startMs === startMs && entry.count >= limit;
+      })
+      .map(({ window }) => window);
   }
 
   /** The count of one window of a subject; 0 when none. */

@@ -1,4 +1,4 @@
-import { FloodGuard, UPLOAD_URL_RULE } from '../../../functions/core/flood';
+import { FloodGuard, UPLOAD_URL_RULE, windowBounds } from '../../../functions/core/flood';
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
 import { UploadGate } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
@@ -189,6 +189,31 @@ describe('UploadService', () => {
     expect(images.records.size).toBe(1);
     expect(objects.objects.size).toBe(3);
     expect(duplicates.entries.size).toBe(1);
+  });
+
+  it('puts the original once the counters show room, and removes it when the slot goes to another upload', async () => {
+    const { upload, images, objects, duplicates, counters, clock } = setup(
+      {},
+      '{"minute":1,"hour":0,"day":0,"week":0,"month":0}',
+    );
+    let putBeforeSlot = 0;
+    counters.beforeWrite = async () => {
+      counters.beforeWrite = undefined;
+      // the decode ends and the original is put while the slot is not yet written...
+      for (let tick = 0; tick < 200 && objects.objects.size === 0; tick += 1)
+        await new Promise((resolve) => setImmediate(resolve));
+      putBeforeSlot = objects.objects.size;
+      // ...and another upload of the same client takes the last slot first
+      const minute = { window: 'minute' as const, limit: 1, ...windowBounds('minute', clock.nowMs()) };
+      expect(await counters.take({ rule: 'uploads', client: '203.0.113.5' }, [minute])).toEqual({ taken: true });
+    };
+    await expect(upload()).rejects.toMatchObject({ kind: 'Flooding' });
+    expect(putBeforeSlot).toBeGreaterThan(0);
+    expect(objects.objects.size).toBe(0);
+    expect(images.records.size).toBe(0);
+    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
+    expect(duplicates.entries.size).toBe(0);
+    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(1);
   });
 
   it('answers a duplicate with the stored image and a delete link of its own, leaving no file and no pending claim', async () => {
