@@ -26,6 +26,7 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { SETTINGS } from '../functions/config';
 import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, ORIGIN_VERIFY_HEADER, requestTooLargeMessage } from '../functions/http/edge-contract';
@@ -447,6 +448,10 @@ export class ImageUploadStack extends Stack {
     new CfnOutput(this, 'FloodLimitsParameter', {
       value: names.floodLimits,
       description: 'SSM parameter of the flood limits (JSON); edits survive every deploy',
+    });
+    new CfnOutput(this, 'IdPadding', {
+      value: settings.functionEnv['ID_PADDING'] ?? SETTINGS.ID_PADDING.default,
+      description: 'The id codec padding (ID_PADDING): npm run admin reads it to turn ids into links',
     });
     new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'TableName', { value: table.tableName });

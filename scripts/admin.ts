@@ -19,10 +19,11 @@ const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --output
   ban RANGE [--for DURATION]     refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for 30m, 12h, 7d...
   unban RANGE                    lift a ban
   bans                           the bans in force
-  list [--since DURATION] [--ip ADDRESS] [--limit N] [--json]
+  list [--since DURATION] [--ip ADDRESS|CIDR] [--limit N] [--json]
                                  recent uploads, newest first (default: the last day, 50)
   stats [--days N] [--json]      uploads, bytes and refusals per day (UTC; default 7 days)
-target: the local service's DATA_DIR (default .data), a deployed stack by name, or cdk deploy's --outputs-file`;
+target: the local service's DATA_DIR (default .data), a deployed stack by name, or cdk deploy's --outputs-file
+  (--id-padding N: the stack's ID_PADDING, for a stack deployed before it had the IdPadding output)`;
 
 /** What the commands need to know of where the service runs. */
 export interface Target {
@@ -62,8 +63,8 @@ function localTarget(dataDir: string): Target {
   return { env, publicUrl: text('publicUrl') || 'http://localhost:3000', idPadding: Number(endpoints['idPadding'] ?? 999) };
 }
 
-/** A deployed stack, from its outputs (BucketName, TableName, BaseUrl, ApiKeyParameter). */
-function stackTarget(outputs: Record<string, string>, idPadding: number): Target {
+/** A deployed stack, from its outputs (BucketName, TableName, BaseUrl, ApiKeyParameter, IdPadding). */
+function stackTarget(outputs: Record<string, string>, idPadding: string | undefined): Target {
   for (const name of ['BucketName', 'TableName', 'BaseUrl', 'ApiKeyParameter']) {
     if (!outputs[name]) throw new AdminError(`the stack has no output ${name}: is it this service's stack?`);
   }
@@ -74,8 +75,17 @@ function stackTarget(outputs: Record<string, string>, idPadding: number): Target
       PARAMETER_PREFIX: (outputs['ApiKeyParameter'] ?? '').replace(/\/api-key$/, ''),
     },
     publicUrl: (outputs['BaseUrl'] ?? '').replace(/\/+$/, ''),
-    idPadding,
+    // stacks deployed before the output existed: the default, or --id-padding
+    idPadding: wholeNumber('--id-padding', idPadding ?? outputs['IdPadding'] ?? '999', 0, 1_000_000),
   };
+}
+
+/** A whole number option within bounds, or a clear refusal. */
+export function wholeNumber(option: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < min || value > max)
+    throw new AdminError(`${option} must be a whole number from ${min} to ${max}: ${text}`);
+  return value;
 }
 
 async function outputsOfStack(name: string): Promise<Record<string, string>> {
@@ -129,7 +139,7 @@ export async function main(argv: readonly string[], print: (line: string) => voi
       'data-dir': { type: 'string' },
       stack: { type: 'string' },
       outputs: { type: 'string' },
-      'id-padding': { type: 'string', default: '999' },
+      'id-padding': { type: 'string' },
       block: { type: 'boolean', default: false },
       for: { type: 'string' },
       since: { type: 'string', default: '1d' },
@@ -140,7 +150,7 @@ export async function main(argv: readonly string[], print: (line: string) => voi
     },
   });
   const [command, argument] = positionals;
-  const padding = Number(values['id-padding']);
+  const padding = values['id-padding'];
   const target = values.outputs
     ? stackTarget(outputsOfFile(values.outputs), padding)
     : values.stack
@@ -185,7 +195,7 @@ export async function main(argv: readonly string[], print: (line: string) => voi
         const uploads = await admin.list({
           sinceMs: clock.nowMs() - parseDuration(values.since),
           ...(values.ip ? { ip: values.ip } : {}),
-          limit: Number(values.limit),
+          limit: wholeNumber('--limit', values.limit, 1, 100_000),
         });
         if (values.json) print(JSON.stringify(uploads, null, 2));
         else {
@@ -200,7 +210,7 @@ export async function main(argv: readonly string[], print: (line: string) => voi
         return 0;
       }
       case 'stats': {
-        const days = await admin.stats(Number(values.days));
+        const days = await admin.stats(wholeNumber('--days', values.days, 1, 3660));
         if (values.json) print(JSON.stringify(days, null, 2));
         else {
           print('day (UTC)\tuploads\tbytes\trefusals');

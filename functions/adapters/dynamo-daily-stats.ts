@@ -2,7 +2,10 @@ import { BatchGetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aw
 import type { DailyStats, DayFigures } from '../core/daily-stats';
 import { sendOrFail } from './dynamo-calls';
 
-const dayPk = (day: string): string => `STATS#${day}`;
+const PREFIX = 'STATS#';
+const dayPk = (day: string): string => `${PREFIX}${day}`;
+/** Tries of a batch read whose keys DynamoDB left unprocessed (throttled), before the command gives up. */
+const BATCH_TRIES = 5;
 
 /** One counter item per day (`STATS#2026-11-23`), added to with ADD (concurrent writers never lose a count). */
 export class DynamoDailyStats implements DailyStats {
@@ -30,17 +33,20 @@ export class DynamoDailyStats implements DailyStats {
   async read(days: readonly string[]): Promise<Map<string, DayFigures>> {
     const figures = new Map<string, DayFigures>(days.map((day) => [day, { uploads: 0, bytes: 0, refusals: 0 }]));
     for (let start = 0; start < days.length; start += 100) {
-      const keys = days.slice(start, start + 100).map((day) => ({ pk: dayPk(day) }));
-      const result = await sendOrFail('read daily figures', () =>
-        this.db.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })),
-      );
-      for (const item of result.Responses?.[this.table] ?? []) {
-        const day = String(item['pk']).slice('STATS#'.length);
-        figures.set(day, {
-          uploads: Number(item['uploads'] ?? 0),
-          bytes: Number(item['bytes'] ?? 0),
-          refusals: Number(item['refusals'] ?? 0),
-        });
+      let keys: Array<Record<string, unknown>> = days.slice(start, start + 100).map((day) => ({ pk: dayPk(day) }));
+      for (let attempt = 1; keys.length > 0; attempt += 1) {
+        if (attempt > BATCH_TRIES) throw new Error(`daily figures: ${keys.length} days left unread after ${BATCH_TRIES} tries`);
+        if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        const request = { [this.table]: { Keys: keys, ConsistentRead: true } };
+        const result = await sendOrFail('read daily figures', () => this.db.send(new BatchGetCommand({ RequestItems: request })));
+        for (const item of result.Responses?.[this.table] ?? []) {
+          figures.set(String(item['pk']).slice(PREFIX.length), {
+            uploads: Number(item['uploads'] ?? 0),
+            bytes: Number(item['bytes'] ?? 0),
+            refusals: Number(item['refusals'] ?? 0),
+          });
+        }
+        keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
       }
     }
     return figures;

@@ -1,7 +1,7 @@
 import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { routeOf, viewerUrl } from './links';
-import { canonicalRange, type Ban, type BanList, type BlockList } from './moderation';
+import { canonicalRange, inRange, type Ban, type BanList, type BlockList } from './moderation';
 import type { Clock, ImageRecord } from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
@@ -111,8 +111,12 @@ export class Admin {
   async ban(rangeText: string, forMs: number | undefined): Promise<Ban> {
     const range = canonicalRange(rangeText);
     if (!range) throw new AdminError(`not an address or CIDR range: ${rangeText}`);
-    const ban = { range, untilMs: forMs === undefined ? null : this.deps.clock.nowMs() + forMs };
+    const nowMs = this.deps.clock.nowMs();
+    const ban = { range, untilMs: forMs === undefined ? null : nowMs + forMs };
     await this.deps.moderation.add(ban);
+    // the bans live in one item: the ones over are dropped as new ones come, so that it stays small
+    const over = (await this.deps.moderation.all()).filter((old) => old.untilMs !== null && old.untilMs <= nowMs);
+    for (const old of over) await this.deps.moderation.remove(old.range);
     return ban;
   }
 
@@ -128,12 +132,14 @@ export class Admin {
     return (await this.deps.moderation.all()).filter((ban) => ban.untilMs === null || ban.untilMs > nowMs);
   }
 
-  /** Recent uploads, newest first: since `sinceMs`, from one address if asked, at most `limit`. */
+  /** Recent uploads, newest first: since `sinceMs`, from one address or range if asked, at most `limit`. */
   async list(options: { sinceMs: number; ip?: string; limit: number }): Promise<ListedUpload[]> {
+    const range = options.ip === undefined ? undefined : canonicalRange(options.ip);
+    if (options.ip !== undefined && !range) throw new AdminError(`not an address or CIDR range: ${options.ip}`);
     const codec = await this.deps.codecs.codec();
     const found: ImageRecord[] = [];
     for await (const page of this.deps.images.recent(options.sinceMs)) {
-      found.push(...page.filter((record) => record.status === 'active' && (!options.ip || record.clientIp === options.ip)));
+      found.push(...page.filter((record) => record.status === 'active' && (!range || inRange(record.clientIp, range))));
     }
     return found
       .sort((a, b) => b.createdAtMs - a.createdAtMs)

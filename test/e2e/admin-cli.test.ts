@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
@@ -30,13 +30,24 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function admin(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+function runAdmin(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { status: number | null; stdout: string; stderr: string } {
   const run = spawnSync(
     process.execPath,
-    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'scripts', 'admin.ts'), '--data-dir', dataDir, ...args],
-    { encoding: 'utf8', timeout: 30_000 },
+    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'scripts', 'admin.ts'), ...args],
+    {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env,
+    },
   );
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+function admin(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return runAdmin(['--data-dir', dataDir, ...args]);
 }
 
 async function upload(seed: number): Promise<{ id_encoded: string; url: string; url_viewer: string }> {
@@ -78,8 +89,44 @@ describe('npm run admin (local service)', () => {
     expect(stats.status).toBe(0);
     expect(stats.stdout.split('\n')[0]).toBe('day (UTC)\tuploads\tbytes\trefusals');
     expect(stats.stdout.trim().split('\n')).toHaveLength(3);
+    const bad = admin('stats', '--days', 'lots');
+    expect([bad.status, bad.stderr.trim()]).toEqual([1, '--days must be a whole number from 1 to 3660: lots']);
     const unknown = admin('frobnicate');
     expect(unknown.status).toBe(2);
     expect(unknown.stdout).toContain('usage: npm run admin --');
+  });
+
+  it("works from a stack's outputs file, with the id padding it names", async () => {
+    const image = await upload(2);
+    // cdk deploy --outputs-file, for a stack whose stores are this service's stand-ins
+    const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as Record<string, string>;
+    const outputs = (padding: string) => {
+      const file = join(dataDir, `outputs-${padding}.json`);
+      const stack = {
+        BucketName: endpoints['bucket'],
+        TableName: endpoints['table'],
+        BaseUrl: `${server.url}/`,
+        ApiKeyParameter: `${endpoints['parameterPrefix']}/api-key`,
+        IdPadding: padding,
+      };
+      writeFileSync(file, JSON.stringify({ ImageUpload: stack }));
+      return file;
+    };
+    const env = {
+      ...process.env,
+      AWS_ENDPOINT_URL_S3: endpoints['s3'],
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints['dynamodb'],
+      AWS_ENDPOINT_URL_SSM: endpoints['ssm'],
+      AWS_REGION: endpoints['region'],
+      AWS_ACCESS_KEY_ID: endpoints['accessKeyId'],
+      AWS_SECRET_ACCESS_KEY: endpoints['secretAccessKey'],
+    };
+    const viewerUrls = (file: string) =>
+      (JSON.parse(runAdmin(['--outputs', file, 'list', '--json'], env).stdout) as Array<{ viewerUrl: string }>).map(
+        (entry) => entry.viewerUrl,
+      );
+    expect(viewerUrls(outputs('999'))).toContain(image.url_viewer);
+    // another padding is another codec: the same ids read as other links
+    expect(viewerUrls(outputs('5'))).not.toContain(image.url_viewer);
   });
 });

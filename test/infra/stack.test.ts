@@ -227,6 +227,12 @@ describe('the stack', () => {
       Creates: ['/image-upload/api-key', '/image-upload/flood-limits', '/image-upload/id-salt', '/image-upload/origin-secret'],
     });
   });
+
+  it('names in its outputs what npm run admin needs, the id padding included', () => {
+    for (const name of ['BucketName', 'TableName', 'BaseUrl', 'ApiKeyParameter']) template.hasOutput(name, {});
+    template.hasOutput('IdPadding', { Value: '999' });
+    synth({ idPadding: '12' }).hasOutput('IdPadding', { Value: '12' });
+  });
 });
 
 describe('a fresh account', () => {

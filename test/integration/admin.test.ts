@@ -138,11 +138,15 @@ describe('npm run admin: ban and unban', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     await upload(service, 6, '198.51.100.9');
     expect(await admin.bans()).toEqual([]);
+    // the next ban drops the ones that are over from the one item that holds them all
+    await admin.ban('198.51.100.10', undefined);
+    const [item] = await service.items('BANS');
+    expect(Object.keys(item?.['ranges'] ?? {})).toEqual(['198.51.100.10/32']);
   });
 });
 
 describe('npm run admin: list and stats', () => {
-  it('lists recent uploads, newest first, by address too', async () => {
+  it('lists recent uploads, newest first, by address or range too', async () => {
     const service = await createTestService();
     const admin = adminOf(service);
     const first = await upload(service, 7, '203.0.113.5');
@@ -159,6 +163,11 @@ describe('npm run admin: list and stats', () => {
     expect((await admin.list({ sinceMs: 0, ip: '198.51.100.2', limit: 10 })).map((entry) => entry.idEncoded)).toEqual([
       second.id_encoded,
     ]);
+    expect((await admin.list({ sinceMs: 0, ip: '203.0.113.0/24', limit: 10 })).map((entry) => entry.idEncoded)).toEqual([
+      third.id_encoded,
+      first.id_encoded,
+    ]);
+    await expect(admin.list({ sinceMs: 0, ip: 'nobody', limit: 10 })).rejects.toThrow('not an address or CIDR range: nobody');
     expect(await admin.list({ sinceMs: 0, limit: 1 })).toHaveLength(1);
     expect(await admin.list({ sinceMs: Date.now() + 60_000, limit: 10 })).toEqual([]);
   });
