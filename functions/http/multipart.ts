@@ -58,7 +58,8 @@ export function parseMultipart(body: Buffer, contentType: string, limits: Multip
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        const bytes = Buffer.concat(chunks);
+        // one chunk (the whole body fed at once gives one): its bytes as they are, not a copy
+        const bytes = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
         // A browser form with no file chosen sends an empty part with an empty file name: no file at all.
         if (bytes.length === 0 && !info.filename) return;
         const parts = result.files.get(name) ?? [];

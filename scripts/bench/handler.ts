@@ -6,6 +6,7 @@ import { createHandler } from '../../functions/api/handler';
 import { METRIC, type Metrics } from '../../functions/core/metrics';
 import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
+import { standInEnvironment } from '../../local/stand-ins';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { indexWriteUnits, nowMs, sequentialRoundTrips, type StoreCall } from './latency-proxy';
@@ -13,6 +14,8 @@ import { indexWriteUnits, nowMs, sequentialRoundTrips, type StoreCall } from './
 export interface WholeUploadRow {
   input: string;
   latencyMs: number;
+  /** Timed straight against the stand-ins (no latency proxy, no calls recorded). */
+  direct: boolean;
   uploadP50: number;
   floorP50: number;
   /** Median of the ratios of an upload to the floor job run next to it. */
@@ -71,7 +74,6 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
       }),
     );
     ssm.destroy();
-    Object.assign(process.env, stores.proxied);
     let imagingEndMs = 0;
     let imagingMs = 0;
     const metrics: Metrics = {
@@ -82,20 +84,31 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
       },
       flush: () => undefined,
     };
-    const handler = createHandler(
-      {
-        BUCKET_NAME: names.bucket,
-        TABLE_NAME: names.table,
-        PARAMETER_PREFIX: names.parameterPrefix,
-        PUBLIC_URL: 'https://img.example.test',
-        KEY_CACHE_SECONDS: '300',
-        FLOOD_LIMITS_CACHE_SECONDS: '300',
-      },
-      { metrics },
-    );
+    // a handler of its own for each way to the stores: its SDK clients take their endpoints from the environment
+    const handlerVia = (endpoints: Record<string, string>) => {
+      Object.assign(process.env, endpoints);
+      return createHandler(
+        {
+          BUCKET_NAME: names.bucket,
+          TABLE_NAME: names.table,
+          PARAMETER_PREFIX: names.parameterPrefix,
+          PUBLIC_URL: 'https://img.example.test',
+          KEY_CACHE_SECONDS: '300',
+          FLOOD_LIMITS_CACHE_SECONDS: '300',
+        },
+        { metrics },
+      );
+    };
     const rows: WholeUploadRow[] = [];
     const fixtures = (await makeBenchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
-    for (const latency of latencies) {
+    // Without added latency, the uploads are also timed straight against the stand-ins, as `npm start` calls them: the
+    // proxies that record the calls cost CPU on the same cores. The proxied rows count the calls and round trips.
+    const variants = [
+      ...(latencies.includes(0) ? [{ latency: 0, direct: true }] : []),
+      ...latencies.map((latency) => ({ latency, direct: false })),
+    ];
+    for (const { latency, direct } of variants) {
+      const handler = handlerVia(direct ? standInEnvironment(standIns) : stores.proxied);
       await stores.setLatency(latency);
       for (const fixture of fixtures) {
         const uploads: number[] = [];
@@ -137,6 +150,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           const uploadMs = nowMs() - started;
           const calls = await stores.takeCalls();
           if (response.statusCode !== 200) throw new Error(`upload failed: ${response.body}`);
+          if (direct && calls.length > 0) throw new Error('an upload timed straight against the stand-ins went through a proxy');
           if (process.env['BENCH_TIMELINE'] && run === 3) {
             process.stderr.write(
               `timeline (ms from start; imaging ended at ${(imagingEndMs - started).toFixed(1)}, answer at ${uploadMs.toFixed(1)}):\n`,
@@ -173,6 +187,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
         rows.push({
           input: fixture.name,
           latencyMs: latency,
+          direct,
           uploadP50,
           floorP50,
           ratio: median(uploads.map((ms, index) => ms / (floors[index] ?? ms))),

@@ -6,6 +6,7 @@ import { defaultProcessor } from './processor';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { measureWholeUpload } from './handler';
+import { measureThroughNpmStart } from './npm-start';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -99,19 +100,36 @@ async function main(): Promise<void> {
   );
   if (process.env['BENCH_SKIP_HANDLER']) return;
   const latencies = (process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number);
+  const npmStartRows = await measureThroughNpmStart(Math.max(5, Math.floor(ITERATIONS / 2)));
+  process.stdout.write(
+    [
+      'Whole upload through `npm start` (the local server and its stand-ins in a process of their own, a multipart POST over loopback), interleaved with the floor job:',
+      '',
+      '| input | upload p50 (ms) | floor p50 (ms) | upload / floor (median of pairs) |',
+      '|---|---|---|---|',
+      ...npmStartRows.map(
+        (row) => `| ${row.input} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} |`,
+      ),
+      '',
+      '',
+    ].join('\n'),
+  );
   const wholeRows = await measureWholeUpload(Math.max(5, Math.floor(ITERATIONS / 2)), latencies);
   process.stdout.write(
     [
       'Whole upload through the handler, on the stand-ins behind proxies that add a latency to every store call, interleaved with the floor job:',
       '',
-      '| input | store latency (ms) | upload p50 (ms) | floor p50 (ms) | upload / floor | handler CPU / floor CPU | (upload - floor) / latency | its imaging p50 (ms) | (upload - its imaging) / latency | latencies the upload waited (vs. 0 ms) | round trips after the imaging | round trips in all | table write units | index write units | store calls |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| input | stores | store latency (ms) | upload p50 (ms) | floor p50 (ms) | upload / floor | handler CPU / floor CPU | (upload - floor) / latency | its imaging p50 (ms) | (upload - its imaging) / latency | latencies the upload waited (vs. 0 ms) | round trips after the imaging | round trips in all | table write units | index write units | store calls |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...wholeRows.map((row) => {
-        // how many times the added latency the upload grew by, against the same input without it: the round trips
-        // that are really on its critical path, the stand-ins' own time taken out
-        const base = wholeRows.find((other) => other.input === row.input && other.latencyMs === 0);
+        // how many times the added latency the upload grew by, against the same input through the same proxies
+        // without it: the round trips that are really on its critical path, the stand-ins' own time taken out
+        const base = wholeRows.find((other) => other.input === row.input && other.latencyMs === 0 && !other.direct);
         const waited = row.latencyMs > 0 && base ? ((row.uploadP50 - base.uploadP50) / row.latencyMs).toFixed(1) : '-';
-        return `| ${row.input} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.cpuRatio.toFixed(2)} | ${row.latencyMs > 0 ? row.extraOverFloor.toFixed(1) : '-'} | ${row.imagingP50.toFixed(0)} | ${row.latencyMs > 0 ? (row.outsideImagingP50 / row.latencyMs).toFixed(1) : '-'} | ${waited} | ${row.roundTripsAfterImaging} | ${row.roundTripsInAll} | ${row.tableWriteUnits} | ${row.indexWriteUnits} | ${row.storeCalls} |`;
+        const calls = row.direct
+          ? ['-', '-', '-', '-', '(not recorded)']
+          : [row.roundTripsAfterImaging, row.roundTripsInAll, row.tableWriteUnits, row.indexWriteUnits, row.storeCalls];
+        return `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.cpuRatio.toFixed(2)} | ${row.latencyMs > 0 ? row.extraOverFloor.toFixed(1) : '-'} | ${row.imagingP50.toFixed(0)} | ${row.latencyMs > 0 ? (row.outsideImagingP50 / row.latencyMs).toFixed(1) : '-'} | ${waited} | ${calls.join(' | ')} |`;
       }),
       '',
     ].join('\n'),

@@ -1,4 +1,4 @@
-import { createServer, request as forward, type IncomingMessage, type Server } from 'node:http';
+import { Agent, createServer, request as forward, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One store call as the proxy saw it. */
@@ -38,7 +38,9 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
 /**
  * An HTTP proxy in front of a stand-in that adds `delayMs()` to every call (the round trip of a store in AWS), and
  * records each call: when it started and ended, what it was, and, for DynamoDB writes, the write units the stand-in
- * counts (it asks for them by adding `ReturnConsumedCapacity`; the stand-ins check no signatures).
+ * counts (it asks for them by adding `ReturnConsumedCapacity`; the stand-ins check no signatures). Bodies it need not
+ * read (an S3 object, every answer but a DynamoDB write's) are streamed through, not gathered: the proxy stands for
+ * the network, and its own work shares the machine with the handler measured.
  */
 export async function startLatencyProxy(
   store: string,
@@ -47,47 +49,57 @@ export async function startLatencyProxy(
   calls: StoreCall[],
 ): Promise<LatencyProxy> {
   const targetUrl = new URL(target);
+  const agent = new Agent({ keepAlive: true });
   const server: Server = createServer((incoming, outgoing) => {
     void (async () => {
       const startMs = nowMs();
-      let body = await readAll(incoming);
       const amzTarget = String(incoming.headers['x-amz-target'] ?? '');
       const operation = amzTarget
         ? (amzTarget.split('.').pop() ?? amzTarget)
         : `${incoming.method} ${incoming.url?.split('?')[0]}`;
+      const counted = store === 'DynamoDB' && DYNAMO_WRITES.has(operation);
       let parsed: Record<string, unknown> | undefined;
-      if (store === 'DynamoDB' && DYNAMO_WRITES.has(operation)) {
-        parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      let body: Buffer | undefined;
+      const headers = { ...incoming.headers, host: targetUrl.host };
+      if (counted) {
+        parsed = JSON.parse((await readAll(incoming)).toString('utf8')) as Record<string, unknown>;
         body = Buffer.from(JSON.stringify({ ...parsed, ReturnConsumedCapacity: 'TOTAL' }));
+        headers['content-length'] = String(body.length);
       }
       await new Promise((resolve) => setTimeout(resolve, delayMs()));
-      const headers = { ...incoming.headers, host: targetUrl.host, 'content-length': String(body.length) };
       const proxied = forward(
-        { host: targetUrl.hostname, port: targetUrl.port, method: incoming.method, path: incoming.url, headers },
+        { host: targetUrl.hostname, port: targetUrl.port, method: incoming.method, path: incoming.url, headers, agent },
         (response) => {
+          if (!parsed) {
+            outgoing.writeHead(response.statusCode ?? 500, response.headers);
+            response.pipe(outgoing);
+            response.on('end', () => calls.push({ store, operation, startMs, endMs: nowMs() }));
+            return;
+          }
+          const written = parsed;
           void readAll(response).then((answer) => {
-            const call: StoreCall = { store, operation, startMs, endMs: nowMs() };
-            if (parsed) {
-              call.body = parsed;
-              const consumed = (JSON.parse(answer.toString('utf8') || '{}') as { ConsumedCapacity?: { CapacityUnits?: number } })
-                .ConsumedCapacity;
-              // a write whose condition failed costs a write unit too; the stand-in reports none then
-              call.writeUnits = consumed?.CapacityUnits ?? 1;
-            }
-            calls.push(call);
+            const consumed = (JSON.parse(answer.toString('utf8') || '{}') as { ConsumedCapacity?: { CapacityUnits?: number } })
+              .ConsumedCapacity;
+            // a write whose condition failed costs a write unit too; the stand-in reports none then
+            calls.push({ store, operation, startMs, endMs: nowMs(), body: written, writeUnits: consumed?.CapacityUnits ?? 1 });
             outgoing.writeHead(response.statusCode ?? 500, response.headers);
             outgoing.end(answer);
           });
         },
       );
       proxied.on('error', () => outgoing.destroy());
-      proxied.end(body);
+      if (body) proxied.end(body);
+      else incoming.pipe(proxied);
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        agent.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startLocalProcess } from '../../test/support/local-process';
+import { makeBenchFixtures } from './fixtures';
+import { floorJob } from './floor';
+import { nowMs } from './latency-proxy';
+
+export interface NpmStartRow {
+  input: string;
+  uploadP50: number;
+  floorP50: number;
+  /** Median of the ratios of an upload to the floor job run next to it. */
+  ratio: number;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/**
+ * The whole upload as a client sees it through `npm start`: the local server in a process of its own (the handler
+ * and the embedded stand-ins in it, as it runs), a multipart POST over loopback, timed to the answer's last byte,
+ * interleaved with the floor job on the same input in this process.
+ */
+export async function measureThroughNpmStart(iterations: number): Promise<NpmStartRow[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-npm-start-'));
+  const port = await freePort();
+  const server = await startLocalProcess({
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    API_KEY: 'bench-key-0123456789abcdef',
+    FLOOD_LIMITS: '{"minute":100000,"hour":100000,"day":100000,"week":100000,"month":100000}',
+  });
+  try {
+    const rows: NpmStartRow[] = [];
+    const fixtures = (await makeBenchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
+    for (const fixture of fixtures) {
+      const uploads: number[] = [];
+      const floors: number[] = [];
+      for (let run = 0; run < iterations + 2; run += 1) {
+        // a fresh image each time (bytes appended past the image's end): never a duplicate
+        const form = new FormData();
+        form.append('source', new Blob([Buffer.concat([fixture.bytes, randomBytes(8)])]), 'bench.bin');
+        const floorStarted = nowMs();
+        await floorJob(fixture.bytes);
+        const floorMs = nowMs() - floorStarted;
+        const started = nowMs();
+        const response = await fetch(`${server.url}/api/1/upload`, {
+          method: 'POST',
+          headers: { 'X-API-Key': server.apiKey },
+          body: form,
+        });
+        const answer = await response.text();
+        const uploadMs = nowMs() - started;
+        if (response.status !== 200) throw new Error(`upload failed: ${answer}`);
+        if (run < 2) continue; // warm-up: the cold start and the first caches
+        uploads.push(uploadMs);
+        floors.push(floorMs);
+      }
+      rows.push({
+        input: fixture.name,
+        uploadP50: median(uploads),
+        floorP50: median(floors),
+        ratio: median(uploads.map((ms, index) => ms / (floors[index] ?? ms))),
+      });
+      process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
+    }
+    return rows;
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
