@@ -10,6 +10,7 @@ import { standInEnvironment } from '../../local/stand-ins';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { indexWriteUnits, nowMs, sequentialRoundTrips, type StoreCall } from './latency-proxy';
+import { median } from './median';
 
 export interface WholeUploadRow {
   input: string;
@@ -41,12 +42,6 @@ export interface WholeUploadRow {
 function cpuMsSince(start: NodeJS.CpuUsage): number {
   const { user, system } = process.cpuUsage(start);
   return (user + system) / 1000;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 /**

@@ -7,6 +7,7 @@ import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { measureWholeUpload } from './handler';
 import { measureThroughNpmStart } from './npm-start';
+import { median } from './median';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -30,12 +31,6 @@ async function timed(job: () => Promise<unknown>, cpu?: Array<{ cpuMs: number; w
   const used = process.cpuUsage(cpuStart);
   cpu?.push({ cpuMs: (used.user + used.system) / 1000, wallMs });
   return wallMs;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 function peakRss(file: string, which: 'service' | 'floor'): { beforeMiB: number; peakMiB: number } {

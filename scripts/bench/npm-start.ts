@@ -6,6 +6,7 @@ import { freePort, startLocalProcess } from '../../test/support/local-process';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { nowMs } from './latency-proxy';
+import { median } from './median';
 
 export interface NpmStartRow {
   input: string;
@@ -13,12 +14,6 @@ export interface NpmStartRow {
   floorP50: number;
   /** Median of the ratios of an upload to the floor job run next to it. */
   ratio: number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 /**
