@@ -89,6 +89,20 @@ export function toApiGatewayEvent(request: RawRequest): APIGatewayProxyEvent {
   };
 }
 
+/** The event of a web `Request` (a test's, a bench's), built as the local server builds it from a socket's request. */
+export async function eventOfRequest(request: Request, sourceIp: string): Promise<APIGatewayProxyEvent> {
+  const url = new URL(request.url);
+  const rawHeaders: string[] = [];
+  request.headers.forEach((value, name) => rawHeaders.push(name, value));
+  return toApiGatewayEvent({
+    method: request.method,
+    url: `${url.pathname}${url.search}`,
+    rawHeaders,
+    body: Buffer.from(await request.arrayBuffer()),
+    sourceIp,
+  });
+}
+
 /** The size Lambda measures: the event as JSON. */
 export function eventBytes(event: APIGatewayProxyEvent): number {
   return Buffer.byteLength(JSON.stringify(event));

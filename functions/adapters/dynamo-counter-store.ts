@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import { DependencyError } from '../core/errors';
 import type { CounterStore, CounterSubject, CountWindow, GuardRuleName } from '../core/flood';
 import type { FloodWindow } from '../core/flood';
-import { sendConditional, sendOrFail } from './dynamo-calls';
+import { sendIfCondition, sendOrFail } from './dynamo-calls';
 import { TABLE_SCHEMA } from './table-schema';
 
 const PREFIX: Record<GuardRuleName, string> = { uploads: 'FLOOD', 'fetch-failures': 'FETCHFAIL', 'upload-urls': 'UPLOADURL' };
@@ -64,19 +64,7 @@ export class DynamoCounterStore implements CounterStore {
           }
         }
       });
-      const written = await sendConditional('flood counters', () =>
-        this.db.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: itemKey(subject),
-            UpdateExpression: `SET ${sets.join(', ')}`,
-            ConditionExpression: conditions.join(' AND '),
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          }),
-        ),
-      );
-      if (written) return { taken: true };
+      if (await this.setIf('flood counters', subject, { sets, conditions, names, values })) return { taken: true };
     }
     throw new DependencyError('flood counters', new Error(`no write of the counters held after ${MAX_ROUNDS} rounds`));
   }
@@ -100,20 +88,28 @@ export class DynamoCounterStore implements CounterStore {
         sets.push(`#w${index}.c = #w${index}.c - :one`);
         conditions.push(`#w${index}.s = :s${index} AND #w${index}.c > :zero`);
       });
-      const written = await sendConditional('flood counters give back', () =>
-        this.db.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: itemKey(subject),
-            UpdateExpression: `SET ${sets.join(', ')}`,
-            ConditionExpression: conditions.join(' AND '),
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          }),
-        ),
-      );
-      if (written) return;
+      if (await this.setIf('flood counters give back', subject, { sets, conditions, names, values })) return;
     }
+  }
+
+  /** One conditional write of a subject's item: true when it took place, false when its conditions failed. */
+  private setIf(
+    what: string,
+    subject: CounterSubject,
+    update: { sets: string[]; conditions: string[]; names: Record<string, string>; values: Record<string, unknown> },
+  ): Promise<boolean> {
+    return sendIfCondition(what, () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: itemKey(subject),
+          UpdateExpression: `SET ${update.sets.join(', ')}`,
+          ConditionExpression: update.conditions.join(' AND '),
+          ExpressionAttributeNames: update.names,
+          ExpressionAttributeValues: update.values,
+        }),
+      ),
+    );
   }
 
   private async read(subject: CounterSubject): Promise<Stored> {

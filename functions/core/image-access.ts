@@ -3,16 +3,11 @@ import { UploadError } from './errors';
 import type { IdCodecs } from './id-codec';
 import { toImageView, type ImageView } from './image-view';
 import { isLive } from './lifecycle';
-import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
-import { removeImage } from './remove-image';
+import type { Clock, ImageRecord } from './ports';
+import { removeImage, type RemovalDeps } from './remove-image';
 
-export interface ImageAccessDeps {
-  images: ImageRepository;
-  objects: ObjectStore;
-  duplicates: DuplicateIndex;
-  purger: CachePurger;
+export interface ImageAccessDeps extends RemovalDeps {
   clock: Clock;
-  logger: Logger;
   codecs: IdCodecs;
   publicUrl: string;
 }

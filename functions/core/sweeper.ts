@@ -1,19 +1,14 @@
 import { DayTally, dayOf, type DailyStats } from './daily-stats';
 import { isDue } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
-import type { CachePurger, Clock, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
+import type { Clock, ImageRecord } from './ports';
 import { planPurge } from './purge-plan';
-import { fileKeys, removeFiles } from './remove-image';
+import { fileKeys, removeFiles, type RemovalDeps } from './remove-image';
 
-export interface SweeperDeps {
+export interface SweeperDeps extends RemovalDeps {
   /** The daily figures of stored uploads, added once per run and day. */
   stats?: DailyStats;
-  images: ImageRepository;
-  objects: ObjectStore;
-  duplicates: DuplicateIndex;
-  purger: CachePurger;
   clock: Clock;
-  logger: Logger;
   metrics: Metrics;
 }
 

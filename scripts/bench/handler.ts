@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { createHandler } from '../../functions/api/handler';
 import { METRIC, type Metrics } from '../../functions/core/metrics';
-import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
+import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
 import { makeBenchFixtures } from './fixtures';
@@ -123,15 +123,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           form.append('source', new Blob([bytes]), `bench-${randomBytes(4).toString('hex')}.bin`);
           form.append('key', apiKey);
           const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
-          const rawHeaders: string[] = [];
-          request.headers.forEach((value, name) => rawHeaders.push(name, value));
-          const event = toApiGatewayEvent({
-            method: 'POST',
-            url: '/api/1/upload',
-            rawHeaders,
-            body: Buffer.from(await request.arrayBuffer()),
-            sourceIp: `203.0.113.${run % 250}`,
-          });
+          const event = await eventOfRequest(request, `203.0.113.${run % 250}`);
           const floorStarted = nowMs();
           const floorCpuStart = process.cpuUsage();
           await floorJob(fixture.bytes);

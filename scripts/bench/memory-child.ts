@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyHandler } from 'aws-lambda';
-import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
+import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 
 /**
  * One Lambda-like instance for `npm run load:memory`: loads the bundled handler (argv[2]), then runs `MEMORY_UPLOADS`
@@ -25,15 +25,7 @@ async function main(): Promise<void> {
     form.append('source', new Blob([Buffer.concat([jpeg, randomBytes(8)])]), 'memory.jpg');
     form.append('key', apiKey);
     const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
-    const rawHeaders: string[] = [];
-    request.headers.forEach((value, name) => rawHeaders.push(name, value));
-    const event = toApiGatewayEvent({
-      method: 'POST',
-      url: '/api/1/upload',
-      rawHeaders,
-      body: Buffer.from(await request.arrayBuffer()),
-      sourceIp: '203.0.113.9',
-    });
+    const event = await eventOfRequest(request, '203.0.113.9');
     const response = await handler(event, localContext(event.requestContext.requestId), () => undefined);
     if (!response || response.statusCode !== 200) throw new Error(`upload failed: ${response?.body ?? 'no answer'}`);
   };

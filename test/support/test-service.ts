@@ -7,7 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler, type HandlerOptions } from '../../functions/api/handler';
 import { IdCodec } from '../../functions/core/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
-import { localContext, toApiGatewayEvent } from '../../local/api-gateway-event';
+import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision, type LocalClients } from '../../local/provision';
 
 export const PUBLIC_URL = 'https://img.example.test';
@@ -138,17 +138,8 @@ export async function createTestService(
 }
 
 /** The API Gateway event of a web Request, as the local server builds it. */
-export async function eventFrom(request: Request, sourceIp = '203.0.113.7'): Promise<APIGatewayProxyEvent> {
-  const url = new URL(request.url);
-  const rawHeaders: string[] = [];
-  request.headers.forEach((value, name) => rawHeaders.push(name, value));
-  return toApiGatewayEvent({
-    method: request.method,
-    url: `${url.pathname}${url.search}`,
-    rawHeaders,
-    body: Buffer.from(await request.arrayBuffer()),
-    sourceIp,
-  });
+export function eventFrom(request: Request, sourceIp = '203.0.113.7'): Promise<APIGatewayProxyEvent> {
+  return eventOfRequest(request, sourceIp);
 }
 
 /** A multipart upload request as ShareX sends it. */

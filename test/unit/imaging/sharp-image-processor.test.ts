@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { UploadError } from '../../../functions/core/errors';
-import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
 import {
   makeAnimated,
   makeAvif,
@@ -18,7 +18,8 @@ import {
   NOT_IMAGES,
 } from '../../support/images';
 
-const processor = new SharpImageProcessor({
+/** Small sizes, so that the tests' images make real renditions. */
+const SETTINGS: ImagingSettings = {
   maxPixels: 4_000_000,
   maxHeicPixels: 24_000_000,
   timeLimitSeconds: 10,
@@ -26,7 +27,8 @@ const processor = new SharpImageProcessor({
   thumbSize: 32,
   mediumWidth: 50,
   keepMetadata: false,
-});
+};
+const processor = new SharpImageProcessor(SETTINGS);
 
 async function expectRefused(input: Buffer, kind: string, message: string): Promise<void> {
   const error: unknown = await processor.process(input, { targetWidth: undefined }).then(
@@ -130,15 +132,7 @@ describe('SharpImageProcessor', () => {
   });
 
   /** A processor with a pixel limit small enough for tiny test images to cross. */
-  const small = new SharpImageProcessor({
-    maxPixels: 100_000,
-    maxHeicPixels: 24_000_000,
-    timeLimitSeconds: 10,
-    maxFrames: 10,
-    thumbSize: 32,
-    mediumWidth: 50,
-    keepMetadata: false,
-  });
+  const small = new SharpImageProcessor({ ...SETTINGS, maxPixels: 100_000 });
 
   it('refuses more pixels than the limit before decoding', async () => {
     await expect(small.process(await makePng(317, 316), { targetWidth: undefined })).rejects.toMatchObject({
@@ -224,15 +218,7 @@ describe('SharpImageProcessor: formats browsers cannot show and metadata', () =>
   });
 
   it('keeps metadata in stored originals when the operator says so', async () => {
-    const keeping = new SharpImageProcessor({
-      maxPixels: 4_000_000,
-      maxHeicPixels: 24_000_000,
-      timeLimitSeconds: 10,
-      maxFrames: 10,
-      thumbSize: 32,
-      mediumWidth: 50,
-      keepMetadata: true,
-    });
+    const keeping = new SharpImageProcessor({ ...SETTINGS, keepMetadata: true });
     const result = await keeping.process(await makeJpegWithMetadata(64, 48), { targetWidth: undefined });
     expect((await sharp(result.original.bytes).metadata()).exif).toBeDefined();
     const turned = await keeping.process(await makeJpeg(60, 40, { orientation: 6, exif: { IFD0: { Make: 'TestCam' } } }), {
