@@ -1,4 +1,3 @@
-import { decodeBase64Source } from '../../../functions/core/base64-source';
 import { UploadError } from '../../../functions/core/errors';
 import {
   cleanDescription,
@@ -61,34 +60,5 @@ describe('request parameters', () => {
 
   it.each(['P', 'PT', 'P1', '1h', 'P1.5D', 'tomorrow', '-600', 'P-1D'])('refuses expiration %j with code 620', (value) => {
     expect(() => parseExpirationSeconds(value)).toThrow(new UploadError('InvalidExpiration', 'Invalid expiration'));
-  });
-});
-
-describe('base64 sources', () => {
-  const bytes = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0xfb, 0xef, 0xbe]);
-  const standard = bytes.toString('base64');
-
-  it.each([
-    ['standard', standard],
-    ['data URL', `data:image/jpeg;base64,${standard}`],
-    ['spaces for plus signs', standard.replace(/\+/g, ' ')],
-    ['line breaks and tabs', `${standard.slice(0, 4)}\r\n${standard.slice(4, 8)}\t${standard.slice(8)}`],
-    ['URL-safe alphabet', bytes.toString('base64url')],
-    ['missing padding', standard.replace(/=+$/, '')],
-  ])('decodes the %s form', (_name, text) => {
-    expect(Buffer.compare(decodeBase64Source(text), bytes)).toBe(0);
-  });
-
-  it.each(['', '====', 'abc$', 'a', 'YWJj=YWJj'])('refuses %j with code 120', (text) => {
-    expect(() => decodeBase64Source(text)).toThrow(new UploadError('InvalidBase64', 'Invalid base64 string'));
-  });
-});
-
-describe('base64 sources whose plus signs became spaces at the ends', () => {
-  it('reads leading and trailing spaces as plus signs', () => {
-    const bytes = Buffer.from([0xfb, 0xef, 0xbe, 0x01, 0x02, 0xfb, 0xef, 0xbe]);
-    const text = bytes.toString('base64');
-    expect(text.startsWith('+')).toBe(true);
-    expect(Buffer.compare(decodeBase64Source(text.replace(/\+/g, ' ')), bytes)).toBe(0);
   });
 });
