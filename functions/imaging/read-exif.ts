@@ -44,9 +44,19 @@ export function readExif(exif: Buffer | undefined): Record<string, unknown> | nu
   return Object.keys(out).length > 0 ? out : null;
 }
 
+/**
+ * Where a string's trailing NULs begin. Not `/\0+$/`: tried at every position of a run of NULs followed by something
+ * else, it is quadratic, and an EXIF string can be as long as the upload (WebP, PNG, TIFF).
+ */
+function endOfText(value: string): number {
+  let end = value.length;
+  while (end > 0 && value.charCodeAt(end - 1) === 0) end -= 1;
+  return end;
+}
+
 function toJsonValue(value: unknown): unknown {
   if (typeof value === 'string') {
-    const text = value.replace(/\u0000+$/, '');
+    const text = value.slice(0, endOfText(value));
 
     return text.length <= MAX_STRING_CHARS && !/[\u0000-\u0008\u000e-\u001f]/.test(text) ? text : undefined;
   }
