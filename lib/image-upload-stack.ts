@@ -213,8 +213,10 @@ export class ImageUploadStack extends Stack {
 
     // Least privilege: exactly the objects, table, index and parameters, with the actions the code uses.
     const objectsArn = bucket.arnForObjects(`${BUCKET_LAYOUT.imagesPrefix}*`);
+    // get: a HEAD of the files of a record written alongside their puts (a waiting duplicate, the sweep); listing the
+    // bucket makes a missing one answer 404 rather than 403
     this.apiFunction.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:DeleteObject'], resources: [objectsArn] }),
+      new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], resources: [objectsArn] }),
     );
     // the two-step upload: sign PUTs to the staging prefix (the signer needs the right it grants), read and remove there;
     // and list the bucket, so that reading a staged object nobody put answers 404 rather than 403
@@ -228,12 +230,15 @@ export class ImageUploadStack extends Stack {
       `IAM5[Resource::<${this.logicalIdOf(bucket)}.Arn>/staging/*]`,
       'Staged uploads are named per upload URL, so their actions need `<bucket>/staging/*`: one prefix, put (to sign upload URLs), get and delete.',
     );
-    this.sweepFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: [objectsArn] }));
+    this.sweepFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:DeleteObject'], resources: [objectsArn] }),
+    );
+    this.sweepFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     for (const fn of [this.apiFunction, this.sweepFunction]) {
       acknowledge(
         fn,
         `IAM5[Resource::<${this.logicalIdOf(bucket)}.Arn>/images/*]`,
-        'Object keys are made per upload, so object actions need `<bucket>/images/*`: one prefix of this one bucket, only put and delete.',
+        'Object keys are made per upload, so object actions need `<bucket>/images/*`: one prefix of this one bucket, only put, get (a HEAD: are the files there?) and delete.',
       );
     }
     const tableActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];

@@ -1,6 +1,15 @@
 import { UploadError } from './errors';
-import { isLive } from './lifecycle';
-import type { Clock, DuplicateFingerprint, DuplicateIndex, ImageRecord, ImageRepository, RandomSource } from './ports';
+import { isLive, PENDING_GRACE_MS } from './lifecycle';
+import type {
+  Clock,
+  DuplicateFingerprint,
+  DuplicateIndex,
+  ImageRecord,
+  ImageRepository,
+  ObjectStore,
+  RandomSource,
+} from './ports';
+import { fileKeys } from './remove-image';
 
 export type DuplicatePolicy = 'return-existing' | 'reject' | 'allow';
 
@@ -24,6 +33,7 @@ export type DuplicateCheck = { existing: ImageRecord } | { claim: HeldClaim | un
 export interface DuplicateGuardDeps {
   duplicates: DuplicateIndex;
   images: Pick<ImageRepository, 'find'>;
+  objects: Pick<ObjectStore, 'exist'>;
   clock: Clock;
   random: RandomSource;
   policy: DuplicatePolicy;
@@ -52,12 +62,14 @@ export class DuplicateGuard {
       const answer = await duplicates.claim(fingerprint, claim, DUPLICATE_WINDOW_MS);
       if (answer.claimed) return { claim: { fingerprint, claimId } };
       const record = await images.find(answer.held.imageId);
-      if (record && isLive(record, nowMs)) {
+      const live = record !== undefined && isLive(record, nowMs);
+      if (live && (await this.filesStored(record, nowMs))) {
         if (policy === 'reject') throw new UploadError('Duplicate', 'Duplicated upload');
         return { existing: record };
       }
-      // no record yet, for a claim made lately: its upload is storing the image right now
-      const inFlight = record === undefined && answer.held.claimedAtMs > nowMs - STALE_CLAIM_MS;
+      // no record yet, or a record whose files are still being put, for a claim made lately: its upload is storing the
+      // image right now
+      const inFlight = (record === undefined || live) && answer.held.claimedAtMs > nowMs - STALE_CLAIM_MS;
       if (inFlight) {
         // Another request is storing the same bytes right now.
         if (nowMs - startedMs >= IN_FLIGHT_WAIT_MS) return { claim: undefined }; // it is taking long: store this one too
@@ -70,6 +82,15 @@ export class DuplicateGuard {
       }
     }
     return { claim: undefined }; // the fingerprint kept changing hands: store this one, unclaimed
+  }
+
+  /**
+   * Whether a live record's files are all stored. An upload writes its record alongside its renditions' puts, so a
+   * record may be there a moment before its files (or, if its upload died then, until the sweep removes it, once its
+   * name claim's grace is over): only then is it looked at.
+   */
+  private async filesStored(record: ImageRecord, nowMs: number): Promise<boolean> {
+    return record.createdAtMs + PENDING_GRACE_MS <= nowMs || this.deps.objects.exist(fileKeys(record));
   }
 
   /** Points this upload's claim at the id it stores under after all (the first one drawn was taken). */

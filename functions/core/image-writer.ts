@@ -10,10 +10,12 @@ export interface ImageWriterDeps {
 
 /**
  * The write protocol of an image, after its name claim recorded it as pending (naming its three files): the files
- * (the original as soon as its bytes are known, while the renditions are still being made), then the image's record.
- * A failure leaves either nothing or a pending name claim naming every file that may exist, which the clean-up here
- * or the sweep removes, so there is never a file without a record, nor an image shown whose files are missing. The
- * claim of a stored image is settled by the sweep, off the upload's path.
+ * (the original as soon as its bytes are known, while the renditions are still being made), and the image's record
+ * alongside the renditions' puts. A failure leaves either nothing or a pending name claim naming every file that may
+ * exist (and maybe the record), which the clean-up or the sweep removes, so there is never a file without a record or
+ * a pending claim naming it. A record whose files are not all there is answered to no one: its upload answers once
+ * everything is written, and a duplicate waits for the files. The claim of a stored image is settled by the sweep, off
+ * the upload's path.
  */
 export class ImageWriter {
   constructor(private readonly deps: ImageWriterDeps) {}
@@ -23,7 +25,7 @@ export class ImageWriter {
     return this.put(key, original);
   }
 
-  /** Writes the renditions, and the original unless `originalPut` is its put already under way; then `save`. */
+  /** Writes the renditions, and the original unless `originalPut` is its put already under way (`save` alongside). */
   async finish(
     record: ImageRecord,
     files: { original: EncodedImage; thumb: EncodedImage; medium: EncodedImage },

@@ -50,6 +50,8 @@ export interface StoredObject {
 
 export interface ObjectStore {
   put(object: StoredObject): Promise<void>;
+  /** True when every one of these objects is stored. */
+  exist(keys: readonly string[]): Promise<boolean>;
   deleteMany(keys: readonly string[]): Promise<void>;
 }
 

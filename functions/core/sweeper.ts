@@ -1,5 +1,5 @@
 import { DayTally, dayOf, type DailyStats } from './daily-stats';
-import { isDue } from './lifecycle';
+import { isDue, isLive } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
 import type { Clock, ImageRecord } from './ports';
 import { planPurge } from './purge-plan';
@@ -117,22 +117,30 @@ export class Sweeper {
   }
 
   /**
-   * Settles the name claim of an upload past its grace. Stored (its image's record holds the claimed files): the claim
-   * only leaves the sweep's sight. Dead half way (no record): the files it may have written go first (they were never
-   * shown, so there is nothing to purge), and the claim counts as removed.
+   * Settles the name claim of an upload past its grace. Stored (its image's record holds the claimed files, all there):
+   * the claim only leaves the sweep's sight. Dead half way (no record, or a live record with a file missing, written
+   * while the files were put): the record and the files it may have written go first (never answered, so there is
+   * nothing to purge), and the claim counts as removed.
    */
   private async settleUpload(name: string, nowMs: number, result: SweepResult, stored: DayTally): Promise<void> {
     try {
       const upload = await this.deps.images.findPending(name);
       if (!upload || !isDue(upload, nowMs)) return;
-      const record = await this.deps.images.find(upload.imageId);
+      let record = await this.deps.images.find(upload.imageId);
       // A record of another image under that id (the upload drew a taken id and saved under a new one) may mean
       // either; its files are left rather than risk removing a stored image's.
+      const ours = record?.original.key === upload.keys.original;
+      if (record && ours && isLive(record, nowMs) && !(await this.deps.objects.exist(fileKeys(record)))) {
+        // The record is written alongside the files' puts: this upload died in between, and was never answered.
+        await removeFiles(this.deps, record);
+        await this.deps.images.remove(record.id);
+        record = undefined;
+      }
       if (!record) await this.deps.objects.deleteMany([upload.keys.original, upload.keys.thumb, upload.keys.medium]);
       const settled = await this.deps.images.settleName(name);
       if (settled && !record) result.removed += 1;
       // counted once, by the run that settled it
-      if (settled && record?.original.key === upload.keys.original) {
+      if (settled && record && ours) {
         const bytes = record.original.size + record.thumb.size + record.medium.size;
         stored.add(dayOf(upload.createdAtMs), { uploads: 1, bytes });
       }

@@ -95,6 +95,8 @@ interface Holdings {
   pending?: { name: string; keys: ImageKeys };
   /** The original's put, started before the renditions: waited for before anything is cleaned up. */
   originalPut?: Promise<void>;
+  /** The image's record, once written (alongside its files' puts). */
+  saved?: ImageRecord;
 }
 
 /**
@@ -102,8 +104,8 @@ interface Holdings {
  * trips as it can. The key and the options are checked first (no store call: the key is cached). Then, while the
  * pixels decode: the flood slot (a URL source is fetched only once it is taken), the duplicate fingerprint and the
  * file name at once (the name's claim records the upload as pending, naming its three files), and the original's put
- * as soon as its bytes are known. Once the pixels are ready, only the renditions (at once) and the image's record are
- * left: two round trips.
+ * as soon as its bytes are known. Once the pixels are ready, only the renditions' puts and the image's record are left,
+ * written at once: one round trip.
  */
 export class UploadService {
   private readonly duplicateGuard: DuplicateGuard;
@@ -163,13 +165,21 @@ export class UploadService {
         );
         originalPut.catch(() => undefined);
         held.originalPut = originalPut;
-        // 5. once the pixels are ready: the renditions, then the image's record
+        // 5. once the pixels are ready: the renditions and the image's record at once, one round trip. Until the
+        //    puts end, the record names files not all there yet: a waiting duplicate looks for them, a failed put
+        //    takes the record back (undo), and an upload that dies in between leaves its name claim pending, which the
+        //    sweep finds with the record and a file missing, and removes.
         const processed = await processing;
         await held.reserving;
         const token = deleteTokens.make(this.deps.random);
         const record = this.recordOf(claims, options, processed, token.hash, nowMs, held.claim !== undefined);
-        await this.writer.finish(record, processed, originalPut);
-        await this.save(record, held);
+        const [files, saved] = await Promise.allSettled([
+          this.writer.finish(record, processed, originalPut),
+          this.save(record, held),
+        ]);
+        if (saved.status === 'fulfilled') held.saved = record;
+        if (files.status === 'rejected') throw files.reason;
+        if (saved.status === 'rejected') throw saved.reason;
         delete held.pending;
         this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
         this.deps.metrics.add(
@@ -340,10 +350,19 @@ export class UploadService {
     const steps: Array<Promise<void>> = [];
     if (held.reserving) steps.push(held.reserving.then((reservation) => reservation.release()).catch(() => undefined));
     if (held.claim) steps.push(this.duplicateGuard.release(held.claim));
-    const pending = held.pending;
+    const { pending, saved } = held;
     if (pending) {
       const put = held.originalPut ?? Promise.resolve();
-      steps.push(put.catch(() => undefined).then(() => this.writer.discard(pending.name, pending.keys)));
+      steps.push(
+        put
+          .catch(() => undefined)
+          .then(async () => {
+            // A record written alongside files that failed goes first. Should that fail, the name claim stays pending
+            // (naming the files): the sweep then finds the record with a file missing and removes them both.
+            if (saved) await this.deps.images.remove(saved.id);
+            await this.writer.discard(pending.name, pending.keys);
+          }),
+      );
     }
     for (const result of await Promise.allSettled(steps)) {
       if (result.status === 'rejected')

@@ -135,6 +135,25 @@ describe('the stack', () => {
     expect(behaviors.sort()).toEqual(['/api/*', '/images/*']);
   });
 
+  it('lets the functions put, look at and remove images, and list the bucket so that a file not there answers 404', () => {
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Array<{
+      Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } };
+    }>;
+    const imageActions = (role: string) =>
+      policies
+        .filter((policy) => JSON.stringify(policy.Properties).includes(role))
+        .flatMap((policy) => policy.Properties.PolicyDocument.Statement)
+        .filter((statement) => JSON.stringify(statement.Resource).includes('/images/*') || statement.Action === 's3:ListBucket')
+        .map((statement) => statement.Action);
+    const roles = Object.keys(template.findResources('AWS::IAM::Role'));
+    const role = (prefix: string) => roles.find((name) => name.startsWith(prefix)) ?? prefix;
+    expect(imageActions(role('ApiFunctionServiceRole'))).toEqual([
+      ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
+      's3:ListBucket',
+    ]);
+    expect(imageActions(role('SweepFunctionServiceRole'))).toEqual([['s3:GetObject', 's3:DeleteObject'], 's3:ListBucket']);
+  });
+
   it('lets the distribution, and only it, read and list the bucket, so a missing file answers 404 rather than 403', () => {
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       PolicyDocument: {

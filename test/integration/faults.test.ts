@@ -155,6 +155,26 @@ describe('store failures during an upload', () => {
       expect(await storesState()).toMatchObject({ dead: 0, unsettled: 0 });
     }
   });
+
+  it('leaves a record whose rendition failed, when taking it back fails too, and the sweep removes it whole', async () => {
+    // the record is written alongside the renditions' puts: a rendition's put fails, the record is written, and
+    // everything after it (the record's removal, the clean-up) fails as in an outage
+    const puts = uploadCalls.flatMap((call, index) => (call === 'S3Client:PutObjectCommand' ? [index] : []));
+    const recordAt = uploadCalls.lastIndexOf('DynamoDBDocumentClient:PutCommand');
+    expect(recordAt).toBeGreaterThan(puts[2] ?? Infinity);
+    const floodBefore = (await storesState()).floodCount;
+    const injector = injectFaults({ failAt: puts.slice(1, 2), failFrom: recordAt + 1 });
+    const response = await upload(await freshImage()).finally(() => injector.restore());
+    expect(response.statusCode).toBe(503);
+    const state = await storesState();
+    keptByOutage += state.floodCount - floodBefore;
+    expect(state.objectsWithoutRecord).toEqual([]);
+    expect(state.activeWithoutObjects).toHaveLength(1); // its name claim, still pending, names it for the sweep
+    expect(state.unsettled).toBe(1);
+    await sweepLater(16);
+    await expectConsistent();
+    expect(await storesState()).toMatchObject({ dead: 0, unsettled: 0 });
+  });
 });
 
 describe('store failures during a delete', () => {

@@ -1,3 +1,4 @@
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildStores } from '../../functions/api/stores';
 import { loadConfig } from '../../functions/config';
@@ -161,6 +162,30 @@ describe('the sweep', () => {
     // the name stays taken, out of the sweep's sight
     const name = (stored?.['original'] as { key: string }).key;
     expect(await service.item(`KEY#${name}`)).toEqual({ pk: `KEY#${name}`, imageId: id });
+  });
+
+  it('removes an upload that died between its record and its files (written at once): record, files and duplicate entry', async () => {
+    const service = await createTestService();
+    const image = jsonBody(
+      await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(44, 9), filename: 'r.png' } })),
+    ).image;
+    // as an upload that died after its record and its original's put, before a rendition's put ended
+    const thumbKey = new URL(String((image['thumb'] as { url: string }).url)).pathname.slice(1);
+    await service.clients.s3.send(new DeleteObjectCommand({ Bucket: service.bucket, Key: thumbKey }));
+    expect(await service.items('DUP#')).toHaveLength(1);
+    const purger = new RecordingPurger();
+    expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
+    expect(await service.items('IMG#')).toHaveLength(1); // within its grace: it may still be storing
+    expect(await sweeperOf(service, purger, NO_METRICS, 16 * 60_000).sweep(options())).toEqual({
+      removed: 1,
+      failed: 0,
+      purgedPaths: 0,
+    });
+    expect(purger.requests).toEqual([]); // never answered: no CDN had its files
+    expect(await service.objectKeys()).toEqual([]);
+    expect(await service.items('IMG#')).toEqual([]);
+    expect(await service.items('DUP#')).toEqual([]);
+    expect((await service.items('KEY#')).map((claim) => claim['status'])).toEqual([undefined]); // the name stays taken
   });
 
   it('settles the name claims of stored uploads after their grace, leaving their files and records', async () => {

@@ -11,18 +11,19 @@ export interface FaultInjector {
 }
 
 /**
- * Makes SDK calls fail as a store outage would, at the adapter's edge: the N-th call (0-based) fails, or every call
- * from the N-th on. The emulators cannot fail on demand, so this is the one place the SDK is intercepted; the calls
+ * Makes SDK calls fail as a store outage would, at the adapter's edge: the N-th call (0-based) fails (or each of a
+ * list), and every call from another on. The emulators cannot fail on demand, so this is the one place the SDK is intercepted; the calls
  * that do not fail go to the emulators as usual. Failing `send` itself skips the SDK's retries, as if they all failed.
  */
-export function injectFaults(plan: { failAt?: number; failFrom?: number } = {}): FaultInjector {
+export function injectFaults(plan: { failAt?: number | number[]; failFrom?: number } = {}): FaultInjector {
+  const failAt = new Set(plan.failAt === undefined ? [] : [plan.failAt].flat());
   const original = base.send;
   const calls: string[] = [];
   base.send = function (this: unknown, command: unknown, ...rest: unknown[]): Promise<unknown> {
     const index = calls.length;
     const name = `${(this as object).constructor.name}:${(command as object).constructor.name}`;
     calls.push(name);
-    const fails = index === plan.failAt || (plan.failFrom !== undefined && index >= plan.failFrom);
+    const fails = failAt.has(index) || (plan.failFrom !== undefined && index >= plan.failFrom);
     if (fails) {
       return Promise.reject(
         Object.assign(new Error(`injected fault in call ${index} (${name})`), {

@@ -294,6 +294,12 @@ export class InMemoryObjectStore implements ObjectStore {
     this.objects.set(object.key, object);
   }
 
+  async exist(keys: readonly string[]): Promise<boolean> {
+    this.log.record('objects.exist');
+    if (this.failing) throw new Error('injected: the object store is down');
+    return keys.every((key) => this.objects.has(key));
+  }
+
   async deleteMany(keys: readonly string[]): Promise<void> {
     this.log.record('objects.deleteMany');
     for (const key of keys) this.objects.delete(key);

@@ -1,24 +1,38 @@
 import { DuplicateGuard, IN_FLIGHT_WAIT_MS, STALE_CLAIM_MS, type DuplicatePolicy } from '../../../functions/core/duplicate-guard';
 import type { ImageRecord } from '../../../functions/core/ports';
-import { FakeClock, InMemoryDuplicateIndex, InMemoryImageRepository } from '../../support/in-memory';
+import { PENDING_GRACE_MS } from '../../../functions/core/lifecycle';
+import { FakeClock, InMemoryDuplicateIndex, InMemoryImageRepository, InMemoryObjectStore } from '../../support/in-memory';
 
 const fingerprint = { clientIp: '203.0.113.5', md5: 'a'.repeat(32), width: undefined };
 const keys = { original: 'images/o.png', thumb: 'images/o.th.png', medium: 'images/o.md.png' };
+const file = (key: string) => ({ key, body: Buffer.from('x'), contentType: 'image/png', cacheControl: 'no-store' });
 
 function setup(policy: DuplicatePolicy = 'return-existing') {
   const clock = new FakeClock();
   const duplicates = new InMemoryDuplicateIndex();
   const images = new InMemoryImageRepository();
+  const objects = new InMemoryObjectStore();
   let next = 0;
   const random = { hex: (chars: number) => String((next += 1)).padStart(chars, '0'), safeInteger: () => 1 };
-  const guard = new DuplicateGuard({ duplicates, images, clock, random, policy });
-  return { clock, duplicates, images, guard };
+  const guard = new DuplicateGuard({ duplicates, images, objects, clock, random, policy });
+  /** The three files of the image, as its upload puts them. */
+  const putFiles = (): void => {
+    for (const key of Object.values(keys)) objects.objects.set(key, file(key));
+  };
+  /** An upload finishes: its files, then its record (the order it waits for them in does not matter to the guard). */
+  const store = (record: ImageRecord): void => {
+    putFiles();
+    images.records.set(record.id, record);
+  };
+  return { clock, duplicates, images, objects, guard, putFiles, store };
 }
 
 const active = (id: number, clock: FakeClock): ImageRecord =>
   ({
     id,
-    keys,
+    original: { key: keys.original },
+    thumb: { key: keys.thumb },
+    medium: { key: keys.medium },
     createdAtMs: clock.nowMs(),
     status: 'active',
     expiresAtMs: null,
@@ -33,28 +47,69 @@ describe('DuplicateGuard', () => {
   });
 
   it('answers the stored image of an earlier claim, or refuses it when duplicates are rejected', async () => {
-    const { guard, images, clock } = setup();
+    const { guard, store, clock } = setup();
     await guard.check(fingerprint, 7);
-    images.records.set(7, active(7, clock));
+    store(active(7, clock));
     expect(await guard.check(fingerprint, 8)).toMatchObject({ existing: { id: 7 } });
     const rejecting = setup('reject');
     await rejecting.guard.check(fingerprint, 7);
-    rejecting.images.records.set(7, active(7, rejecting.clock));
+    rejecting.store(active(7, rejecting.clock));
     await expect(rejecting.guard.check(fingerprint, 8)).rejects.toMatchObject({ kind: 'Duplicate' });
   });
 
   it('waits for an identical upload in flight and answers its image once it is stored', async () => {
-    const { guard, images, clock } = setup();
+    const { guard, store, clock } = setup();
     await guard.check(fingerprint, 7); // its upload is storing image 7: no record yet
     const sleep = clock.sleep.bind(clock);
     let polls = 0;
     clock.sleep = async (ms) => {
       polls += 1;
-      if (polls === 3) images.records.set(7, active(7, clock)); // the first upload finishes meanwhile
+      if (polls === 3) store(active(7, clock)); // the first upload finishes meanwhile
       await sleep(ms);
     };
     expect(await guard.check(fingerprint, 8)).toMatchObject({ existing: { id: 7 } });
     expect(polls).toBe(3);
+  });
+
+  it('waits while the record of an identical upload is written but its files are not all there yet', async () => {
+    const { guard, images, objects, putFiles, clock } = setup();
+    await guard.check(fingerprint, 7);
+    images.records.set(7, active(7, clock)); // the record is written alongside the puts, which are not done yet
+    objects.objects.set(keys.original, file(keys.original));
+    const sleep = clock.sleep.bind(clock);
+    let polls = 0;
+    clock.sleep = async (ms) => {
+      polls += 1;
+      if (polls === 2) putFiles(); // the renditions' puts end meanwhile
+      await sleep(ms);
+    };
+    expect(await guard.check(fingerprint, 8)).toMatchObject({ existing: { id: 7 } });
+    expect(polls).toBe(2);
+    // a policy that refuses duplicates does not refuse before the files are there either
+    const rejecting = setup('reject');
+    await rejecting.guard.check(fingerprint, 7);
+    rejecting.images.records.set(7, active(7, rejecting.clock));
+    expect(await rejecting.guard.check(fingerprint, 8)).toEqual({ claim: undefined }); // waited, then stored unclaimed
+  });
+
+  it('answers a record past the pending grace without looking for its files (the sweep has settled its upload)', async () => {
+    const { guard, images, objects, clock } = setup();
+    await guard.check(fingerprint, 7);
+    images.records.set(7, active(7, clock));
+    clock.advance(PENDING_GRACE_MS);
+    objects.failing = true; // any look at the files would throw
+    expect(await guard.check(fingerprint, 8)).toMatchObject({ existing: { id: 7 } });
+  });
+
+  it('takes over the claim of an upload that died between its record and its files, after the stale time', async () => {
+    const { guard, images, duplicates, clock } = setup();
+    await guard.check(fingerprint, 7);
+    images.records.set(7, active(7, clock)); // no file ever came: the sweep removes the record at the grace's end
+    clock.advance(STALE_CLAIM_MS + 1);
+    const startedMs = clock.nowMs();
+    expect(await guard.check(fingerprint, 8)).toMatchObject({ claim: { fingerprint } });
+    expect(clock.nowMs()).toBe(startedMs);
+    expect([...duplicates.entries.values()][0]?.imageId).toBe(8);
   });
 
   it('stops waiting for an identical upload in flight after its wait, and stores this one unclaimed', async () => {

@@ -164,15 +164,29 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
 }
 
 describe('UploadService', () => {
-  it('after the decode ends, waits only for the three files (at once) and the image record', async () => {
+  it('after the decode ends, waits only for the three files and the image record, written at once', async () => {
     const { log, upload, images, objects } = setup();
+    // the puts end only once the record is written: an upload that waited for them before writing it never ends
+    const put = objects.put.bind(objects);
+    const recordWritten = new Promise<void>((resolve) => {
+      const save = images.saveActive.bind(images);
+      images.saveActive = async (record) => {
+        const saved = await save(record);
+        resolve();
+        return saved;
+      };
+    });
+    objects.put = async (object) => {
+      if (!object.key.endsWith('/cat.png')) await recordWritten;
+      return put(object);
+    };
     const image = await upload();
     expect(image.url).toMatch(/\/images\/2026\/11\/23\/cat\.png$/);
     // the claims (the name's recording the upload as pending) went alongside the decode
     expect(log.calls.slice(0, log.calls.indexOf('-- imaging done --'))).toEqual(
       expect.arrayContaining(['duplicates.claim', 'images.claimName', 'processor.process']),
     );
-    expect(log.after('-- imaging done --')).toEqual(['objects.put', 'objects.put', 'objects.put', 'images.saveActive']);
+    expect(log.after('-- imaging done --').sort()).toEqual(['images.saveActive', 'objects.put', 'objects.put', 'objects.put']);
     expect([...images.records.values()].map((record) => record.status)).toEqual(['active']);
     expect(objects.objects.size).toBe(3);
     // the claim stays pending for the sweep to settle, off the upload's path
@@ -251,6 +265,39 @@ describe('UploadService', () => {
     expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
     expect(duplicates.entries.size).toBe(0);
     expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
+  });
+
+  it('takes back the record written alongside a rendition whose put fails, and everything else', async () => {
+    const { upload, images, objects, duplicates, counters } = setup();
+    const put = objects.put.bind(objects);
+    objects.put = async (object) => {
+      if (object.key.includes('.th.')) throw new Error('injected: the thumbnail put failed');
+      return put(object);
+    };
+    await expect(upload()).rejects.toThrow('the thumbnail put failed');
+    expect(images.records.size).toBe(0);
+    expect(objects.objects.size).toBe(0);
+    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
+    expect(duplicates.entries.size).toBe(0);
+    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
+  });
+
+  it('leaves the name claim pending for the sweep when that record cannot be taken back', async () => {
+    const { upload, images, objects } = setup();
+    const put = objects.put.bind(objects);
+    objects.put = async (object) => {
+      if (object.key.includes('.md.')) throw new Error('injected: the medium put failed');
+      return put(object);
+    };
+    images.remove = async () => {
+      throw new Error('injected: the table is down');
+    };
+    await expect(upload()).rejects.toThrow('the medium put failed');
+    // the sweep finds the claim past its grace, the record, and a file missing: it removes them (sweep tests)
+    expect(images.records.size).toBe(1);
+    const [claim] = [...images.claims.values()];
+    expect(claim?.pending).toBeDefined();
+    expect(claim?.imageId).toBe([...images.records.keys()][0]);
   });
 
   it('answers a decode that fails after its claims with its error, giving everything back and writing no file', async () => {
