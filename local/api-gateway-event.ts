@@ -103,9 +103,13 @@ export async function eventOfRequest(request: Request, sourceIp: string): Promis
   });
 }
 
-/** The size Lambda measures: the event as JSON. */
+/**
+ * The size Lambda measures: the event as JSON, counted without a copy of a base64 body (a 12 MP upload's is 6 MB, and
+ * one more string that size per request is a full garbage collection more): its characters are JSON as they are.
+ */
 export function eventBytes(event: APIGatewayProxyEvent): number {
-  return Buffer.byteLength(JSON.stringify(event));
+  if (!event.isBase64Encoded || event.body === null) return Buffer.byteLength(JSON.stringify(event));
+  return Buffer.byteLength(JSON.stringify({ ...event, body: '' })) + event.body.length;
 }
 
 /** A Lambda context for one local invocation. */

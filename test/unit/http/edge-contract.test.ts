@@ -61,3 +61,20 @@ describe('the edge contract', () => {
     },
   );
 });
+
+describe('the size of an event as Lambda measures it', () => {
+  it.each([
+    ['a base64 body', 'image/png', Buffer.from([0xff, 0xfe, 0x00, 0x3e, 0x22, 0x5c])],
+    ['a text body with characters JSON escapes', 'application/x-www-form-urlencoded', Buffer.from('a="b"\\c\n\u0001é')],
+    ['no body', 'image/png', Buffer.alloc(0)],
+  ])('is the length of its JSON in bytes, for %s', (_name, contentType, body) => {
+    const event = toApiGatewayEvent({
+      method: 'POST',
+      url: '/api/1/upload?key=k',
+      rawHeaders: ['Content-Type', contentType, 'X-Note', 'quote " and é'],
+      body,
+      sourceIp: '203.0.113.5',
+    });
+    expect(eventBytes(event)).toBe(Buffer.byteLength(JSON.stringify(event)));
+  });
+});
