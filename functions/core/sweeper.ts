@@ -135,8 +135,9 @@ export class Sweeper {
         await removeFiles(this.deps, record);
         await this.deps.images.remove(record.id);
         record = undefined;
+      } else if (!record) {
+        await this.deps.objects.deleteMany([upload.keys.original, upload.keys.thumb, upload.keys.medium]);
       }
-      if (!record) await this.deps.objects.deleteMany([upload.keys.original, upload.keys.thumb, upload.keys.medium]);
       const settled = await this.deps.images.settleName(name);
       if (settled && !record) result.removed += 1;
       // counted once, by the run that settled it
