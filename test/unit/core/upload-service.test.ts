@@ -21,6 +21,8 @@ import {
 } from '../../support/in-memory';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
+/** All an upload that failed leaves: its name claim, settled (names are never given out again). */
+const GIVEN_BACK = { records: 0, files: 0, claims: 1, pendingClaims: 0, duplicateClaims: 0, slots: 0 };
 
 const encoded = (width: number): EncodedImage => ({
   bytes: Buffer.alloc(width),
@@ -145,6 +147,23 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     await processor.endWhenIdle();
     return answer;
   };
+  /** What the stores keep of the uploads: records, files, name claims (and those still pending), duplicate claims, slots. */
+  const kept = () => ({
+    records: images.records.size,
+    files: objects.objects.size,
+    claims: images.claims.size,
+    pendingClaims: [...images.claims.values()].filter((claim) => claim.pending !== undefined).length,
+    duplicateClaims: duplicates.entries.size,
+    slots: counters.count('uploads', '203.0.113.5', 'minute'),
+  });
+  /** Makes the put of every file whose key contains `marker` fail. */
+  const failPutsOf = (marker: string): void => {
+    const put = objects.put.bind(objects);
+    objects.put = async (object) => {
+      if (object.key.includes(marker)) throw new Error(`injected: the put of ${object.key} failed`);
+      return put(object);
+    };
+  };
   return {
     log,
     images,
@@ -153,6 +172,8 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     counters,
     processor,
     upload,
+    kept,
+    failPutsOf,
     draws,
     service,
     staged,
@@ -206,10 +227,7 @@ describe('UploadService', () => {
   });
 
   it('puts the original once the counters show room, and removes it when the slot goes to another upload', async () => {
-    const { upload, images, objects, duplicates, counters, clock } = setup(
-      {},
-      '{"minute":1,"hour":0,"day":0,"week":0,"month":0}',
-    );
+    const { upload, objects, counters, clock, kept } = setup({}, '{"minute":1,"hour":0,"day":0,"week":0,"month":0}');
     let putBeforeSlot = 0;
     counters.beforeWrite = async () => {
       counters.beforeWrite = undefined;
@@ -223,11 +241,7 @@ describe('UploadService', () => {
     };
     await expect(upload()).rejects.toMatchObject({ kind: 'Flooding' });
     expect(putBeforeSlot).toBeGreaterThan(0);
-    expect(objects.objects.size).toBe(0);
-    expect(images.records.size).toBe(0);
-    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
-    expect(duplicates.entries.size).toBe(0);
-    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(1);
+    expect(kept()).toEqual({ ...GIVEN_BACK, slots: 1 }); // the other upload's slot
   });
 
   it('answers a duplicate with the stored image and a delete link of its own, leaving no file and no pending claim', async () => {
@@ -258,57 +272,36 @@ describe('UploadService', () => {
   });
 
   it('settles its name claim and gives back its slot and claim when the files cannot be written', async () => {
-    const { upload, images, objects, duplicates, counters } = setup();
+    const { upload, objects, kept } = setup();
     objects.failing = true;
     await expect(upload()).rejects.toThrow(/object store is down/);
-    expect(images.records.size).toBe(0);
-    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
-    expect(duplicates.entries.size).toBe(0);
-    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
+    expect(kept()).toEqual(GIVEN_BACK);
   });
 
   it('takes back the record written alongside a rendition whose put fails, and everything else', async () => {
-    const { upload, images, objects, duplicates, counters } = setup();
-    const put = objects.put.bind(objects);
-    objects.put = async (object) => {
-      if (object.key.includes('.th.')) throw new Error('injected: the thumbnail put failed');
-      return put(object);
-    };
-    await expect(upload()).rejects.toThrow('the thumbnail put failed');
-    expect(images.records.size).toBe(0);
-    expect(objects.objects.size).toBe(0);
-    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
-    expect(duplicates.entries.size).toBe(0);
-    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
+    const { upload, kept, failPutsOf } = setup();
+    failPutsOf('.th.');
+    await expect(upload()).rejects.toThrow(/the put of .*\.th\.png failed/);
+    expect(kept()).toEqual(GIVEN_BACK);
   });
 
   it('leaves the name claim pending for the sweep when that record cannot be taken back', async () => {
-    const { upload, images, objects } = setup();
-    const put = objects.put.bind(objects);
-    objects.put = async (object) => {
-      if (object.key.includes('.md.')) throw new Error('injected: the medium put failed');
-      return put(object);
-    };
+    const { upload, images, kept, failPutsOf } = setup();
+    failPutsOf('.md.');
     images.remove = async () => {
       throw new Error('injected: the table is down');
     };
-    await expect(upload()).rejects.toThrow('the medium put failed');
+    await expect(upload()).rejects.toThrow(/the put of .*\.md\.png failed/);
     // the sweep finds the claim past its grace, the record, and a file missing: it removes them (sweep tests)
-    expect(images.records.size).toBe(1);
-    const [claim] = [...images.claims.values()];
-    expect(claim?.pending).toBeDefined();
-    expect(claim?.imageId).toBe([...images.records.keys()][0]);
+    expect(kept()).toEqual({ ...GIVEN_BACK, records: 1, files: 2, pendingClaims: 1 });
+    expect([...images.claims.values()][0]?.imageId).toBe([...images.records.keys()][0]);
   });
 
   it('answers a decode that fails after its claims with its error, giving everything back and writing no file', async () => {
-    const { upload, processor, images, objects, duplicates, counters } = setup();
+    const { upload, processor, kept } = setup();
     processor.failing = Object.assign(new Error('Image too large'), { kind: 'TooManyPixels' });
     await expect(upload()).rejects.toThrow('Image too large');
-    expect(objects.objects.size).toBe(0);
-    expect(images.records.size).toBe(0);
-    expect([...images.claims.values()].map((claim) => claim.pending)).toEqual([undefined]);
-    expect(duplicates.entries.size).toBe(0);
-    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(0);
+    expect(kept()).toEqual(GIVEN_BACK);
   });
 
   it('refuses bytes that are no image before it claims anything', async () => {
