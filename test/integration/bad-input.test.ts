@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { parseUploadRequest } from '../../functions/http/parse-upload-request';
 import { RequestError } from '../../functions/http/request-errors';
-import { makeJpeg, makePng } from '../support/images';
+import { ASCII_TAG, exifBlock } from '../support/exif-blob';
+import { makeJpeg, makePng, withPngExif } from '../support/images';
 import {
   createTestService,
   eventFrom,
@@ -160,6 +161,21 @@ describe('hostile names and titles on a real image', () => {
     expect(image['name']).toMatch(new RegExp(`^${expectedName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     expect(image['url']).toMatch(/^https:\/\/img\.example\.test\/images\/\d{4}\/\d\d\/\d\d\/[A-Za-z0-9_.-]+\.png$/);
     expect(image['original_filename']).not.toMatch(/[\r\n/\\]/);
+  });
+
+  it('stores an image whose EXIF entries all read the same bytes, its EXIF left out (read as they point: seconds of CPU)', async () => {
+    const entries = Array.from({ length: 20_000 }, () => ({ tag: 0x010f, text: 'x'.repeat(50_000) }));
+    const upload = (exif: Buffer) =>
+      service.send(multipartUpload({ key, source: { bytes: withPngExif(png, exif), filename: 'exif.png' } }));
+    // with one short tag of its own, which a block that is read would show
+    const bomb = await upload(exifBlock({ ifd0: entries, exif: [{ tag: ASCII_TAG.exif, text: 'ID-1' }] }, 'shared'));
+    expect(bomb.statusCode).toBe(200);
+    expect((JSON.parse(bomb.body) as { image: Record<string, unknown> }).image['original_exifdata']).toBeNull();
+    // the same chunk with bytes of its own for its one entry is read
+    const camera = await upload(exifBlock({ ifd0: [{ tag: 0x010f, text: 'TestCam' }] }));
+    expect((JSON.parse(camera.body) as { image: Record<string, unknown> }).image['original_exifdata']).toEqual({
+      Make: 'TestCam',
+    });
   });
 
   it('keeps a header-injection title as text: no line breaks, escaped on the page', async () => {

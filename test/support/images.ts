@@ -133,6 +133,12 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
+/** A PNG with this EXIF block (as `exif-blob.ts` makes it, "Exif\0\0" first) in an eXIf chunk after its header. */
+export function withPngExif(png: Buffer, exif: Buffer): Buffer {
+  const afterHeader = 8 + 25; // signature + IHDR
+  return Buffer.concat([png.subarray(0, afterHeader), pngChunk('eXIf', exif.subarray(6)), png.subarray(afterHeader)]);
+}
+
 /** A PNG with EXIF, XMP, text and time chunks, an ICC profile, and junk after IEND. */
 export async function makePngWithMetadata(width = 40, height = 30): Promise<Buffer> {
   const png = await raw(width, height, 4).png().withExif(GPS_EXIF).withXmp(XMP).withIccProfile('p3').toBuffer();
