@@ -322,6 +322,9 @@ function readSized(buffer: Buffer, pos: number, bytes: number): number {
   return fail(`unsupported iloc field size ${bytes}`);
 }
 
+/** Item extents read from one file at most: an image has a few per item (a grid of tiles, a few hundred in all). */
+const MAX_ITEM_EXTENTS = 10_000;
+
 function readItemLocations(buffer: Buffer, box: Box): Map<number, ItemLocation> {
   const locations = new Map<number, ItemLocation>();
   const version = buffer[box.payload] ?? 0;
@@ -339,6 +342,8 @@ function readItemLocations(buffer: Buffer, box: Box): Map<number, ItemLocation> 
   need(version < 2 ? 2 : 4);
   const itemCount = version < 2 ? buffer.readUInt16BE(pos) : buffer.readUInt32BE(pos);
   pos += version < 2 ? 2 : 4;
+  // with field sizes of 0, an extent takes no bytes: the count alone would bound the work
+  let extentsRead = 0;
   for (let item = 0; item < itemCount; item += 1) {
     need(version < 2 ? 2 : 4);
     const itemId = version < 2 ? buffer.readUInt16BE(pos) : buffer.readUInt32BE(pos);
@@ -355,6 +360,8 @@ function readItemLocations(buffer: Buffer, box: Box): Map<number, ItemLocation> 
     pos += baseOffsetSize;
     const extentCount = buffer.readUInt16BE(pos);
     pos += 2;
+    extentsRead += extentCount;
+    if (extentsRead > MAX_ITEM_EXTENTS) fail(`more than ${MAX_ITEM_EXTENTS} item extents`);
     const extents: ItemLocation['extents'] = [];
     for (let extent = 0; extent < extentCount; extent += 1) {
       need(indexSize + offsetSize + lengthSize);
@@ -459,9 +466,12 @@ function stripAvif(buffer: Buffer, { keepMetadata }: StripOptions): Buffer {
   if (!iloc) fail('metadata items without iloc');
   const locations = readItemLocations(buffer, iloc);
   const out = Buffer.from(whole);
+  const ranges: Array<[number, number]> = [];
+  const cleared = new Set<number>();
   for (const item of items) {
     out.write(HIDDEN_ITEM_TYPE, item.typeOffset, 'latin1');
-    const location = locations.get(item.id);
+    const location = cleared.has(item.id) ? undefined : locations.get(item.id);
+    cleared.add(item.id);
     if (!location) continue;
     const base = location.constructionMethod === 1 ? (idat?.payload ?? fail('idat item without idat')) : 0;
     const limit = location.constructionMethod === 1 && idat ? idat.end : out.length;
@@ -470,8 +480,22 @@ function stripAvif(buffer: Buffer, { keepMetadata }: StripOptions): Buffer {
       const start = base + extent.offset;
       const end = extent.length === 0 ? limit : start + extent.length;
       if (start < 0 || end > limit || start > end) fail('item data runs past the end');
-      out.fill(0, start, end);
+      ranges.push([start, end]);
     }
   }
+  // Items and extents may name the same bytes many times over (an extent of length 0 is all the data there is): each
+  // byte is cleared once.
+  for (const [start, end] of mergedRanges(ranges)) out.fill(0, start, end);
   return out;
+}
+
+/** The union of byte ranges, as ranges that neither overlap nor touch, in order. */
+function mergedRanges(ranges: Array<[number, number]>): Array<[number, number]> {
+  const merged: Array<[number, number]> = [];
+  for (const [start, end] of [...ranges].sort((one, other) => one[0] - other[0])) {
+    const last = merged[merged.length - 1];
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else merged.push([start, end]);
+  }
+  return merged;
 }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import sharp from 'sharp';
 import { MalformedImageError, stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
 import {
@@ -10,6 +11,7 @@ import {
   makeWebpWithMetadata,
   TRAILING_JUNK,
 } from '../../support/images';
+import { avifWithExifItems } from '../../support/isobmff';
 
 async function pixels(bytes: Uint8Array): Promise<Buffer> {
   return sharp(bytes, { animated: true }).raw().toBuffer();
@@ -82,5 +84,49 @@ describe('stripMetadata', () => {
     expect(() => stripMetadata(format, Buffer.alloc(0), { keepMetadata: false })).toThrow(MalformedImageError);
     const truncated = await make();
     expect(() => stripMetadata(format, truncated, { keepMetadata: false })).toThrow(MalformedImageError);
+  });
+});
+
+describe('AVIF metadata items that name the same bytes many times over', () => {
+  it('clears each byte once: 2,000 entries of one item with 10,000 extents, and 5,000 items (a child with a deadline)', () => {
+    // cleared as named, these would be 20 billion and 5 billion bytes written: a hang, which jest cannot time out
+    const script = `
+      const { stripMetadata } = require('./functions/imaging/strip-metadata');
+      const { avifWithExifItems } = require('./test/support/isobmff');
+      const ids = Array.from({ length: 5000 }, (_, index) => index + 1);
+      const files = [
+        avifWithExifItems(Array(2000).fill(1), [{ id: 1, extents: 10000 }], 1_000_000),
+        avifWithExifItems(ids, ids.map((id) => ({ id, extents: 1 })), 1_000_000),
+      ];
+      const out = files.map((file) => {
+        const stripped = stripMetadata('avif', file, { keepMetadata: false });
+        return [stripped.length === file.length, stripped.subarray(0, 24).equals(file.subarray(0, 24)), stripped.subarray(-1_000_000).every((byte) => byte === 0)];
+      });
+      process.stdout.write(JSON.stringify(out));`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: `${__dirname}/../../..`,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect({ signal: child.signal, stderr: child.stderr, stdout: child.stdout }).toEqual({
+      signal: null,
+      stderr: '',
+      stdout: JSON.stringify([
+        [true, true, true],
+        [true, true, true],
+      ]),
+    });
+  }, 30_000);
+
+  it('refuses a file with more than 10,000 item extents (its extents may take no bytes at all)', () => {
+    expect(() =>
+      stripMetadata('avif', avifWithExifItems([1], [{ id: 1, extents: 10_001 }], 1000), { keepMetadata: false }),
+    ).toThrow(new MalformedImageError('more than 10000 item extents'));
+    const cleared = stripMetadata('avif', avifWithExifItems([1], [{ id: 1, extents: 10_000 }], 1000), { keepMetadata: false });
+    expect(
+      Buffer.from(cleared)
+        .subarray(-1000)
+        .every((byte) => byte === 0),
+    ).toBe(true);
   });
 });
