@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import sharp from 'sharp';
 import { makeAnimated } from '../support/images';
-import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
  * The pages in a real browser: Debian's chromium (on PATH), driven by playwright-core, against `npm start`'s server.
@@ -16,7 +16,6 @@ jest.setTimeout(90_000);
 const API_KEY = 'browser-key-0123456789';
 const HOSTILE_TITLE = `"><script>alert(1)</script><img src=x onerror=alert(2)> ' [x](javascript:alert(3))`;
 
-let dataDir: string;
 let server: LocalProcess;
 let base: string;
 let browser: Browser;
@@ -106,10 +105,8 @@ function watch(page: Page): string[] {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-browser-'));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, PUBLIC_URL: base });
+  server = await startFreshLocalProcess('browser', { API_KEY });
+  base = server.url;
   const executablePath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
   browser = await chromium.launch({
     executablePath,
@@ -120,7 +117,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('the viewer page in a browser', () => {

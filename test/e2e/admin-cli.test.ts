@@ -1,33 +1,22 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
-import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { startFreshLocalProcess } from '../support/local-process';
 
 /** `npm run admin` as an operator runs it, against `npm start`'s data folder. */
 jest.setTimeout(90_000);
 
 const ROOT = join(__dirname, '..', '..');
 const API_KEY = 'admin-cli-key-0123456789';
-let dataDir: string;
-let server: LocalProcess;
+let server: Awaited<ReturnType<typeof startFreshLocalProcess>>;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-admin-'));
-  const port = await freePort();
-  server = await startLocalProcess({
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    API_KEY,
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    KEY_CACHE_SECONDS: '0',
-  });
+  server = await startFreshLocalProcess('admin', { API_KEY, KEY_CACHE_SECONDS: '0' });
 });
 
 afterAll(async () => {
   await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 function runAdmin(
@@ -47,7 +36,7 @@ function runAdmin(
 }
 
 function admin(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return runAdmin(['--data-dir', dataDir, ...args]);
+  return runAdmin(['--data-dir', server.dataDir, ...args]);
 }
 
 async function upload(seed: number): Promise<{ id_encoded: string; url: string; url_viewer: string }> {
@@ -99,9 +88,9 @@ describe('npm run admin (local service)', () => {
   it("works from a stack's outputs file, with the id padding it names", async () => {
     const image = await upload(2);
     // cdk deploy --outputs-file, for a stack whose stores are this service's stand-ins
-    const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as Record<string, string>;
+    const endpoints = JSON.parse(readFileSync(join(server.dataDir, 'endpoints.json'), 'utf8')) as Record<string, string>;
     const outputs = (padding: string) => {
-      const file = join(dataDir, `outputs-${padding}.json`);
+      const file = join(server.dataDir, `outputs-${padding}.json`);
       const stack = {
         BucketName: endpoints['bucket'],
         TableName: endpoints['table'],

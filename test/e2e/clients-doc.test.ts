@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { makeJpeg, makePng } from '../support/images';
-import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
  * The snippets of docs/clients.md, run as written against `npm start`: the host, the key and the fetched URL of the
@@ -29,7 +29,6 @@ const snippets: Snippet[] = [...DOC.matchAll(/```(sh|js|python)\n([\s\S]*?)```/g
   code: match[2] ?? '',
 }));
 
-let dataDir: string;
 let workDir: string;
 let server: LocalProcess;
 let source: Server;
@@ -43,7 +42,6 @@ function pythonAvailable(): boolean {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-docs-'));
   workDir = mkdtempSync(join(tmpdir(), 'snippets-'));
   writeFileSync(join(workDir, 'photo.jpg'), await makeJpeg(320, 200));
   writeFileSync(join(workDir, 'small.png'), await makePng(16, 16));
@@ -51,12 +49,8 @@ beforeAll(async () => {
   source = createServer((_request, response) => response.writeHead(200, { 'Content-Type': 'image/png' }).end(png));
   await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
   sourceUrl = `http://127.0.0.1:${(source.address() as AddressInfo).port}/cat.png`;
-  const port = await freePort();
-  server = await startLocalProcess({
-    PORT: String(port),
-    DATA_DIR: dataDir,
+  server = await startFreshLocalProcess('docs', {
     API_KEY,
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
     // the URL snippet's picture is on this machine; the service refuses such addresses unless allowed
     URL_FETCH_ALLOW_HOSTS: '127.0.0.1',
     DUPLICATES: 'allow',
@@ -66,7 +60,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await new Promise((resolve) => source?.close(resolve));
-  rmSync(dataDir, { recursive: true, force: true });
   rmSync(workDir, { recursive: true, force: true });
 });
 

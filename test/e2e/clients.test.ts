@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
-import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
  * `npm run client-config` output, used as each client uses it, against `npm start`'s server: ShareX's request built
@@ -12,7 +12,6 @@ import { freePort, startLocalProcess, type LocalProcess } from '../support/local
  */
 const ROOT = join(__dirname, '..', '..');
 const API_KEY = 'clients-key-0123456789';
-let dataDir: string;
 let server: LocalProcess;
 
 function clientConfig(...args: string[]): { stdout: string; stderr: string; status: number | null } {
@@ -49,15 +48,10 @@ interface Sxcu {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-clients-'));
-  const port = await freePort();
-  server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, PUBLIC_URL: `http://127.0.0.1:${port}` });
+  server = await startFreshLocalProcess('clients', { API_KEY });
 });
 
-afterAll(async () => {
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => server?.stop());
 
 describe('npm run client-config', () => {
   it('refuses an unknown client or a missing URL, and says when the key is a placeholder', () => {

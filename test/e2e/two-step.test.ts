@@ -7,13 +7,12 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { DIRECT_MAX_BYTES } from '../../scripts/upload';
 import { expectContract } from '../support/contract';
-import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
 /** The two-step upload over HTTP against `npm start`: its upload URL points at the stand-in S3. */
 jest.setTimeout(90_000);
 
 const API_KEY = 'two-step-key-0123456789';
-let dataDir: string;
 let server: LocalProcess;
 
 interface Ticket {
@@ -26,15 +25,10 @@ interface Ticket {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'image-upload-two-step-'));
-  const port = await freePort();
-  server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, PUBLIC_URL: `http://127.0.0.1:${port}` });
+  server = await startFreshLocalProcess('two-step', { API_KEY });
 });
 
-afterAll(async () => {
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => server?.stop());
 
 /** Answers checked against docs/openapi.yaml, then read as JSON. */
 async function json(method: string, response: Response): Promise<Record<string, unknown>> {

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface LocalProcess {
@@ -68,4 +70,36 @@ export async function startLocalProcess(env: Record<string, string>): Promise<Lo
       await exited;
     },
   };
+}
+
+/**
+ * `npm start` as the end-to-end suites run it: a data folder of its own (`image-upload-<name>-...`), a free port, and
+ * `PUBLIC_URL` at that port, besides `env`. Stopping it also removes the folder.
+ */
+export async function startFreshLocalProcess(
+  name: string,
+  env: Record<string, string>,
+): Promise<LocalProcess & { dataDir: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), `image-upload-${name}-`));
+  const removeData = (): void => rmSync(dataDir, { recursive: true, force: true });
+  try {
+    const port = await freePort();
+    const server = await startLocalProcess({
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...env,
+    });
+    return {
+      ...server,
+      dataDir,
+      async stop() {
+        await server.stop();
+        removeData();
+      },
+    };
+  } catch (error) {
+    removeData();
+    throw error;
+  }
 }
