@@ -167,25 +167,11 @@ export class DynamoImageRepository implements ImageRepository {
     );
   }
 
-  async markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
-    return sendIfCondition('mark deleting', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: imagePk(id) },
-          UpdateExpression: 'SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now',
-          ConditionExpression: '#status = :active AND contains(deleteTokens, :token)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':deleting': 'deleting',
-            ':active': 'active',
-            ':shard': sweepShard(id),
-            ':now': nowMs,
-            ':token': tokenHash,
-          },
-        }),
-      ),
-    );
+  markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
+    return this.markDue('mark deleting', id, nowMs, '#status = :active AND contains(deleteTokens, :token)', {
+      ':active': 'active',
+      ':token': tokenHash,
+    });
   }
 
   /** The sweep index's shards. */
@@ -236,16 +222,27 @@ export class DynamoImageRepository implements ImageRepository {
     return typeof id === 'number' ? id : undefined;
   }
 
-  async markTakenDown(id: number, nowMs: number): Promise<boolean> {
-    return sendIfCondition('mark taken down', () =>
+  markTakenDown(id: number, nowMs: number): Promise<boolean> {
+    return this.markDue('mark taken down', id, nowMs, 'attribute_exists(pk)', {});
+  }
+
+  /** Marks a record `deleting` and due for the sweep now, when `condition` holds; false when it does not. */
+  private markDue(
+    operation: string,
+    id: number,
+    nowMs: number,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    return sendIfCondition(operation, () =>
       this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: imagePk(id) },
           UpdateExpression: 'SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now',
-          ConditionExpression: 'attribute_exists(pk)',
+          ConditionExpression: condition,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':deleting': 'deleting', ':shard': sweepShard(id), ':now': nowMs },
+          ExpressionAttributeValues: { ':deleting': 'deleting', ':shard': sweepShard(id), ':now': nowMs, ...values },
         }),
       ),
     );
