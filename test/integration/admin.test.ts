@@ -3,6 +3,7 @@ import { createSweepHandler } from '../../functions/api/sweep';
 import { loadConfig } from '../../functions/config';
 import { Admin } from '../../functions/core/admin';
 import { IdCodecs } from '../../functions/core/id-codec';
+import type { ImageObject } from '../../functions/core/image-object';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { makePng } from '../support/images';
 import { clockAheadBy } from '../support/in-memory';
@@ -24,23 +25,13 @@ function adminOf(service: TestService): Admin {
   });
 }
 
-interface Uploaded {
-  id_encoded: string;
-  url: string;
-  url_viewer: string;
-  delete_url: string;
-  size: number;
-  thumb: { url: string; size: number };
-  medium: { url: string; size: number };
-}
-
-async function upload(service: TestService, seed: number, ip = '203.0.113.5'): Promise<Uploaded> {
+async function upload(service: TestService, seed: number, ip = '203.0.113.5'): Promise<ImageObject> {
   const response = await service.send(
     multipartUpload({ key: service.apiKey, source: { bytes: await makePng(20 + seed, 20), filename: `p${seed}.png` } }),
     ip,
   );
   expect(response.statusCode).toBe(200);
-  return jsonBody(response).image as unknown as Uploaded;
+  return jsonBody(response).image as unknown as ImageObject;
 }
 
 async function refusal(
@@ -58,9 +49,9 @@ async function refusal(
 
 describe('npm run admin: takedown', () => {
   it.each([
-    ['its viewer URL', (image: Uploaded) => image.url_viewer],
-    ["a rendition's file URL", (image: Uploaded) => image.thumb.url],
-    ['its id_encoded', (image: Uploaded) => image.id_encoded],
+    ['its viewer URL', (image: ImageObject) => image.url_viewer],
+    ["a rendition's file URL", (image: ImageObject) => image.thumb.url],
+    ['its id_encoded', (image: ImageObject) => image.id_encoded],
   ])('takes an image down by %s: files, record, delete links and viewer all gone', async (_name, reference) => {
     const service = await createTestService();
     const admin = adminOf(service);
