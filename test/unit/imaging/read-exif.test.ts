@@ -17,19 +17,19 @@ const texts = (ifd: IfdName, count: number, length: number) =>
 
 describe('EXIF strings', () => {
   it('drops the NULs that end a string and keeps the text', () => {
-    expect(readExif(exifWithMake(Buffer.from('TestCam\0\0\0', 'latin1')))).toEqual({ Make: 'TestCam' });
+    expect(readExif(exifWithMake('TestCam\0\0'))).toEqual({ Make: 'TestCam' });
   });
 
   it('leaves out a string with NULs inside it', () => {
-    expect(readExif(exifWithMake(Buffer.from('Test\0\0Cam', 'latin1')))).toBeNull();
+    expect(readExif(exifWithMake('Test\0\0Cam'))).toBeNull();
   });
 
-  it('reads a string of 2 million NULs and one letter in linear time (a child with a deadline runs it)', () => {
-    // A `/\0+$/` trim is quadratic on this string: about half an hour of CPU.
+  it('reads a string of 900,000 NULs and one letter in linear time (a child with a deadline runs it)', () => {
+    // A `/\0+$/` trim is quadratic on this string: minutes of CPU. (Under the 1 MB a block may have, so it is read.)
     const script = `
       const { readExif } = require('./functions/imaging/read-exif');
       const { exifWithMake } = require('./test/support/exif-blob');
-      const make = Buffer.concat([Buffer.alloc(2_000_000), Buffer.from('x')]);
+      const make = '\\0'.repeat(900_000) + 'x';
       process.stdout.write(JSON.stringify(readExif(exifWithMake(make))));`;
     expect(runWithDeadline(script, 30_000)).toEqual({ signal: null, stderr: '', stdout: 'null' });
   }, 40_000);
