@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,18 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Node's arguments in `npm start`'s script (`node <arguments>`), so that the suites and the bench run the server as
+ * `npm start` does, its V8 settings included; one process (tsx's CLI would run the server in a child of its own, hiding
+ * its pid and memory).
+ */
+export function npmStartArguments(): string[] {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [command, ...args] = manifest.scripts.start.split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start is expected to run node directly: ${manifest.scripts.start}`);
+  return args;
+}
+
 /** Runs `npm start`'s entry point as its own process, with only the given environment (no stand-ins of the tests). */
 export async function startLocalProcess(env: Record<string, string>): Promise<LocalProcess> {
   const cleanEnv: Record<string, string> = {};
@@ -34,8 +46,7 @@ export async function startLocalProcess(env: Record<string, string>): Promise<Lo
     if (value !== undefined && !name.startsWith('AWS_') && !name.startsWith('JEST') && name !== 'NODE_ENV')
       cleanEnv[name] = value;
   }
-  // node --import tsx: one process (tsx's CLI would run the server in a child of its own, hiding its pid and memory)
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'local', 'main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, npmStartArguments(), {
     cwd: ROOT,
     env: { ...cleanEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
