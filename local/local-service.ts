@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createHandler } from '../functions/api/handler';
 import { createSweepHandler } from '../functions/api/sweep';
-import { loadConfig } from '../functions/config';
+import { loadConfig, SETTINGS } from '../functions/config';
 import { startDevServer } from './dev-server';
 import { externalClients, localClients, provision, type Endpoints, type LocalClients } from './provision';
 import { STAND_IN_CREDENTIALS, STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
@@ -71,7 +71,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   mkdirSync(dataDir, { recursive: true });
   const bucket = env['BUCKET_NAME'] || DEFAULT_BUCKET;
   const table = env['TABLE_NAME'] || DEFAULT_TABLE;
-  const parameterPrefix = (env['PARAMETER_PREFIX'] || '/image-upload').replace(/\/+$/, '');
+  const parameterPrefix = (env['PARAMETER_PREFIX'] || SETTINGS.PARAMETER_PREFIX.default).replace(/\/+$/, '');
 
   // The function's settings, checked now rather than at the first request (the same check Lambda's cold start makes).
   loadConfig({ ...env, BUCKET_NAME: 'check', TABLE_NAME: 'check', PUBLIC_URL: env['PUBLIC_URL'] || 'http://localhost' });

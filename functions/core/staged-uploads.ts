@@ -1,10 +1,9 @@
-import { DependencyError, UploadError } from './errors';
+import { DependencyError, fileTooBig, UploadError } from './errors';
 import type { FloodGuard } from './flood';
 import { cleanOriginalFilename } from './naming';
 import type { Clock, Logger, RandomSource, SettingsStore, StagedObjectStore, TokenLedger } from './ports';
 import type { SourceBytes } from './upload-source';
 import { keyHashOf, makeUploadToken, readUploadToken, tokenSecret, type UploadTicket } from './upload-tokens';
-import { formatSize } from './formatting';
 
 /** How long an upload URL (and its token) may be used. */
 export const UPLOAD_URL_SECONDS = 15 * 60;
@@ -115,8 +114,7 @@ export class StagedUploads {
     const size = /^[0-9]{1,15}$/.test(trimmed) ? Number(trimmed) : NaN;
     if (!Number.isSafeInteger(size) || size < 1)
       throw new UploadError('InvalidSize', 'Invalid size: give the file size in bytes');
-    if (size > this.deps.maxStagedBytes)
-      throw new UploadError('FileTooBig', `File too big - max ${formatSize(this.deps.maxStagedBytes)}`);
+    if (size > this.deps.maxStagedBytes) throw fileTooBig(this.deps.maxStagedBytes);
     return size;
   }
 
