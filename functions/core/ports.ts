@@ -29,6 +29,11 @@ export interface ProcessOptions {
   targetWidth: number | undefined;
   /** Called with the stored original as soon as its bytes are final, before the renditions are made. */
   onOriginal?: (original: EncodedImage) => void;
+  /**
+   * The input's md5, computed at most once and shared with the caller (the duplicate fingerprint): the stored
+   * original's md5 when the original is the input itself (nothing to remove), instead of hashing the same bytes again.
+   */
+  inputMd5?: () => string;
 }
 
 /** Turns uploaded bytes into what is stored. Throws UploadError for refused input. */

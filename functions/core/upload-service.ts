@@ -146,12 +146,16 @@ export class UploadService {
       // 2. the decode; the stored original's bytes come out of it as soon as they are known
       const extension = this.deps.processor.storedExtension(source.bytes);
       const original = deferred<EncodedImage>();
-      const processing = this.process(source, options, original.resolve);
+      // the md5 of the bytes as uploaded (the duplicate fingerprint), hashed once: also the stored original's when
+      // nothing is removed from them
+      let md5: string | undefined;
+      const sourceMd5 = (): string => (md5 ??= md5Hex(source.bytes));
+      const processing = this.process(source, options, original.resolve, sourceMd5);
       processing.catch(original.reject); // a decode that fails leaves no original to put
       original.promise.catch(() => undefined);
       try {
         // 3. the duplicate fingerprint and the name, claimed at once
-        const claims = await this.claim(request.clientIp, source, extension, options, nowMs, held);
+        const claims = await this.claim(request.clientIp, source, sourceMd5(), extension, options, nowMs, held);
         if ('answer' in claims) {
           // nothing is stored: the slot goes back, and the decode already started is let finish unused
           await processing.catch(() => undefined);
@@ -213,9 +217,14 @@ export class UploadService {
     source: SourceBytes,
     options: UploadOptions,
     onOriginal: (original: EncodedImage) => void,
+    inputMd5: () => string,
   ): Promise<ProcessedImage> {
     const startedMs = this.deps.clock.nowMs();
-    const processed = await this.deps.processor.process(source.bytes, { targetWidth: options.targetWidth, onOriginal });
+    const processed = await this.deps.processor.process(source.bytes, {
+      targetWidth: options.targetWidth,
+      onOriginal,
+      inputMd5,
+    });
     onOriginal(processed.original);
     this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
     return processed;
@@ -228,12 +237,13 @@ export class UploadService {
   private async claim(
     clientIp: string,
     source: SourceBytes,
+    md5: string,
     extension: string,
     options: UploadOptions,
     nowMs: number,
     held: Holdings,
   ): Promise<Claims | { answer: ImageObject }> {
-    const fingerprint: DuplicateFingerprint = { clientIp, md5: md5Hex(source.bytes), width: options.targetWidth };
+    const fingerprint: DuplicateFingerprint = { clientIp, md5, width: options.targetWidth };
     const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
     const id = await this.newId();
     const codec = await this.deps.codecs.codec();

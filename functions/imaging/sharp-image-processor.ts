@@ -114,9 +114,9 @@ export class SharpImageProcessor implements ImageProcessor {
       const probe = await this.probe(input);
       const size = this.targetSize(probe, options.targetWidth);
       let processed: ProcessedImage;
-      if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget, options.onOriginal);
+      if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget, options);
       else if (probe.format === probe.output && probe.orientation === 1 && size.width === probe.width)
-        processed = await this.processKept(input, probe, budget, options.onOriginal);
+        processed = await this.processKept(input, probe, budget, options);
       else processed = await this.processConverted(input, probe, size, budget, options.onOriginal);
       budget.check();
       return processed;
@@ -198,12 +198,7 @@ export class SharpImageProcessor implements ImageProcessor {
    * The stored original is the upload with its metadata removed. Its pixels are decoded once, at the size the
    * renditions need (JPEG and WebP shrink on load), while the md5s are computed on this thread.
    */
-  private async processKept(
-    input: Uint8Array,
-    probe: Probe,
-    budget: Budget,
-    onOriginal: ProcessOptions['onOriginal'],
-  ): Promise<ProcessedImage> {
+  private async processKept(input: Uint8Array, probe: Probe, budget: Budget, options: ProcessOptions): Promise<ProcessedImage> {
     const stored = this.storedBytes(input, probe);
     const workingWidth = this.workingWidth(probe.width, probe.height);
     const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar', budget);
@@ -215,8 +210,8 @@ export class SharpImageProcessor implements ImageProcessor {
       bits: probe.sixteenBit ? 16 : 8,
       channels: probe.channels,
     };
-    onOriginal?.(original);
-    const originalMd5 = md5Hex(stored);
+    options.onOriginal?.(original);
+    const originalMd5 = storedMd5(stored, input, options);
     const working = await decoding;
     const { thumb, medium } = await this.renditions(working, original, probe, budget);
     return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false };
@@ -314,7 +309,7 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     size: { width: number; height: number },
     budget: Budget,
-    onOriginal: ProcessOptions['onOriginal'],
+    options: ProcessOptions,
   ): Promise<ProcessedImage> {
     let stored = this.storedBytes(input, probe);
     const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
@@ -332,8 +327,8 @@ export class SharpImageProcessor implements ImageProcessor {
         channels: probe.channels,
       };
     }
-    onOriginal?.(original);
-    const originalMd5 = md5Hex(stored);
+    options.onOriginal?.(original);
+    const originalMd5 = storedMd5(stored, input, options);
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
     const [thumb, medium] = await Promise.all([
@@ -429,4 +424,9 @@ function megapixels(pixels: number): string {
 
 function unsupported(cause?: unknown): UploadError {
   return new UploadError('UnsupportedFormat', 'Unavailable image format', { cause });
+}
+
+/** The stored original's md5: the input's, shared with the caller, when the original is the input itself. */
+function storedMd5(stored: Uint8Array, input: Uint8Array, options: ProcessOptions): string {
+  return stored === input && options.inputMd5 ? options.inputMd5() : md5Hex(stored);
 }

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { FloodGuard, UPLOAD_URL_RULE, windowBounds } from '../../../functions/core/flood';
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
 import { UploadGate } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
 import { UploadError } from '../../../functions/core/errors';
 import { NO_METRICS } from '../../../functions/core/metrics';
-import type { EncodedImage, ImageProcessor, ProcessedImage } from '../../../functions/core/ports';
+import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../../../functions/core/ports';
 import type { UploadRequest } from '../../../functions/core/upload-request';
 import { UploadService, type UploadRules } from '../../../functions/core/upload-service';
 import {
@@ -38,6 +39,8 @@ const encoded = (width: number): EncodedImage => ({
 class ControlledProcessor implements ImageProcessor {
   private finish: (() => void) | undefined;
   failing: Error | undefined;
+  /** The options of the last decode. */
+  options: ProcessOptions | undefined;
 
   constructor(private readonly log: CallLog) {}
 
@@ -45,8 +48,9 @@ class ControlledProcessor implements ImageProcessor {
     return 'png';
   }
 
-  process(): Promise<ProcessedImage> {
+  process(_input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
     this.log.record('processor.process');
+    this.options = options;
     return new Promise((resolve, reject) => {
       this.finish = () => {
         this.log.record('-- imaging done --');
@@ -212,6 +216,22 @@ describe('UploadService', () => {
     expect(objects.objects.size).toBe(3);
     // the claim stays pending for the sweep to settle, off the upload's path
     expect(await images.findPending('images/2026/11/23/cat.png')).toMatchObject({ imageId: [...images.records.keys()][0] });
+  });
+
+  it('hashes the bytes as uploaded once: the duplicate claim and the decode (for an original kept as sent) share it', async () => {
+    const { upload, processor, duplicates } = setup();
+    // the module object the service's code calls into (an `import * as` here would be a copy of it)
+    const hashing = jest.spyOn(jest.requireActual<typeof import('node:crypto')>('node:crypto'), 'createHash');
+    try {
+      await upload();
+      const md5 = createHash('md5').update(PNG).digest('hex');
+      expect(processor.options?.inputMd5?.()).toBe(md5);
+      expect([...duplicates.entries.keys()]).toEqual([`203.0.113.5 ${md5} -`]);
+      // the two md5s above: the test's own, and the upload's one
+      expect(hashing.mock.calls.filter(([algorithm]) => algorithm === 'md5')).toHaveLength(2);
+    } finally {
+      hashing.mockRestore();
+    }
   });
 
   it('writes nothing but the claims when the flood limit is reached, and gives the duplicate claim back', async () => {

@@ -217,6 +217,29 @@ describe('SharpImageProcessor: formats browsers cannot show and metadata', () =>
     expect(result.originalMd5).not.toBe(createHash('md5').update(input).digest('hex'));
   });
 
+  it("takes the caller's md5 of the input as the stored original's only when the original is the input itself", async () => {
+    const md5 = (bytes: Uint8Array): string => createHash('md5').update(bytes).digest('hex');
+    const clean = await makeJpeg(120, 80);
+    const shared = jest.fn(() => md5(clean));
+    const kept = await processor.process(clean, { targetWidth: undefined, inputMd5: shared });
+    expect(shared).toHaveBeenCalledTimes(1);
+    expect(kept.originalMd5).toBe(md5(clean));
+    const animation = await makeAnimated('gif', 40, 30, 3);
+    const sharedAnimated = jest.fn(() => md5(animation));
+    const animated = await processor.process(animation, { targetWidth: undefined, inputMd5: sharedAnimated });
+    expect([animated.animated, animated.original.bytes]).toEqual([true, animation]);
+    expect(sharedAnimated).toHaveBeenCalledTimes(1);
+    expect(animated.originalMd5).toBe(md5(animation));
+    // metadata removed, or downscaled: other bytes, hashed as stored
+    const withMetadata = await makeJpegWithMetadata(64, 48);
+    const notShared = jest.fn(() => md5(withMetadata));
+    const stripped = await processor.process(withMetadata, { targetWidth: undefined, inputMd5: notShared });
+    const downscaled = await processor.process(clean, { targetWidth: 60, inputMd5: notShared });
+    expect(notShared).not.toHaveBeenCalled();
+    expect(stripped.originalMd5).toBe(md5(stripped.original.bytes));
+    expect(downscaled.originalMd5).toBe(md5(downscaled.original.bytes));
+  });
+
   it('keeps metadata in stored originals when the operator says so', async () => {
     const keeping = new SharpImageProcessor({ ...SETTINGS, keepMetadata: true });
     const result = await keeping.process(await makeJpegWithMetadata(64, 48), { targetWidth: undefined });
