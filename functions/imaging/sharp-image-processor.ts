@@ -117,7 +117,7 @@ export class SharpImageProcessor implements ImageProcessor {
       if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget, options);
       else if (probe.format === probe.output && probe.orientation === 1 && size.width === probe.width)
         processed = await this.processKept(input, probe, budget, options);
-      else processed = await this.processConverted(input, probe, size, budget, options.onOriginal);
+      else processed = await this.processConverted(input, probe, size, budget, options);
       budget.check();
       return processed;
     } catch (error) {
@@ -232,7 +232,7 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     size: { width: number; height: number },
     budget: Budget,
-    onOriginal: ProcessOptions['onOriginal'],
+    options: ProcessOptions,
   ): Promise<ProcessedImage> {
     const whole = await this.decodeWhole(input, probe, size, budget);
     budget.check();
@@ -243,7 +243,7 @@ export class SharpImageProcessor implements ImageProcessor {
         ? whole
         : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar', budget);
     const original = await encodingOriginal;
-    onOriginal?.(original);
+    options.onOriginal?.(original);
     const { thumb, medium } = await this.renditions(working, original, probe, budget);
     return {
       original,
@@ -426,7 +426,10 @@ function unsupported(cause?: unknown): UploadError {
   return new UploadError('UnsupportedFormat', 'Unavailable image format', { cause });
 }
 
-/** The stored original's md5: the input's, shared with the caller, when the original is the input itself. */
+/**
+ * The stored original's md5: the input's, shared with the caller, when the original is the input itself. The same
+ * object means the same bytes: every step that changes them (metadata removal, a GIF's screen) works on a copy.
+ */
 function storedMd5(stored: Uint8Array, input: Uint8Array, options: ProcessOptions): string {
   return stored === input && options.inputMd5 ? options.inputMd5() : md5Hex(stored);
 }
