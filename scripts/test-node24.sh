@@ -15,11 +15,15 @@ case "$(uname -s)-$(uname -m)" in
 esac
 dir="node_modules/.cache/node-$version"
 if [ ! -x "$dir/bin/node" ]; then
+  # unpacked beside it, then moved into place whole: an interrupted fetch leaves no half of it behind
+  partial="$dir.partial"
+  rm -rf "$partial"
+  mkdir -p "$partial"
+  tarball="$(npm pack "$package@$version" --pack-destination "$partial" --silent)"
+  tar -xzf "$partial/$tarball" -C "$partial" --strip-components=1
+  rm "$partial/$tarball"
   rm -rf "$dir"
-  mkdir -p "$dir"
-  tarball="$(npm pack "$package@$version" --pack-destination "$dir" --silent)"
-  tar -xzf "$dir/$tarball" -C "$dir" --strip-components=1
-  rm "$dir/$tarball"
+  mv "$partial" "$dir"
 fi
 export PATH="$PWD/$dir/bin:$PATH"
 echo "jest on $(node --version)"
