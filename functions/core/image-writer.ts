@@ -33,13 +33,26 @@ export class ImageWriter {
   ): Promise<void> {
     // Every put is waited for, failed or not: a clean-up that ran while a put was still in flight would leave the
     // object that put wrote afterwards behind.
+    const keys = [record.original.key, record.thumb.key, record.medium.key];
     const puts = await Promise.allSettled([
       originalPut ?? this.put(record.original.key, files.original),
       this.put(record.thumb.key, files.thumb),
       this.put(record.medium.key, files.medium),
     ]);
+    const failedKeys = keys.filter((_key, index) => puts[index]?.status === 'rejected');
     const failed = puts.find((put): put is PromiseRejectedResult => put.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (!failed) return;
+    // A put answered as failed may have stored its file all the same (its answer lost: a timeout, a broken
+    // connection), and a waiting duplicate may have seen it there and answered this image already. S3 stores an
+    // object whole or not at all, so a file that is there is written: the upload goes on instead of taking it back.
+    if (await this.deps.objects.exist(failedKeys).catch(() => false)) {
+      this.deps.logger.warn('a put answered as failed had stored its file; the upload goes on', {
+        keys: failedKeys,
+        error: failed.reason,
+      });
+      return;
+    }
+    throw failed.reason;
   }
 
   /** Writes the image's record; false when another image holds its id (a random id drawn twice). */

@@ -138,6 +138,25 @@ describe('store failures during an upload', () => {
     }
   });
 
+  it('answers the image when a put was stored but answered as failed, whichever of the three it is', async () => {
+    const puts = uploadCalls.flatMap((call, index) => (call === 'S3Client:PutObjectCommand' ? [index] : []));
+    expect(puts).toHaveLength(3);
+    for (const answerLostAt of puts) {
+      const injector = injectFaults({ answerLostAt });
+      let response;
+      try {
+        response = await upload(await freshImage());
+      } finally {
+        injector.restore();
+      }
+      expect({ answerLostAt, status: response.statusCode }).toEqual({ answerLostAt, status: 200 });
+      const url = String(jsonBody(response).image['url']);
+      expect((await service.objectKeys()).filter((key) => url.endsWith(`/${key}`))).toHaveLength(1);
+      await expectConsistent();
+      expect((await storesState()).dead).toBe(0);
+    }
+  });
+
   it('leaves a pending name claim that names its objects when the clean-up fails too, and the sweep removes them', async () => {
     const putAt = uploadCalls.indexOf('S3Client:PutObjectCommand');
     for (const failFrom of [putAt + 1, uploadCalls.length - 2]) {

@@ -160,12 +160,16 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     duplicateClaims: duplicates.entries.size,
     slots: counters.count('uploads', '203.0.113.5', 'minute'),
   });
-  /** Makes the put of every file whose key contains `marker` fail. */
-  const failPutsOf = (marker: string): void => {
+  /**
+   * Makes the put of every file whose key contains `marker` fail; `answerLost`: after storing the file (a timeout on
+   * the answer).
+   */
+  const failPutsOf = (marker: string, answerLost = false): void => {
     const put = objects.put.bind(objects);
     objects.put = async (object) => {
-      if (object.key.includes(marker)) throw new Error(`injected: the put of ${object.key} failed`);
-      return put(object);
+      if (!object.key.includes(marker)) return put(object);
+      if (answerLost) await put(object);
+      throw new Error(`injected: the put of ${object.key} failed`);
     };
   };
   return {
@@ -301,6 +305,26 @@ describe('UploadService', () => {
   it('takes back the record written alongside a rendition whose put fails, and everything else', async () => {
     const { upload, kept, failPutsOf } = setup();
     failPutsOf('.th.');
+    await expect(upload()).rejects.toThrow(/the put of .*\.th\.png failed/);
+    expect(kept()).toEqual(GIVEN_BACK);
+  });
+
+  it('answers its image when a put answered as failed had stored its file all the same (its answer lost)', async () => {
+    const { upload, kept, failPutsOf, images } = setup();
+    failPutsOf('.th.', true);
+    const image = await upload();
+    expect(image.url).toMatch(/\/images\/2026\/11\/23\/cat\.png$/);
+    // as any stored upload: its record, three files, its duplicate claim and slot, its name claim pending for the sweep
+    expect(kept()).toEqual({ records: 1, files: 3, claims: 1, pendingClaims: 1, duplicateClaims: 1, slots: 1 });
+    expect([...images.records.values()].map((record) => record.status)).toEqual(['active']);
+  });
+
+  it('takes everything back when a put failed and its file cannot be looked for', async () => {
+    const { upload, kept, failPutsOf, objects } = setup();
+    failPutsOf('.th.', true);
+    objects.exist = async () => {
+      throw new Error('injected: the object store is down');
+    };
     await expect(upload()).rejects.toThrow(/the put of .*\.th\.png failed/);
     expect(kept()).toEqual(GIVEN_BACK);
   });
