@@ -35,6 +35,8 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
         this.db.send(new GetCommand({ TableName: this.table, Key: { pk: key }, ConsistentRead: true })),
       );
       const item = held.Item;
+      // this upload's own claim: the SDK retried a put whose answer was lost, and the retry was refused
+      if (item?.['claimId'] === claim.claimId) return { claimed: true };
       if (
         item &&
         typeof item['claimId'] === 'string' &&

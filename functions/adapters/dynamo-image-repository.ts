@@ -61,7 +61,10 @@ export class DynamoImageRepository implements ImageRepository {
             sweepShard: sweepShard(upload.imageId),
             sweepAtMs,
           },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          // this upload's own claim may be there already: the SDK retried a put whose answer was lost
+          ConditionExpression: 'attribute_not_exists(pk) OR (imageId = :imageId AND #status = :pending)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':imageId': upload.imageId, ':pending': 'pending' },
         }),
       ),
     );
@@ -75,7 +78,11 @@ export class DynamoImageRepository implements ImageRepository {
         new PutCommand({
           TableName: this.table,
           Item: { ...toItem(record), ...sweep },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          // the same upload's record may be there already: the SDK retried a put whose answer was lost, and the put
+          // must then succeed, not count as an id taken (its original's name is this upload's alone)
+          ConditionExpression: 'attribute_not_exists(pk) OR #original.#key = :originalKey',
+          ExpressionAttributeNames: { '#original': 'original', '#key': 'key' },
+          ExpressionAttributeValues: { ':originalKey': record.original.key },
         }),
       ),
     );

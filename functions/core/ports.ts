@@ -171,10 +171,14 @@ export interface ImageRepository {
   allocateId(): Promise<number>;
   /**
    * Claims the original's object key for an upload, recording the upload as pending there (its three files, due for
-   * the sweep at `sweepAtMs`); false when another image holds the key. Claims are never released.
+   * the sweep at `sweepAtMs`); false when another image holds the key. Claims are never released. The same upload's
+   * claim already there (a write retried after its answer was lost) counts as claimed.
    */
   claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean>;
-  /** Writes the record of a stored image (active from then on); false, writing nothing, when an image holds its id. */
+  /**
+   * Writes the record of a stored image (active from then on); false, writing nothing, when another image holds its id
+   * (the same upload's record, from a write retried after its answer was lost, is written over).
+   */
   saveActive(record: ImageRecord): Promise<boolean>;
   /**
    * Marks a name claim's upload as over (stored, or removed): out of the sweep's sight, the name still held; false when
@@ -227,7 +231,7 @@ export interface DuplicateClaim {
 export interface DuplicateIndex {
   /**
    * Claims a fingerprint for an upload about to store `imageId`. When another claim younger than the window holds it,
-   * answers that claim instead.
+   * answers that claim instead (this claim itself, written by a retry after its answer was lost, counts as claimed).
    */
   claim(
     fingerprint: DuplicateFingerprint,

@@ -2,7 +2,7 @@ import { createSweepHandler } from '../../functions/api/sweep';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { clockAheadBy } from '../support/in-memory';
 import { makePng } from '../support/images';
-import { injectFaults } from '../support/faults';
+import { injectFaults, loseFirstPutAnswer } from '../support/faults';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 
 jest.setTimeout(120_000);
@@ -225,5 +225,36 @@ describe('store failures during a delete', () => {
       await expectConsistent();
       expect((await storesState()).deleting).toBe(0);
     }
+  });
+});
+
+describe('a conditional write whose answer is lost, retried by the SDK', () => {
+  // The retry meets the item its first attempt wrote: the upload's own duplicate claim, name claim or record, which
+  // must count as written, not as held by another upload, a name taken or an id taken.
+  it.each([
+    ['the duplicate claim', 'DUP#', 'lost-dup.png'],
+    ['the name claim', 'KEY#', 'lost-key.png'],
+    ['the record', 'IMG#', 'lost-img.png'],
+  ])('stores one image under its own name when the answer to %s is lost', async (_what, prefix, filename) => {
+    const bytes = await freshImage();
+    const injector = loseFirstPutAnswer(prefix);
+    let response;
+    try {
+      response = await service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename } }));
+    } finally {
+      injector.restore();
+    }
+    expect(injector.lost).toBe(true);
+    expect(response.statusCode).toBe(200);
+    stored += 1;
+    const image = jsonBody(response).image;
+    expect(String(image['url'])).toMatch(new RegExp(`/${filename.replace('.', '\\.')}$`));
+    const records = (await service.items('IMG#')).filter((item) =>
+      String((item['original'] as { key: string }).key).endsWith(`/${filename}`),
+    );
+    // one record, bound to its duplicate claim; one name claim
+    expect(records.map((record) => [record['status'], typeof record['duplicateKey']])).toEqual([['active', 'string']]);
+    expect((await service.items('KEY#')).filter((claim) => String(claim['pk']).includes(filename.slice(0, -4)))).toHaveLength(1);
+    await expectConsistent();
   });
 });

@@ -41,3 +41,54 @@ export function injectFaults(plan: { failAt?: number | number[]; failFrom?: numb
     },
   };
 }
+
+type Stack = {
+  add(middleware: unknown, options: { step: string; name: string; priority?: string }): void;
+  remove(name: string): boolean;
+};
+const LOSE_ANSWER = 'testLoseAnswer';
+
+/**
+ * Loses the answer of the first DynamoDB `PutItem` whose key starts with `pkPrefix`, below the SDK's retries: the put
+ * reaches the store and is carried out, its answer is replaced by a timeout, and the SDK sends it again, as it does
+ * when a connection breaks after the request went out. The retry then meets the item its first attempt wrote.
+ */
+export function loseFirstPutAnswer(pkPrefix: string): FaultInjector & { lost: boolean } {
+  const original = base.send;
+  const calls: string[] = [];
+  const stacks = new Set<Stack>();
+  const state = { lost: false };
+  const middleware =
+    (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) =>
+    async (args: { input?: { Item?: { pk?: { S?: string } } } }): Promise<unknown> => {
+      const answer = await next(args);
+      const pk = args.input?.Item?.pk?.S ?? '';
+      if (!state.lost && /^Put(Item)?Command$/.test(context.commandName ?? '') && pk.startsWith(pkPrefix)) {
+        state.lost = true;
+        throw Object.assign(new Error(`injected: the answer of the put of ${pk} was lost`), {
+          name: 'TimeoutError',
+          $metadata: {},
+        });
+      }
+      return answer;
+    };
+  base.send = function (this: unknown, command: unknown, ...rest: unknown[]): Promise<unknown> {
+    calls.push(`${(this as object).constructor.name}:${(command as object).constructor.name}`);
+    const stack = (this as { middlewareStack: Stack }).middlewareStack;
+    if (!stacks.has(stack)) {
+      stacks.add(stack);
+      stack.add(middleware, { step: 'deserialize', name: LOSE_ANSWER, priority: 'low' });
+    }
+    return original.call(this, command, ...rest);
+  };
+  return {
+    calls,
+    get lost() {
+      return state.lost;
+    },
+    restore: () => {
+      base.send = original;
+      for (const stack of stacks) stack.remove(LOSE_ANSWER);
+    },
+  };
+}

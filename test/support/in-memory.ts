@@ -121,14 +121,18 @@ export class InMemoryImageRepository implements ImageRepository {
 
   async claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean> {
     this.log.record('images.claimName');
-    if (this.claims.has(upload.name)) return false;
+    const held = this.claims.get(upload.name);
+    // this upload's own claim (a retried write) counts as claimed
+    if (held && !(held.pending && held.imageId === upload.imageId)) return false;
     this.claims.set(upload.name, { imageId: upload.imageId, pending: structuredClone(upload), sweepAtMs });
     return true;
   }
 
   async saveActive(record: ImageRecord): Promise<boolean> {
     this.log.record('images.saveActive');
-    if (this.records.has(record.id)) return false;
+    const held = this.records.get(record.id);
+    // this upload's own record (a retried write) counts as written
+    if (held && held.original.key !== record.original.key) return false;
     this.records.set(record.id, structuredClone(record));
     return true;
   }
@@ -246,7 +250,7 @@ export class InMemoryDuplicateIndex implements DuplicateIndex {
     this.log.record('duplicates.claim');
     const key = this.key(fingerprint);
     const held = this.entries.get(key);
-    if (!held || held.expiresAtMs < claim.claimedAtMs) {
+    if (!held || held.expiresAtMs < claim.claimedAtMs || held.claimId === claim.claimId) {
       this.entries.set(key, { ...claim, expiresAtMs: claim.claimedAtMs + windowMs });
       return { claimed: true as const };
     }

@@ -34,7 +34,8 @@ describe('NameClaimer', () => {
 
   it('writes the claim of a popular name once per instance: later uploads of it go straight to a suffixed name', async () => {
     const { claim, tried } = setup();
-    for (let upload = 0; upload < 20; upload += 1) await claim('image');
+    // each upload with an image id of its own (a claim of the same id counts as its own, written again)
+    for (let upload = 0; upload < 20; upload += 1) await claim('image', '2026/11/23', upload + 1);
     expect(tried.filter((name) => name === 'images/2026/11/23/image.png')).toHaveLength(2); // the claim, then one refusal
     expect(tried).toHaveLength(21);
     // another day's folder is a name of its own
