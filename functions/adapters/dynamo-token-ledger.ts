@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TokenLedger } from '../core/ports';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
@@ -15,12 +16,17 @@ export class DynamoTokenLedger implements TokenLedger {
   ) {}
 
   use(id: string, expiresAtMs: number): Promise<boolean> {
+    // this use's own mark: the SDK sends the same put again when its answer is lost, and the retry that meets the item
+    // its first attempt wrote must not count as a second use
+    const use = randomUUID();
     return sendIfCondition('use upload token', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
-          Item: { pk: tokenPk(id), [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + KEPT_SECONDS },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          Item: { pk: tokenPk(id), use, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + KEPT_SECONDS },
+          ConditionExpression: 'attribute_not_exists(pk) OR #use = :use',
+          ExpressionAttributeNames: { '#use': 'use' },
+          ExpressionAttributeValues: { ':use': use },
         }),
       ),
     );

@@ -257,4 +257,33 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
     expect((await service.items('KEY#')).filter((claim) => String(claim['pk']).includes(filename.slice(0, -4)))).toHaveLength(1);
     await expectConsistent();
   });
+
+  it("finishes a two-step upload when the answer to its token's use is lost", async () => {
+    const bytes = await freshImage();
+    const post = (path: string, fields: Record<string, string>): Promise<{ statusCode: number; body: string }> =>
+      service.send(
+        new Request(`${PUBLIC_URL}${path}`, {
+          method: 'POST',
+          headers: { 'X-API-Key': service.apiKey },
+          body: new URLSearchParams(fields),
+        }),
+      );
+    const issued = await post('/api/1/upload-url', { size: String(bytes.length), filename: 'lost-token.png' });
+    expect(issued.statusCode).toBe(200);
+    const ticket = (
+      JSON.parse(issued.body) as { upload: { url: string; method: string; headers: Record<string, string>; token: string } }
+    ).upload;
+    expect((await fetch(ticket.url, { method: ticket.method, headers: ticket.headers, body: bytes })).status).toBe(200);
+    const injector = loseFirstPutAnswer('TOKEN#');
+    let response;
+    try {
+      response = await post('/api/1/upload', { upload_token: ticket.token });
+    } finally {
+      injector.restore();
+    }
+    expect(injector.lost).toBe(true);
+    expect([response.statusCode, response.body]).toEqual([200, expect.stringContaining('lost-token.png')]);
+    stored += 1;
+    await expectConsistent();
+  });
 });
