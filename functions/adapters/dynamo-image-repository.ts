@@ -175,7 +175,10 @@ export class DynamoImageRepository implements ImageRepository {
   }
 
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
-    return this.markDue('mark deleting', id, nowMs, '#status = :active AND contains(deleteTokens, :token)', {
+    // `deleting` already, with this token still in: this very mark, met by the SDK's retry of a put whose answer was
+    // lost, or the same link's removal that stopped half way; either way this link's deletion, answered as done
+    const condition = '(#status = :active OR #status = :deleting) AND contains(deleteTokens, :token)';
+    return this.markDue('mark deleting', id, nowMs, condition, {
       ':active': 'active',
       ':token': tokenHash,
     });

@@ -2,7 +2,7 @@ import { createSweepHandler } from '../../functions/api/sweep';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { clockAheadBy } from '../support/in-memory';
 import { makePng } from '../support/images';
-import { injectFaults, loseFirstPutAnswer } from '../support/faults';
+import { injectFaults, loseFirstAnswer } from '../support/faults';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 
 jest.setTimeout(120_000);
@@ -237,7 +237,7 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
     ['the record', 'IMG#', 'lost-img.png'],
   ])('stores one image under its own name when the answer to %s is lost', async (_what, prefix, filename) => {
     const bytes = await freshImage();
-    const injector = loseFirstPutAnswer(prefix);
+    const injector = loseFirstAnswer('PutItem', prefix);
     let response;
     try {
       response = await service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename } }));
@@ -258,6 +258,22 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
     await expectConsistent();
   });
 
+  it('answers a delete as done when the answer to its mark is lost', async () => {
+    const image = jsonBody(await upload(await freshImage())).image;
+    const injector = loseFirstAnswer('UpdateItem', 'IMG#');
+    let response;
+    try {
+      response = await service.send(new Request(String(image['delete_url']), { method: 'POST' }));
+    } finally {
+      injector.restore();
+    }
+    expect(injector.lost).toBe(true);
+    expect(response.statusCode).toBe(200);
+    expect((await service.send(new Request(String(image['url_viewer'])))).statusCode).toBe(404);
+    await expectConsistent();
+    expect((await storesState()).deleting).toBe(0);
+  });
+
   it("finishes a two-step upload when the answer to its token's use is lost", async () => {
     const bytes = await freshImage();
     const post = (path: string, fields: Record<string, string>): Promise<{ statusCode: number; body: string }> =>
@@ -274,7 +290,7 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
       JSON.parse(issued.body) as { upload: { url: string; method: string; headers: Record<string, string>; token: string } }
     ).upload;
     expect((await fetch(ticket.url, { method: ticket.method, headers: ticket.headers, body: bytes })).status).toBe(200);
-    const injector = loseFirstPutAnswer('TOKEN#');
+    const injector = loseFirstAnswer('PutItem', 'TOKEN#');
     let response;
     try {
       response = await post('/api/1/upload', { upload_token: ticket.token });

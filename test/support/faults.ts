@@ -49,21 +49,26 @@ type Stack = {
 const LOSE_ANSWER = 'testLoseAnswer';
 
 /**
- * Loses the answer of the first DynamoDB `PutItem` whose key starts with `pkPrefix`, below the SDK's retries: the put
- * reaches the store and is carried out, its answer is replaced by a timeout, and the SDK sends it again, as it does
- * when a connection breaks after the request went out. The retry then meets the item its first attempt wrote.
+ * Loses the answer of the first DynamoDB `PutItem` (or `UpdateItem`) carried out on a key that starts with `pkPrefix`,
+ * below the SDK's retries: the write reaches the store and is carried out, its answer is replaced by a timeout, and
+ * the SDK sends it again, as it does when a connection breaks after the request went out. The retry then meets what
+ * its first attempt wrote. (A write refused by its condition is answered as usual.)
  */
-export function loseFirstPutAnswer(pkPrefix: string): FaultInjector & { lost: boolean } {
+export function loseFirstAnswer(command: 'PutItem' | 'UpdateItem', pkPrefix: string): FaultInjector & { lost: boolean } {
   const original = base.send;
   const calls: string[] = [];
   const stacks = new Set<Stack>();
   const state = { lost: false };
+  // the document client's name of the command, and DynamoDB's
+  const commandNames = [`${command}Command`, command === 'PutItem' ? 'PutCommand' : 'UpdateCommand'];
   const middleware =
     (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) =>
-    async (args: { input?: { Item?: { pk?: { S?: string } } } }): Promise<unknown> => {
+    async (args: { input?: { Item?: { pk?: { S?: string } }; Key?: { pk?: { S?: string } } } }): Promise<unknown> => {
+      // placed last, this middleware sees the HTTP answer itself, before it is read: a refused write's is a 400
       const answer = await next(args);
-      const pk = args.input?.Item?.pk?.S ?? '';
-      if (!state.lost && /^Put(Item)?Command$/.test(context.commandName ?? '') && pk.startsWith(pkPrefix)) {
+      const carriedOut = (answer as { response?: { statusCode?: number } }).response?.statusCode === 200;
+      const pk = (command === 'PutItem' ? args.input?.Item?.pk?.S : args.input?.Key?.pk?.S) ?? '';
+      if (!state.lost && carriedOut && commandNames.includes(context.commandName ?? '') && pk.startsWith(pkPrefix)) {
         state.lost = true;
         throw Object.assign(new Error(`injected: the answer of the put of ${pk} was lost`), {
           name: 'TimeoutError',
