@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
 import type { CounterStore, CounterSubject, CountWindow, GuardRuleName } from '../core/flood';
@@ -11,7 +12,11 @@ const ITEM_TTL_SECONDS = 32 * 86_400;
 /** Rounds of read and conditional write before a burst of one client's own uploads is taken for a failure. */
 const MAX_ROUNDS = 8;
 
-type Stored = Partial<Record<FloodWindow, { s: number; c: number }>>;
+type Stored = Partial<Record<FloodWindow, { s: number; c: number }>> & {
+  /** The mark of the last take written, and of the last giving back. */
+  take?: string;
+  back?: string;
+};
 
 const itemKey = (subject: CounterSubject): Record<string, string> => ({ pk: `${PREFIX[subject.rule]}#${subject.client}` });
 
@@ -33,8 +38,11 @@ export class DynamoCounterStore implements CounterStore {
     windows: readonly CountWindow[],
     onRoom?: () => void,
   ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }> {
+    const mark = randomUUID();
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const stored = await this.read(subject);
+      // this take written already: its answer was lost, and the SDK's retry refused (see `marked`)
+      if (stored.take === mark) return { taken: true };
       const full = windows.filter(({ window, startMs, limit }) => {
         const entry = stored[window];
         return entry !== undefined && entry.s === startMs && entry.c >= limit;
@@ -64,14 +72,17 @@ export class DynamoCounterStore implements CounterStore {
           }
         }
       });
-      if (await this.setIf('flood counters', subject, { sets, conditions, names, values })) return { taken: true };
+      if (await this.setIf('flood counters', subject, marked('take', mark, { sets, conditions, names, values })))
+        return { taken: true };
     }
     throw new DependencyError('flood counters', new Error(`no write of the counters held after ${MAX_ROUNDS} rounds`));
   }
 
   async giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void> {
+    const mark = randomUUID();
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const stored = await this.read(subject);
+      if (stored.back === mark) return;
       // only the windows still in the period they were taken in, and above zero
       const current = windows.filter(({ window, startMs }) => {
         const entry = stored[window];
@@ -88,7 +99,8 @@ export class DynamoCounterStore implements CounterStore {
         sets.push(`#w${index}.c = #w${index}.c - :one`);
         conditions.push(`#w${index}.s = :s${index} AND #w${index}.c > :zero`);
       });
-      if (await this.setIf('flood counters give back', subject, { sets, conditions, names, values })) return;
+      if (await this.setIf('flood counters give back', subject, marked('back', mark, { sets, conditions, names, values })))
+        return;
     }
   }
 
@@ -117,10 +129,30 @@ export class DynamoCounterStore implements CounterStore {
       this.db.send(new GetCommand({ TableName: this.table, Key: itemKey(subject), ConsistentRead: true })),
     );
     const stored: Stored = {};
+    if (typeof Item?.['take'] === 'string') stored.take = Item['take'];
+    if (typeof Item?.['back'] === 'string') stored.back = Item['back'];
     for (const [name, entry] of Object.entries(Item ?? {})) {
       const value = entry as { s?: unknown; c?: unknown } | undefined;
       if (typeof value?.s === 'number' && typeof value.c === 'number') stored[name as FloodWindow] = { s: value.s, c: value.c };
     }
     return stored;
   }
+}
+
+/**
+ * An update that also writes its mark, on the condition that the mark is not there yet. The SDK sends an update again
+ * when its answer is lost (a timeout, a broken connection), and DynamoDB may have carried out the first attempt: the
+ * retry is then refused instead of counting twice, and the next read finds the mark.
+ */
+function marked(
+  attribute: 'take' | 'back',
+  mark: string,
+  update: { sets: string[]; conditions: string[]; names: Record<string, string>; values: Record<string, unknown> },
+): typeof update {
+  return {
+    sets: [...update.sets, '#mark = :mark'],
+    conditions: [...update.conditions, '(attribute_not_exists(#mark) OR #mark <> :mark)'],
+    names: { ...update.names, '#mark': attribute },
+    values: { ...update.values, ':mark': mark },
+  };
 }

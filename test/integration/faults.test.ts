@@ -258,6 +258,29 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
     await expectConsistent();
   });
 
+  it("counts an upload once in its flood windows when the answer to the counters' write is lost", async () => {
+    const bytes = await freshImage();
+    const taking = loseFirstAnswer('UpdateItem', 'FLOOD#');
+    let response;
+    try {
+      response = await upload(bytes);
+    } finally {
+      taking.restore();
+    }
+    expect([taking.lost, response.statusCode]).toEqual([true, 200]);
+    await expectConsistent(); // the counters hold the uploads stored, this one once
+    // the same bytes again: a duplicate, whose slot is given back; that answer lost too
+    const givingBack = loseFirstAnswer('UpdateItem', 'FLOOD#', 2);
+    try {
+      response = await upload(bytes);
+    } finally {
+      givingBack.restore();
+    }
+    expect([givingBack.lost, response.statusCode]).toEqual([true, 200]);
+    stored -= 1; // counted by upload() as stored, but answered with the first image: its slot went back
+    await expectConsistent();
+  });
+
   it('answers a delete as done when the answer to its mark is lost', async () => {
     const image = jsonBody(await upload(await freshImage())).image;
     const injector = loseFirstAnswer('UpdateItem', 'IMG#');

@@ -49,16 +49,21 @@ type Stack = {
 const LOSE_ANSWER = 'testLoseAnswer';
 
 /**
- * Loses the answer of the first DynamoDB `PutItem` (or `UpdateItem`) carried out on a key that starts with `pkPrefix`,
+ * Loses the answer of the first (or `occurrence`-th) DynamoDB `PutItem` (or `UpdateItem`) carried out on a key that
+ * starts with `pkPrefix`,
  * below the SDK's retries: the write reaches the store and is carried out, its answer is replaced by a timeout, and
  * the SDK sends it again, as it does when a connection breaks after the request went out. The retry then meets what
  * its first attempt wrote. (A write refused by its condition is answered as usual.)
  */
-export function loseFirstAnswer(command: 'PutItem' | 'UpdateItem', pkPrefix: string): FaultInjector & { lost: boolean } {
+export function loseFirstAnswer(
+  command: 'PutItem' | 'UpdateItem',
+  pkPrefix: string,
+  occurrence = 1,
+): FaultInjector & { lost: boolean } {
   const original = base.send;
   const calls: string[] = [];
   const stacks = new Set<Stack>();
-  const state = { lost: false };
+  const state = { lost: false, seen: 0 };
   // the document client's name of the command, and DynamoDB's
   const commandNames = [`${command}Command`, command === 'PutItem' ? 'PutCommand' : 'UpdateCommand'];
   const middleware =
@@ -68,7 +73,8 @@ export function loseFirstAnswer(command: 'PutItem' | 'UpdateItem', pkPrefix: str
       const answer = await next(args);
       const carriedOut = (answer as { response?: { statusCode?: number } }).response?.statusCode === 200;
       const pk = (command === 'PutItem' ? args.input?.Item?.pk?.S : args.input?.Key?.pk?.S) ?? '';
-      if (!state.lost && carriedOut && commandNames.includes(context.commandName ?? '') && pk.startsWith(pkPrefix)) {
+      const matches = carriedOut && commandNames.includes(context.commandName ?? '') && pk.startsWith(pkPrefix);
+      if (!state.lost && matches && (state.seen += 1) === occurrence) {
         state.lost = true;
         throw Object.assign(new Error(`injected: the answer of the put of ${pk} was lost`), {
           name: 'TimeoutError',
