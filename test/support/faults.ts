@@ -12,8 +12,9 @@ export interface FaultInjector {
 
 /**
  * Makes SDK calls fail as a store outage would, at the adapter's edge: the N-th call (0-based) fails (or each of a
- * list), and every call from another on; `answerLostAt`: that call is carried out, then answered as failed. The emulators cannot fail on demand, so this is the one place the SDK is intercepted; the calls
- * that do not fail go to the emulators as usual. Failing `send` itself skips the SDK's retries, as if they all failed.
+ * list), and every call from another on; `answerLostAt`: that call is carried out, then answered as failed. The
+ * emulators cannot fail on demand, so this file is where the SDK is intercepted; the calls that do not fail go to the
+ * emulators as usual. Failing `send` itself skips the SDK's retries, as if they all failed.
  */
 export function injectFaults(plan: { failAt?: number | number[]; failFrom?: number; answerLostAt?: number } = {}): FaultInjector {
   const failAt = new Set(plan.failAt === undefined ? [] : [plan.failAt].flat());
