@@ -2,7 +2,7 @@ import { createSweepHandler } from '../../functions/api/sweep';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { clockAheadBy } from '../support/in-memory';
 import { makePng } from '../support/images';
-import { injectFaults, loseFirstAnswer } from '../support/faults';
+import { injectFaults, loseFirstAnswer, type FaultInjector } from '../support/faults';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 
 jest.setTimeout(120_000);
@@ -86,6 +86,15 @@ async function expectConsistent(): Promise<void> {
   });
 }
 
+/** Runs `work` with the fault injected, and takes the fault out whatever happens. */
+async function underFault<T>(injector: FaultInjector, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } finally {
+    injector.restore();
+  }
+}
+
 describe('store failures during an upload', () => {
   let uploadCalls: string[] = [];
 
@@ -115,12 +124,7 @@ describe('store failures during an upload', () => {
     for (let failAt = 0; failAt < uploadCalls.length; failAt += 1) {
       const bytes = await freshImage();
       const injector = injectFaults({ failAt });
-      let response;
-      try {
-        response = await upload(bytes);
-      } finally {
-        injector.restore();
-      }
+      const response = await underFault(injector, () => upload(bytes));
       const failed = injector.calls[failAt];
       if (response.statusCode !== 200) {
         expect({ failed, status: response.statusCode, body: JSON.parse(response.body) as unknown }).toEqual({
@@ -142,13 +146,8 @@ describe('store failures during an upload', () => {
     const puts = uploadCalls.flatMap((call, index) => (call === 'S3Client:PutObjectCommand' ? [index] : []));
     expect(puts).toHaveLength(3);
     for (const answerLostAt of puts) {
-      const injector = injectFaults({ answerLostAt });
-      let response;
-      try {
-        response = await upload(await freshImage());
-      } finally {
-        injector.restore();
-      }
+      const bytes = await freshImage();
+      const response = await underFault(injectFaults({ answerLostAt }), () => upload(bytes));
       expect({ answerLostAt, status: response.statusCode }).toEqual({ answerLostAt, status: 200 });
       const url = String(jsonBody(response).image['url']);
       expect((await service.objectKeys()).filter((key) => url.endsWith(`/${key}`))).toHaveLength(1);
@@ -238,12 +237,9 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
   ])('stores one image under its own name when the answer to %s is lost', async (_what, prefix, filename) => {
     const bytes = await freshImage();
     const injector = loseFirstAnswer('PutItem', prefix);
-    let response;
-    try {
-      response = await service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename } }));
-    } finally {
-      injector.restore();
-    }
+    const response = await underFault(injector, () =>
+      service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename } })),
+    );
     expect(injector.lost).toBe(true);
     expect(response.statusCode).toBe(200);
     stored += 1;
@@ -261,22 +257,13 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
   it("counts an upload once in its flood windows when the answer to the counters' write is lost", async () => {
     const bytes = await freshImage();
     const taking = loseFirstAnswer('UpdateItem', 'FLOOD#');
-    let response;
-    try {
-      response = await upload(bytes);
-    } finally {
-      taking.restore();
-    }
+    const response = await underFault(taking, () => upload(bytes));
     expect([taking.lost, response.statusCode]).toEqual([true, 200]);
     await expectConsistent(); // the counters hold the uploads stored, this one once
     // the same bytes again: a duplicate, whose slot is given back; that answer lost too
     const givingBack = loseFirstAnswer('UpdateItem', 'FLOOD#', 2);
-    try {
-      response = await upload(bytes);
-    } finally {
-      givingBack.restore();
-    }
-    expect([givingBack.lost, response.statusCode]).toEqual([true, 200]);
+    const again = await underFault(givingBack, () => upload(bytes));
+    expect([givingBack.lost, again.statusCode]).toEqual([true, 200]);
     stored -= 1; // counted by upload() as stored, but answered with the first image: its slot went back
     await expectConsistent();
   });
@@ -284,12 +271,7 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
   it('answers a delete as done when the answer to its mark is lost', async () => {
     const image = jsonBody(await upload(await freshImage())).image;
     const injector = loseFirstAnswer('UpdateItem', 'IMG#');
-    let response;
-    try {
-      response = await service.send(new Request(String(image['delete_url']), { method: 'POST' }));
-    } finally {
-      injector.restore();
-    }
+    const response = await underFault(injector, () => service.send(new Request(String(image['delete_url']), { method: 'POST' })));
     expect(injector.lost).toBe(true);
     expect(response.statusCode).toBe(200);
     expect((await service.send(new Request(String(image['url_viewer'])))).statusCode).toBe(404);
@@ -314,12 +296,7 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
     ).upload;
     expect((await fetch(ticket.url, { method: ticket.method, headers: ticket.headers, body: bytes })).status).toBe(200);
     const injector = loseFirstAnswer('PutItem', 'TOKEN#');
-    let response;
-    try {
-      response = await post('/api/1/upload', { upload_token: ticket.token });
-    } finally {
-      injector.restore();
-    }
+    const response = await underFault(injector, () => post('/api/1/upload', { upload_token: ticket.token }));
     expect(injector.lost).toBe(true);
     expect([response.statusCode, response.body]).toEqual([200, expect.stringContaining('lost-token.png')]);
     stored += 1;
