@@ -176,7 +176,7 @@ export class DynamoImageRepository implements ImageRepository {
 
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
     // `deleting` already, with this token still in: this very mark, met by the SDK's retry of the update after its
-    // answer was lost, or the same link's removal that stopped half way; either way this link's deletion, answered done
+    // answer was lost (the delete read the record live just before), so this link's deletion, answered as done
     const condition = '(#status = :active OR #status = :deleting) AND contains(deleteTokens, :token)';
     return this.markDue('mark deleting', id, nowMs, condition, {
       ':active': 'active',
