@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   DeleteCommand,
   GetCommand,
@@ -89,16 +90,18 @@ export class DynamoImageRepository implements ImageRepository {
   }
 
   async settleName(name: string): Promise<boolean> {
-    // The claim stays (the name is never given again); only what made it pending goes.
+    // The claim stays (the name is never given again); only what made it pending goes. The settling's own mark lets
+    // the SDK's retry of it (its answer lost) count as this settling, and a concurrent one's be refused.
+    const mark = randomUUID();
     return sendIfCondition('settle name', () =>
       this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: objectKeyPk(name) },
-          UpdateExpression: 'REMOVE #status, #keys, createdAtMs, sweepShard, sweepAtMs',
-          ConditionExpression: '#status = :pending',
+          UpdateExpression: 'SET settledBy = :mark REMOVE #status, #keys, createdAtMs, sweepShard, sweepAtMs',
+          ConditionExpression: '#status = :pending OR settledBy = :mark',
           ExpressionAttributeNames: { '#status': 'status', '#keys': 'keys' },
-          ExpressionAttributeValues: { ':pending': 'pending' },
+          ExpressionAttributeValues: { ':pending': 'pending', ':mark': mark },
         }),
       ),
     );

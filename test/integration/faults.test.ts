@@ -303,3 +303,20 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
     await expectConsistent();
   });
 });
+
+describe('the sweep settling a stored upload, its answer lost', () => {
+  it("counts the upload once in the day's figures", async () => {
+    const own = await createTestService();
+    const response = await own.send(
+      multipartUpload({ key: own.apiKey, source: { bytes: await freshImage(), filename: 'settled.png' } }),
+    );
+    expect(response.statusCode).toBe(200);
+    const env = { BUCKET_NAME: own.bucket, TABLE_NAME: own.table, PARAMETER_PREFIX: own.parameterPrefix, PUBLIC_URL };
+    const settling = loseFirstAnswer('UpdateItem', 'KEY#');
+    await underFault(settling, () => createSweepHandler(env, NO_METRICS, clockAheadBy(20 * 60_000))());
+    expect(settling.lost).toBe(true);
+    const days = await own.items('STATS#');
+    expect(days.map((day) => day['uploads'])).toEqual([1]);
+    expect((await own.items('KEY#')).filter((claim) => claim['status'] === 'pending')).toEqual([]);
+  });
+});
