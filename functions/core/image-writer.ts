@@ -1,4 +1,5 @@
 import type { EncodedImage, ImageKeys, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
+import { fileKeys } from './remove-image';
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
@@ -33,13 +34,13 @@ export class ImageWriter {
   ): Promise<void> {
     // Every put is waited for, failed or not: a clean-up that ran while a put was still in flight would leave the
     // object that put wrote afterwards behind.
-    const keys = [record.original.key, record.thumb.key, record.medium.key];
     const puts = await Promise.allSettled([
       originalPut ?? this.put(record.original.key, files.original),
       this.put(record.thumb.key, files.thumb),
       this.put(record.medium.key, files.medium),
     ]);
-    const failedKeys = keys.filter((_key, index) => puts[index]?.status === 'rejected');
+    // in the order of the puts above
+    const failedKeys = fileKeys(record).filter((_key, index) => puts[index]?.status === 'rejected');
     const failed = puts.find((put): put is PromiseRejectedResult => put.status === 'rejected');
     if (!failed) return;
     // A put answered as failed may have stored its file all the same (its answer lost: a timeout, a broken

@@ -11,19 +11,35 @@ export interface FaultInjector {
 }
 
 /**
- * Makes SDK calls fail as a store outage would, at the adapter's edge: the N-th call (0-based) fails (or each of a
- * list), and every call from another on; `answerLostAt`: that call is carried out, then answered as failed. The
- * emulators cannot fail on demand, so this file is where the SDK is intercepted; the calls that do not fail go to the
- * emulators as usual. Failing `send` itself skips the SDK's retries, as if they all failed.
+ * Installs `handle` in front of every SDK call (`send`), with the call's index and `Client:Command` name; its calls
+ * list and restore are the injector's. The emulators cannot fail on demand, so this is where the SDK is intercepted.
  */
-export function injectFaults(plan: { failAt?: number | number[]; failFrom?: number; answerLostAt?: number } = {}): FaultInjector {
-  const failAt = new Set(plan.failAt === undefined ? [] : [plan.failAt].flat());
+function interceptSends(
+  handle: (client: unknown, index: number, name: string, send: () => Promise<unknown>) => Promise<unknown>,
+): FaultInjector {
   const original = base.send;
   const calls: string[] = [];
   base.send = function (this: unknown, command: unknown, ...rest: unknown[]): Promise<unknown> {
-    const index = calls.length;
     const name = `${(this as object).constructor.name}:${(command as object).constructor.name}`;
     calls.push(name);
+    return handle(this, calls.length - 1, name, () => original.call(this, command, ...rest));
+  };
+  return {
+    calls,
+    restore: () => {
+      base.send = original;
+    },
+  };
+}
+
+/**
+ * Makes SDK calls fail as a store outage would, at the adapter's edge: the N-th call (0-based) fails (or each of a
+ * list), and every call from another on; `answerLostAt`: that call is carried out, then answered as failed. The calls
+ * that do not fail go to the emulators as usual. Failing `send` itself skips the SDK's retries, as if they all failed.
+ */
+export function injectFaults(plan: { failAt?: number | number[]; failFrom?: number; answerLostAt?: number } = {}): FaultInjector {
+  const failAt = new Set(plan.failAt === undefined ? [] : [plan.failAt].flat());
+  return interceptSends((_client, index, name, send) => {
     const fault = (): Error =>
       Object.assign(new Error(`injected fault in call ${index} (${name})`), {
         name: 'InternalServerError',
@@ -32,15 +48,9 @@ export function injectFaults(plan: { failAt?: number | number[]; failFrom?: numb
       });
     if (failAt.has(index) || (plan.failFrom !== undefined && index >= plan.failFrom)) return Promise.reject(fault());
     // the call reaches the store and is carried out, but its answer is lost (a timeout, a broken connection)
-    if (index === plan.answerLostAt) return original.call(this, command, ...rest).then(() => Promise.reject(fault()));
-    return original.call(this, command, ...rest);
-  };
-  return {
-    calls,
-    restore: () => {
-      base.send = original;
-    },
-  };
+    if (index === plan.answerLostAt) return send().then(() => Promise.reject(fault()));
+    return send();
+  });
 }
 
 type Stack = {
@@ -51,18 +61,15 @@ const LOSE_ANSWER = 'testLoseAnswer';
 
 /**
  * Loses the answer of the first (or `occurrence`-th) DynamoDB `PutItem` (or `UpdateItem`) carried out on a key that
- * starts with `pkPrefix`,
- * below the SDK's retries: the write reaches the store and is carried out, its answer is replaced by a timeout, and
- * the SDK sends it again, as it does when a connection breaks after the request went out. The retry then meets what
- * its first attempt wrote. (A write refused by its condition is answered as usual.)
+ * starts with `pkPrefix`, below the SDK's retries: the write reaches the store and is carried out, its answer is
+ * replaced by a timeout, and the SDK sends it again, as it does when a connection breaks after the request went out.
+ * The retry then meets what its first attempt wrote. (A write refused by its condition is answered as usual.)
  */
 export function loseFirstAnswer(
   command: 'PutItem' | 'UpdateItem',
   pkPrefix: string,
   occurrence = 1,
 ): FaultInjector & { lost: boolean } {
-  const original = base.send;
-  const calls: string[] = [];
   const stacks = new Set<Stack>();
   const state = { lost: false, seen: 0 };
   // the document client's name of the command, and DynamoDB's
@@ -77,29 +84,28 @@ export function loseFirstAnswer(
       const matches = carriedOut && commandNames.includes(context.commandName ?? '') && pk.startsWith(pkPrefix);
       if (!state.lost && matches && (state.seen += 1) === occurrence) {
         state.lost = true;
-        throw Object.assign(new Error(`injected: the answer of the put of ${pk} was lost`), {
+        throw Object.assign(new Error(`injected: the answer of the ${command} of ${pk} was lost`), {
           name: 'TimeoutError',
           $metadata: {},
         });
       }
       return answer;
     };
-  base.send = function (this: unknown, command: unknown, ...rest: unknown[]): Promise<unknown> {
-    calls.push(`${(this as object).constructor.name}:${(command as object).constructor.name}`);
-    const stack = (this as { middlewareStack: Stack }).middlewareStack;
+  const interceptor = interceptSends((client, _index, _name, send) => {
+    const stack = (client as { middlewareStack: Stack }).middlewareStack;
     if (!stacks.has(stack)) {
       stacks.add(stack);
       stack.add(middleware, { step: 'deserialize', name: LOSE_ANSWER, priority: 'low' });
     }
-    return original.call(this, command, ...rest);
-  };
+    return send();
+  });
   return {
-    calls,
+    calls: interceptor.calls,
     get lost() {
       return state.lost;
     },
     restore: () => {
-      base.send = original;
+      interceptor.restore();
       for (const stack of stacks) stack.remove(LOSE_ANSWER);
     },
   };
