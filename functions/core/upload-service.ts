@@ -95,8 +95,13 @@ interface Holdings {
   pending?: { name: string; keys: ImageKeys };
   /** The original's put, started before the renditions: waited for before anything is cleaned up. */
   originalPut?: Promise<void>;
-  /** The image's record, once written (alongside its files' puts). */
+  /** The image's record, once written (alongside its files' puts), or once its write was tried (`saveUnknown`). */
   saved?: ImageRecord;
+  /**
+   * The record's write failed without saying whether DynamoDB carried it out (its answer lost after the SDK's
+   * retries, a server error): a take-back reads it first, and removes it only if it is there and this upload's.
+   */
+  saveUnknown?: boolean;
 }
 
 /**
@@ -181,7 +186,8 @@ export class UploadService {
           this.writer.finish(record, processed, originalPut),
           this.save(record, held),
         ]);
-        if (saved.status === 'fulfilled') held.saved = record;
+        held.saved = record;
+        if (saved.status === 'rejected') held.saveUnknown = true;
         if (files.status === 'rejected') throw files.reason;
         if (saved.status === 'rejected') throw saved.reason;
         delete held.pending;
@@ -360,7 +366,7 @@ export class UploadService {
     const steps: Array<Promise<void>> = [];
     if (held.reserving) steps.push(held.reserving.then((reservation) => reservation.release()).catch(() => undefined));
     if (held.claim) steps.push(this.duplicateGuard.release(held.claim));
-    const { pending, saved } = held;
+    const { pending, saved, saveUnknown } = held;
     if (pending) {
       const put = held.originalPut ?? Promise.resolve();
       steps.push(
@@ -369,7 +375,7 @@ export class UploadService {
           .then(async () => {
             // A record written alongside files that failed goes first. Should that fail, the name claim stays pending
             // (naming the files): the sweep then finds the record with a file missing and removes them both.
-            if (saved) await this.deps.images.remove(saved.id);
+            if (saved && (!saveUnknown || (await this.isSaved(saved)))) await this.deps.images.remove(saved.id);
             await this.writer.discard(pending.name, pending.keys);
           }),
       );
@@ -378,6 +384,11 @@ export class UploadService {
       if (result.status === 'rejected')
         this.deps.logger.warn('undo of a failed upload did not finish', { error: result.reason as unknown });
     }
+  }
+
+  /** Whether this record is in the table (under its id, naming its original: no other upload's can). */
+  private async isSaved(record: ImageRecord): Promise<boolean> {
+    return (await this.deps.images.find(record.id))?.original.key === record.original.key;
   }
 
   private imageObject(record: ImageRecord, idEncoded: string, deleteToken: string): ImageObject {

@@ -156,6 +156,15 @@ describe('store failures during an upload', () => {
     }
   });
 
+  it('takes back a record written but answered as failed, with everything else', async () => {
+    const answerLostAt = uploadCalls.lastIndexOf('DynamoDBDocumentClient:PutCommand');
+    const bytes = await freshImage();
+    const response = await underFault(injectFaults({ answerLostAt }), () => upload(bytes));
+    expect(response.statusCode).toBe(503);
+    await expectConsistent();
+    expect((await storesState()).dead).toBe(0);
+  });
+
   it('leaves a pending name claim that names its objects when the clean-up fails too, and the sweep removes them', async () => {
     const putAt = uploadCalls.indexOf('S3Client:PutObjectCommand');
     for (const failFrom of [putAt + 1, uploadCalls.length - 2]) {

@@ -329,6 +329,17 @@ describe('UploadService', () => {
     expect(kept()).toEqual(GIVEN_BACK);
   });
 
+  it('takes back a record written but answered as failed, once it reads it there', async () => {
+    const { upload, images, kept } = setup();
+    const save = images.saveActive.bind(images);
+    images.saveActive = async (record) => {
+      await save(record);
+      throw new Error('injected: the answer of the record was lost');
+    };
+    await expect(upload()).rejects.toThrow(/the answer of the record was lost/);
+    expect(kept()).toEqual(GIVEN_BACK);
+  });
+
   it('leaves the name claim pending for the sweep when that record cannot be taken back', async () => {
     const { upload, images, kept, failPutsOf } = setup();
     failPutsOf('.md.');
