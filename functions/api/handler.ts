@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { EmfMetrics } from '../adapters/emf-metrics';
 import { METRIC_SERVICE, type Metrics } from '../core/metrics';
 import type { RandomSource } from '../core/ports';
+import { errorResponse } from '../http/responses';
 import { createRouter, type Router } from '../http/router';
 import { buildServices, type Env } from './build';
 
@@ -39,9 +40,15 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
     // A failed cold start is not cached: the next invocation tries again.
     router.catch(() => (router = undefined));
     try {
-      return await (
-        await router
-      )(event);
+      let route: Router;
+      try {
+        route = await router;
+      } catch (error) {
+        // answered in the envelope (a store refused or failed: 503; a bad setting: 500), logged, and counted by the
+        // 5xx alarm; a thrown error would reach the client as the gateway's own bare 502
+        return errorResponse(error, 'json', logger);
+      }
+      return await route(event);
     } finally {
       metrics.flush();
     }

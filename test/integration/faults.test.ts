@@ -1,3 +1,4 @@
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { createSweepHandler } from '../../functions/api/sweep';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { clockAheadBy } from '../support/in-memory';
@@ -327,5 +328,25 @@ describe('the sweep settling a stored upload, its answer lost', () => {
     const days = await own.items('STATS#');
     expect(days.map((day) => day['uploads'])).toEqual([1]);
     expect((await own.items('KEY#')).filter((claim) => claim['status'] === 'pending')).toEqual([]);
+  });
+});
+
+describe('a cold start whose settings cannot be read', () => {
+  it('answers 503 code 900 in the envelope (not a bare gateway error), and the next request starts again', async () => {
+    // the public URL from its parameter, as the stack gives it: read at cold start
+    const cold = await createTestService({ PUBLIC_URL: '' });
+    await cold.clients.ssm.send(
+      new PutParameterCommand({ Name: `${cold.parameterPrefix}/public-url`, Value: PUBLIC_URL, Type: 'String' }),
+    );
+    const request = async () =>
+      cold.send(multipartUpload({ key: cold.apiKey, source: { bytes: await makePng(12, 9), filename: 'cold.png' } }));
+    const failed = await underFault(injectFaults({ failFrom: 0 }), request);
+    expect(failed.statusCode).toBe(503);
+    expect(JSON.parse(failed.body)).toEqual({
+      status_code: 503,
+      error: { message: 'Service unavailable, try again', code: 900 },
+      status_txt: 'Service Unavailable',
+    });
+    expect((await request()).statusCode).toBe(200);
   });
 });
