@@ -243,8 +243,12 @@ export class ImageUploadStack extends Stack {
     }
     const tableActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
     this.apiFunction.addToRolePolicy(new iam.PolicyStatement({ actions: tableActions, resources: [table.tableArn] }));
+    // the sweep reads and removes records, settles name claims and adds the day's figures (UpdateItem)
     this.sweepFunction.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'], resources: [table.tableArn] }),
+      new iam.PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        resources: [table.tableArn],
+      }),
     );
     this.sweepFunction.addToRolePolicy(
       new iam.PolicyStatement({
@@ -252,14 +256,16 @@ export class ImageUploadStack extends Stack {
         resources: [`${table.tableArn}/index/${TABLE_SCHEMA.sweepIndex.name}`],
       }),
     );
+    // settings are read in one GetParameters call (IAM authorizes it on its own, apart from GetParameter): the API
+    // reads all of them, the sweep only the distribution it purges
     this.apiFunction.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: ['ssm:GetParameter'],
+        actions: ['ssm:GetParameters'],
         resources: Object.values(names).map(parameterArn),
       }),
     );
     this.sweepFunction.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: [parameterArn(names.distributionId)] }),
+      new iam.PolicyStatement({ actions: ['ssm:GetParameters'], resources: [parameterArn(names.distributionId)] }),
     );
 
     // ---- API Gateway -------------------------------------------------------------------------------------------

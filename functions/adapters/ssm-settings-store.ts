@@ -10,6 +10,8 @@ type Values = Partial<Record<keyof SettingsParameters, string>>;
  * refresh (Parameter Store's default throughput is 40 calls a second per account and region, which a burst of cold
  * starts would use up several times faster with a call per parameter). The values, missing ones included, are kept
  * for `maxAgeSeconds`, the shortest age any setting may be cached for (the key's); reads during a refresh share it.
+ * It reads only the parameters it is given (the sweep: the distribution id), which its function's role allows; a
+ * setting it was not given reads as missing.
  */
 export class SsmSettingsStore implements SettingsStore {
   private cached: { values: Values; readAtMs: number } | undefined;
@@ -17,7 +19,7 @@ export class SsmSettingsStore implements SettingsStore {
 
   constructor(
     private readonly ssm: SSMClient,
-    private readonly names: SettingsParameters,
+    private readonly names: Partial<SettingsParameters>,
     private readonly maxAgeSeconds: number,
     private readonly nowMs: () => number = Date.now,
   ) {}
@@ -32,7 +34,7 @@ export class SsmSettingsStore implements SettingsStore {
 
   async idSalt(): Promise<string> {
     const value = (await this.values()).idSalt;
-    if (!value) throw new Error(`the id salt parameter ${this.names.idSalt} is missing`);
+    if (!value) throw new Error(`the id salt parameter ${this.names.idSalt ?? '(not read here)'} is missing`);
     return value;
   }
 
@@ -57,7 +59,9 @@ export class SsmSettingsStore implements SettingsStore {
   /** Every parameter in one call (at most 10 names fit); a missing one is undefined. */
   private async read(): Promise<Values> {
     const readAtMs = this.nowMs();
-    const entries = Object.entries(this.names) as Array<[keyof SettingsParameters, string]>;
+    const entries = (Object.entries(this.names) as Array<[keyof SettingsParameters, string | undefined]>).filter(
+      (entry): entry is [keyof SettingsParameters, string] => entry[1] !== undefined,
+    );
     let parameters;
     try {
       ({ Parameters: parameters } = await this.ssm.send(

@@ -13,6 +13,7 @@ import { S3StagedStore } from '../adapters/s3-staged-store';
 import { DynamoTokenLedger } from '../adapters/dynamo-token-ledger';
 import { DynamoModeration } from '../adapters/dynamo-moderation';
 import { DynamoDailyStats } from '../adapters/dynamo-daily-stats';
+import type { SettingsParameters } from '../adapters/parameter-names';
 import { SsmSettingsStore } from '../adapters/ssm-settings-store';
 import { loadConfig, type Config } from '../config';
 import { METRIC, NO_METRICS, storeLatencyMetric, type Metrics } from '../core/metrics';
@@ -66,8 +67,16 @@ export function measureCalls<Input extends object, Output extends object>(
 
 export const MEASURE = { step: 'initialize', name: 'measureCalls' } as const;
 
-/** The adapters over the AWS SDK clients, which find their endpoints in the standard environment variables. */
-export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics = NO_METRICS) {
+/**
+ * The adapters over the AWS SDK clients, which find their endpoints in the standard environment variables. The settings
+ * store reads `parameters` (default: all of them); a function whose role allows fewer names only those.
+ */
+export function buildStores(
+  config: Readonly<Config>,
+  env: Env,
+  metrics: Metrics = NO_METRICS,
+  parameters: Partial<SettingsParameters> = config.parameters,
+) {
   // Stores of one's own (the stand-ins, moto_server...) are reached by endpoint variables; S3 then takes path-style.
   const pathStyle = Boolean(env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL']);
   const s3 = new S3Client({ ...clientOptions(STORE_CALL_LIMITS.objects), forcePathStyle: pathStyle });
@@ -80,7 +89,7 @@ export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics
   ssm.middlewareStack.add(measureCalls('SSM', metrics), MEASURE);
   const cloudfront = new CloudFrontClient(small);
   cloudfront.middlewareStack.add(measureCalls('CloudFront', metrics), MEASURE);
-  const settings = new SsmSettingsStore(ssm, config.parameters, Math.min(config.keyCacheSeconds, config.floodLimitsCacheSeconds));
+  const settings = new SsmSettingsStore(ssm, parameters, Math.min(config.keyCacheSeconds, config.floodLimitsCacheSeconds));
   // signs upload URLs only (no request is sent through it), without a checksum of a body it has not seen
   const presigner = new S3Client({ forcePathStyle: pathStyle, requestChecksumCalculation: 'WHEN_REQUIRED' });
   return {
@@ -97,9 +106,14 @@ export function buildStores(config: Readonly<Config>, env: Env, metrics: Metrics
   };
 }
 
-/** The sweep needs the stores only: no imaging, so its bundle carries no sharp. */
+/**
+ * The sweep needs the stores only: no imaging, so its bundle carries no sharp; and of the settings only the
+ * distribution it purges (its role may read no other parameter: no key, no salt).
+ */
 export function buildSweeper(env: Env, logger: Logger, metrics: Metrics, sweepClock: Clock = clock): Sweeper {
   const config = loadConfig(env);
-  const { images, objects, duplicates, purger, stats } = buildStores(config, env, metrics);
+  const { images, objects, duplicates, purger, stats } = buildStores(config, env, metrics, {
+    distributionId: config.parameters.distributionId,
+  });
   return new Sweeper({ images, objects, duplicates, purger, stats, clock: sweepClock, logger, metrics });
 }

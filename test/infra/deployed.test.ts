@@ -11,20 +11,29 @@ import {
   ListInvalidationsCommand,
 } from '@aws-sdk/client-cloudfront';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { CreateTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, GetItemCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { runnableCopy } from '../support/bundles';
 import { makePng } from '../support/images';
 import { startLambdaTwin, type LambdaTwin } from '../support/lambda-twin';
 import { motoAvailable, startMoto, type Moto } from '../support/moto';
-import { eventFrom, multipartUpload, urlencodedUpload } from '../support/test-service';
+import {
+  policiesOf,
+  resolveString,
+  roleOf,
+  TWIN_ACCOUNT,
+  TWIN_REGION,
+  TwinIam,
+  withoutAction,
+  type Credentials,
+  type Resource,
+  type TemplateJson,
+} from '../support/iam-twin';
+import { eventFrom, multipartUpload, PUBLIC_URL, urlencodedUpload } from '../support/test-service';
 
 const ROOT = join(__dirname, '..', '..');
-
-type Resource = { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, unknown> };
-type TemplateJson = { Resources: Record<string, Resource> };
 
 /**
  * The one full `cdk synth` of the run, as an operator's `cdk deploy` does it: the pinned CLI, cdk.json's app, esbuild
@@ -109,68 +118,74 @@ describe('cfn-lint', () => {
   });
 });
 
-/** A CloudFormation value of the template, with Ref and Fn::GetAtt taken from the twin's own resources. */
-function resolve(value: unknown, physical: Record<string, string>): string {
-  if (typeof value === 'string') return value;
-  const token = value as Record<string, unknown>;
-  if (typeof token['Ref'] === 'string') {
-    const found = physical[token['Ref']];
-    if (found !== undefined) return found;
-  }
-  const getAtt = token['Fn::GetAtt'] as [string, string] | undefined;
-  if (getAtt && physical[getAtt.join('.')] !== undefined) return physical[getAtt.join('.')] as string;
-  const join_ = token['Fn::Join'] as [string, unknown[]] | undefined;
-  if (join_) return join_[1].map((part) => resolve(part, physical)).join(join_[0]);
-  throw new Error(`the twin does not know ${JSON.stringify(value)}`);
-}
-
 /**
  * The deployed twin: the function bundles exactly as `cdk synth` wrote them (with this machine's sharp binary beside
- * the arm64 one), each in a process of its own with the environment the template gives it, invoked with API Gateway
- * events shaped as CloudFront forwards them, against moto_server standing in for S3, DynamoDB, SSM and CloudFront.
+ * the arm64 one), each in a process of its own with the environment the template gives it and the session credentials
+ * of the role the template gives it, invoked with API Gateway events shaped as CloudFront forwards them, against
+ * moto_server standing in for S3, DynamoDB, SSM and CloudFront with IAM enforced (test/support/moto-iam-server.py):
+ * a call the role does not allow is refused as AWS would refuse it. Every answer of 500 or more fails the suite, and
+ * so does any refusal in a function's log.
  */
 const twinSuite = motoAvailable() ? describe : describe.skip;
 if (!motoAvailable()) process.stderr.write('moto_server is not installed: the deployed twin is skipped\n');
 
-twinSuite('the deployed twin (bundles, template environment, moto)', () => {
+twinSuite('the deployed twin under IAM (bundles, template environment and roles, moto)', () => {
   let moto: Moto;
+  let twinIam: TwinIam;
   let api: LambdaTwin;
   let sweep: LambdaTwin;
   let setup: LambdaTwin;
   let images: Server;
   let imagesUrl: string;
   const copies: string[] = [];
+  const twins: LambdaTwin[] = [];
   const physical: Record<string, string> = {};
-  const region = 'us-east-1';
-  let clients: { s3: S3Client; dynamodb: DynamoDBClient; ssm: SSMClient; cloudfront: CloudFrontClient };
-  let bucket: string;
+  const sessions: Record<string, Credentials> = {};
+  const narrowed: { api?: Credentials; sweep?: Credentials } = {};
+  let operator: Credentials;
+  let clients: {
+    s3: S3Client;
+    dynamodb: DynamoDBClient;
+    ssm: SSMClient;
+    cloudfront: CloudFrontClient;
+  };
+  const bucket = 'twin-images';
+  const tableName = 'twin-records';
   let distributionId: string;
   let apiKey: string;
   let originSecret: string;
 
-  /** The environment Lambda gives a function: the template's variables, the region, credentials, and moto's endpoint. */
-  function lambdaEnv(logicalIdPrefix: string, extra: Record<string, string> = {}): Record<string, string> {
+  const functionId = (prefix: string): string => resourceOf(prefix, 'AWS::Lambda::Function')[0];
+  const policiesOfFunction = (prefix: string) => policiesOf(template, roleOf(template, functionId(prefix)), physical);
+
+  /** The environment Lambda gives a function: the template's variables, the region, its role's session, moto's endpoint. */
+  function lambdaEnv(prefix: string, credentials: Credentials, extra: Record<string, string> = {}): Record<string, string> {
     const variables = (
-      resourceOf(logicalIdPrefix, 'AWS::Lambda::Function')[1].Properties['Environment'] as
+      resourceOf(prefix, 'AWS::Lambda::Function')[1].Properties['Environment'] as
         { Variables: Record<string, unknown> } | undefined
     )?.Variables;
     const env: Record<string, string> = {
-      AWS_REGION: region,
-      AWS_ACCESS_KEY_ID: 'twin',
-      AWS_SECRET_ACCESS_KEY: 'twin',
+      AWS_REGION: TWIN_REGION,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      AWS_SESSION_TOKEN: credentials.sessionToken ?? '',
       AWS_ENDPOINT_URL: moto.endpoint,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      AWS_LAMBDA_FUNCTION_NAME: logicalIdPrefix,
+      AWS_LAMBDA_FUNCTION_NAME: prefix,
       ...extra,
     };
-    for (const [name, value] of Object.entries(variables ?? {})) env[name] = resolve(value, physical);
+    for (const [name, value] of Object.entries(variables ?? {})) env[name] = resolveString(value, physical);
     return env;
   }
 
-  function twinOf(logicalIdPrefix: string, extra: Record<string, string> = {}): LambdaTwin {
-    const copy = runnableCopy(assetOf(logicalIdPrefix));
+  /** A function of the template in a process of its own, as its role's session (or another's, to show a refusal). */
+  function twinOf(prefix: string, extra: Record<string, string> = {}, session = sessions[prefix]): LambdaTwin {
+    if (!session) throw new Error(`no session for ${prefix}`);
+    const copy = runnableCopy(assetOf(prefix));
     copies.push(copy);
-    return startLambdaTwin(copy, lambdaEnv(logicalIdPrefix, extra));
+    const twin = startLambdaTwin(copy, lambdaEnv(prefix, session, extra));
+    twins.push(twin);
+    return twin;
   }
 
   /** A request as CloudFront hands it to API Gateway: the origin secret, the viewer's address, CloudFront's headers. */
@@ -189,8 +204,13 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     return event;
   }
 
-  const call = async (request: Request, secret?: string): Promise<APIGatewayProxyResult> =>
-    api.invoke<APIGatewayProxyResult>(await throughCloudFront(request, secret));
+  /** The API's answer; one of 500 or more (a refused call ends as 503) fails the test at once, with the log. */
+  async function call(request: Request, secret?: string, through: LambdaTwin = api): Promise<APIGatewayProxyResult> {
+    const response = await through.invoke<APIGatewayProxyResult>(await throughCloudFront(request, secret));
+    if (response.statusCode >= 500 && through === api)
+      throw new Error(`${request.method} ${request.url} answered ${response.statusCode}: ${response.body}\n${api.output()}`);
+    return response;
+  }
 
   const objectKeys = async (): Promise<string[]> =>
     ((await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((object) => object.Key ?? '');
@@ -211,13 +231,13 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     const properties = resourceOf('Setup', 'AWS::CloudFormation::CustomResource')[1].Properties;
     return {
       RequestType: type,
-      ServiceToken: 'arn:aws:lambda:us-east-1:000000000000:function:provider',
+      ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:provider',
       ResponseURL: 'https://cloudformation-custom-resource-response.invalid/',
-      StackId: 'arn:aws:cloudformation:us-east-1:000000000000:stack/ImageUpload/twin',
+      StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/ImageUpload/twin',
       RequestId: `twin-${type}`,
       LogicalResourceId: 'Setup',
       ResourceType: 'AWS::CloudFormation::CustomResource',
-      ResourceProperties: { ...properties, ServiceToken: 'arn:aws:lambda:us-east-1:000000000000:function:provider' },
+      ResourceProperties: { ...properties, ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:provider' },
       ...(type === 'Create' ? {} : { PhysicalResourceId: '/image-upload/setup', OldResourceProperties: {} }),
     };
   };
@@ -227,9 +247,15 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     return { value: found?.Value, type: found?.Type };
   };
 
+  const uploadOf = (response: APIGatewayProxyResult) =>
+    (JSON.parse(response.body) as { image: { url: string; url_viewer: string; delete_url: string; thumb: { url: string } } })
+      .image;
+
   beforeAll(async () => {
-    moto = await startMoto();
-    const common = { region, endpoint: moto.endpoint, credentials: { accessKeyId: 'twin', secretAccessKey: 'twin' } };
+    moto = await startMoto({ iam: true });
+    twinIam = new TwinIam(moto.endpoint);
+    operator = await twinIam.operator();
+    const common = { region: TWIN_REGION, endpoint: moto.endpoint, credentials: operator };
     clients = {
       s3: new S3Client({ ...common, forcePathStyle: true }),
       dynamodb: new DynamoDBClient(common),
@@ -239,15 +265,16 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
 
     // the stack's resources, made from the template's own definitions where the function depends on them
     const [bucketId] = resourceOf('Images', 'AWS::S3::Bucket');
-    bucket = 'twin-images';
     await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
     physical[bucketId] = bucket;
+    physical[`${bucketId}.Arn`] = `arn:aws:s3:::${bucket}`;
     const [tableId, table] = resourceOf('Records', 'AWS::DynamoDB::GlobalTable');
     const { AttributeDefinitions, KeySchema, GlobalSecondaryIndexes, BillingMode } = table.Properties;
-    physical[tableId] = 'twin-records';
+    physical[tableId] = tableName;
+    physical[`${tableId}.Arn`] = `arn:aws:dynamodb:${TWIN_REGION}:${TWIN_ACCOUNT}:table/${tableName}`;
     await clients.dynamodb.send(
       new CreateTableCommand({
-        TableName: 'twin-records',
+        TableName: tableName,
         AttributeDefinitions,
         KeySchema,
         GlobalSecondaryIndexes,
@@ -286,12 +313,22 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     for (const [, resource] of Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::SSM::Parameter')) {
       await clients.ssm.send(
         new PutParameterCommand({
-          Name: resolve(resource.Properties['Name'], physical),
-          Value: resolve(resource.Properties['Value'], physical),
+          Name: resolveString(resource.Properties['Name'], physical),
+          Value: resolveString(resource.Properties['Value'], physical),
           Type: 'String',
         }),
       );
     }
+    // each function's role, as the template writes it, and a session of it (what Lambda gives the function)
+    for (const prefix of ['SetupFunction', 'ApiFunction', 'SweepFunction'])
+      sessions[prefix] = await twinIam.session(prefix, policiesOfFunction(prefix));
+    // and copies with one action taken away, which must fail
+    narrowed.api = await twinIam.session('ApiNarrowed', withoutAction(policiesOfFunction('ApiFunction'), 'ssm:GetParameters'));
+    narrowed.sweep = await twinIam.session(
+      'SweepNarrowed',
+      withoutAction(policiesOfFunction('SweepFunction'), 'dynamodb:DeleteItem'),
+    );
+    await moto.enforceIam();
 
     // a URL source on this machine, which the synthesized URL_FETCH_ALLOW_HOSTS lets the function reach
     const png = await makePng(48, 40);
@@ -306,9 +343,26 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all([api?.stop(), sweep?.stop(), setup?.stop(), moto?.stop()]);
+    await Promise.all([...twins.map((twin) => twin.stop()), moto?.stop()]);
+    twinIam?.destroy();
     images?.close();
     for (const copy of copies) rmSync(copy, { recursive: true, force: true });
+  });
+
+  it('refuses what no role allows: a call without a known identity, and one outside its role', async () => {
+    const stranger = new SSMClient({
+      region: TWIN_REGION,
+      endpoint: moto.endpoint,
+      credentials: { accessKeyId: 'AKIASTRANGER0000000', secretAccessKey: 'stranger' },
+    });
+    await expect(stranger.send(new GetParameterCommand({ Name: '/image-upload/api-key' }))).rejects.toThrow();
+    stranger.destroy();
+    const sweepSession = sessions['SweepFunction'] as Credentials;
+    const asSweep = new SSMClient({ region: TWIN_REGION, endpoint: moto.endpoint, credentials: sweepSession });
+    await expect(
+      asSweep.send(new GetParametersCommand({ Names: ['/image-upload/api-key'], WithDecryption: true })),
+    ).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    asSweep.destroy();
   });
 
   it('setup (custom resource): creates the key, salt, origin secret and flood limits; updates and deletes keep them', async () => {
@@ -371,11 +425,48 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     expect(JSON.parse(fromUrl.body)).toMatchObject({ image: { original_filename: 'cat photo.png', width: 48 } });
   });
 
-  it('serves the viewer page', async () => {
+  it('uploads in two steps: an upload URL signed by the role, the PUT to it, the finish from the staged file', async () => {
+    const bytes = await makePng(120, 90);
+    const ticketResponse = await call(
+      new Request(`${PUBLIC_URL}/api/1/upload-url`, {
+        method: 'POST',
+        headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ size: String(bytes.length), filename: 'staged.png' }).toString(),
+      }),
+    );
+    expect(ticketResponse.statusCode).toBe(200);
+    const ticket = (
+      JSON.parse(ticketResponse.body) as {
+        upload: { url: string; method: string; headers: Record<string, string>; token: string };
+      }
+    ).upload;
+    expect(ticket.url.startsWith(`${moto.endpoint}/${bucket}/staging/`)).toBe(true);
+    // the client's PUT, authorized by the signature of the API's role (moto checks both)
+    const put = await fetch(ticket.url, { method: ticket.method, headers: ticket.headers, body: bytes });
+    expect([put.status, await put.text()]).toEqual([200, '']);
+    const finished = await call(
+      new Request(`${PUBLIC_URL}/api/1/upload`, {
+        method: 'POST',
+        headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ upload_token: ticket.token }).toString(),
+      }),
+    );
+    expect(finished.statusCode).toBe(200);
+    expect(JSON.parse(finished.body)).toMatchObject({ image: { original_filename: 'staged.png', width: 120 } });
+    // the staged file is gone once the image is stored
+    expect((await objectKeys()).filter((key) => key.startsWith('staging/'))).toEqual([]);
+  });
+
+  it('serves the viewer page and the delete confirmation page, which deletes nothing', async () => {
     const page = await call(new Request(uploaded.url_viewer));
     expect(page.statusCode).toBe(200);
     expect(page.headers?.['Content-Type']).toBe('text/html; charset=utf-8');
     expect(page.body).toContain('twin photo');
+    const before = await objectKeys();
+    const confirm = await call(new Request(uploaded.delete_url));
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toContain('<form');
+    expect(await objectKeys()).toEqual(before);
   });
 
   it('deletes through the delete links, and invalidates the three files in CloudFront', async () => {
@@ -399,8 +490,7 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     const response = await call(
       multipartUpload({ key: apiKey, expiration: '300', source: { bytes: await makePng(70, 50), filename: 'soon.png' } }),
     );
-    const image = (JSON.parse(response.body) as { image: { url: string } }).image;
-    const key = new URL(image.url).pathname.slice(1);
+    const key = new URL(uploadOf(response).url).pathname.slice(1);
     expect(await objectKeys()).toContain(key);
     const result = await sweep.invoke<{ removed: number; failed: number; purgedPaths: number }>({});
     expect(result).toEqual({ removed: 1, failed: 0, purgedPaths: 3 });
@@ -408,20 +498,28 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
     expect(await invalidatedPaths()).toContain(`/${key}`);
   });
 
-  it('takes an image down with npm run admin --stack: files, record, and one invalidation', async () => {
-    const response = await call(
-      multipartUpload({ key: apiKey, source: { bytes: await makePng(90, 60), filename: 'abuse.png' } }),
+  it("settles the name claims of stored uploads past their grace (a later run), adding the day's figures", async () => {
+    // sixteen minutes on: every upload's name claim is past its fifteen minutes of grace
+    const later = twinOf('SweepFunction', { TWIN_CLOCK_OFFSET_MS: String(16 * 60_000) });
+    const result = await later.invoke<{ removed: number; failed: number }>({});
+    expect(result.failed).toBe(0);
+    const day = new Date().toISOString().slice(0, 10);
+    const figures = await clients.dynamodb.send(
+      new GetItemCommand({ TableName: tableName, Key: { pk: { S: `STATS#${day}` } }, ConsistentRead: true }),
     );
-    const image = (JSON.parse(response.body) as { image: { url: string; url_viewer: string; thumb: { url: string } } }).image;
+    // the three uploads still held (base64, URL, two-step); the deleted and the expired ones were not stored long
+    expect(figures.Item?.['uploads']?.N).toBe('3');
+  });
+
+  it('takes an image down with npm run admin --stack: files, record, and one invalidation', async () => {
+    const image = uploadOf(
+      await call(multipartUpload({ key: apiKey, source: { bytes: await makePng(90, 60), filename: 'abuse.png' } })),
+    );
     // the stack's outputs, as CloudFormation answers them for its name
-    const cloudformation = new CloudFormationClient({
-      region,
-      endpoint: moto.endpoint,
-      credentials: { accessKeyId: 'twin', secretAccessKey: 'twin' },
-    });
+    const cloudformation = new CloudFormationClient({ region: TWIN_REGION, endpoint: moto.endpoint, credentials: operator });
     const outputs = {
       BucketName: bucket,
-      TableName: 'twin-records',
+      TableName: tableName,
       DistributionId: distributionId,
       BaseUrl: new URL(image.url).origin,
       ApiKeyParameter: '/image-upload/api-key',
@@ -436,6 +534,7 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
       }),
     );
     cloudformation.destroy();
+    // the operator's own credentials (an administrator), not a function's
     const run = spawnSync(
       process.execPath,
       [
@@ -450,9 +549,9 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
         encoding: 'utf8',
         env: {
           PATH: process.env['PATH'] ?? '',
-          AWS_REGION: region,
-          AWS_ACCESS_KEY_ID: 'twin',
-          AWS_SECRET_ACCESS_KEY: 'twin',
+          AWS_REGION: TWIN_REGION,
+          AWS_ACCESS_KEY_ID: operator.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: operator.secretAccessKey,
           AWS_ENDPOINT_URL: moto.endpoint,
         },
       },
@@ -472,6 +571,40 @@ twinSuite('the deployed twin (bundles, template environment, moto)', () => {
       status_code: 403,
       error: { message: 'Forbidden', code: 403 },
       status_txt: 'Forbidden',
+    });
+  });
+
+  it('was refused nothing: no function of the template logged a denied call', () => {
+    expect(twins.length).toBeGreaterThanOrEqual(4);
+    for (const twin of twins) expect(twin.output()).not.toMatch(/AccessDenied|not authorized to perform/);
+  });
+
+  describe('with one permission taken from a copy of a role (this suite can fail)', () => {
+    it('the API without ssm:GetParameters answers 503 in the envelope, and logs the refusal', async () => {
+      const crippled = twinOf('ApiFunction', {}, narrowed.api);
+      const response = await call(
+        multipartUpload({ key: apiKey, source: { bytes: await makePng(10, 10), filename: 'x.png' } }),
+        undefined,
+        crippled,
+      );
+      expect(response.statusCode).toBe(503);
+      expect(JSON.parse(response.body)).toMatchObject({ error: { code: 900 } });
+      expect(crippled.output()).toMatch(/AccessDeniedException[\s\S]*ssm:GetParameters/);
+    });
+
+    it('the sweep without dynamodb:DeleteItem fails to remove a due record, and says so', async () => {
+      const image = uploadOf(
+        await call(
+          multipartUpload({ key: apiKey, expiration: '300', source: { bytes: await makePng(33, 21), filename: 'due.png' } }),
+        ),
+      );
+      const crippled = twinOf('SweepFunction', { TWIN_CLOCK_OFFSET_MS: '301000' }, narrowed.sweep);
+      const result = await crippled.invoke<{ removed: number; failed: number }>({});
+      expect(result).toMatchObject({ removed: 0, failed: 1 });
+      expect(crippled.output()).toMatch(/AccessDeniedException[\s\S]*dynamodb:DeleteItem/);
+      // the record stays due: the real sweep removes it
+      expect(await sweep.invoke({})).toMatchObject({ removed: 1, failed: 0 });
+      expect(await objectKeys()).not.toContain(new URL(image.url).pathname.slice(1));
     });
   });
 });

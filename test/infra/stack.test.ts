@@ -197,12 +197,69 @@ describe('the stack', () => {
       if (actions.some((action) => /^(s3|dynamodb|ssm):/.test(action))) expect(resources).not.toContain('*');
     }
     const ssmResources = statements
-      .filter((statement) => ([] as string[]).concat(statement['Action'] as string).includes('ssm:GetParameter'))
+      .filter((statement) => ([] as string[]).concat(statement['Action'] as string).includes('ssm:GetParameters'))
       .flatMap((statement) => [].concat(statement['Resource'] as never));
     const names = JSON.stringify(ssmResources);
     for (const name of ['api-key', 'flood-limits', 'id-salt', 'public-url', 'origin-secret'])
       expect(names).toContain(`image-upload/${name}`);
     expect(JSON.stringify(statements)).not.toMatch(/"(s3|dynamodb|ssm):\*"/);
+  });
+
+  /** The actions a function's role allows, each with the resources it allows them on (as JSON, for reading). */
+  function grantsOf(functionPrefix: string): Record<string, string[]> {
+    const [, fn] = Object.entries(resources).find(
+      ([id, resource]) => id.startsWith(functionPrefix) && resource.Type === 'AWS::Lambda::Function',
+    ) ?? [undefined, undefined];
+    const role = (fn?.Properties['Role'] as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const grants: Record<string, string[]> = {};
+    for (const policy of ofType('AWS::IAM::Policy')) {
+      if (!(policy['Roles'] as Array<{ Ref: string }>).some((ref) => ref.Ref === role)) continue;
+      for (const statement of (policy['PolicyDocument'] as { Statement: Array<Record<string, unknown>> }).Statement)
+        for (const action of ([] as string[]).concat(statement['Action'] as string | string[]))
+          grants[action] = [
+            ...(grants[action] ?? []),
+            ...([] as unknown[]).concat(statement['Resource']).map((r) => JSON.stringify(r)),
+          ];
+    }
+    return grants;
+  }
+
+  it("gives each function's role exactly the actions its code sends (the IAM twin proves them sufficient)", () => {
+    const api = grantsOf('ApiFunction');
+    expect(Object.keys(api).sort()).toEqual([
+      'cloudfront:CreateInvalidation',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+      'ssm:GetParameters',
+    ]);
+    const sweep = grantsOf('SweepFunction');
+    expect(Object.keys(sweep).sort()).toEqual([
+      'cloudfront:CreateInvalidation',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListBucket',
+      'ssm:GetParameters',
+    ]);
+    // the sweep reads one parameter, the distribution id: not the key, not the salt
+    expect(sweep['ssm:GetParameters']).toHaveLength(1);
+    expect(sweep['ssm:GetParameters']?.[0]).toContain('parameter/image-upload/distribution-id');
+    expect(sweep['dynamodb:Query']?.[0]).toContain('/index/sweep');
+    // the sweep never writes a file; only the API's staged uploads live under staging/
+    expect(JSON.stringify(sweep)).not.toContain('/staging/');
+    expect(grantsOf('SetupFunction')).toEqual({
+      'ssm:GetParameter': expect.any(Array) as unknown,
+      'ssm:PutParameter': expect.any(Array) as unknown,
+    });
   });
 
   it('puts CloudFront in front: images from S3 through origin access control with long caching, the rest to the API with a secret header', () => {

@@ -6,8 +6,9 @@ import { STAND_IN_CREDENTIALS, STAND_IN_REGION } from '../../local/stand-ins';
 import { standInEndpoints } from '../support/test-service';
 
 /** An SSM client on the stand-in that records the name of every command it sends. */
-function countingClient(): { client: SSMClient; calls: string[] } {
+function countingClient(): { client: SSMClient; calls: string[]; names: string[][] } {
   const calls: string[] = [];
+  const names: string[][] = [];
   const client = new SSMClient({
     region: STAND_IN_REGION,
     credentials: { ...STAND_IN_CREDENTIALS },
@@ -16,11 +17,12 @@ function countingClient(): { client: SSMClient; calls: string[] } {
   client.middlewareStack.add(
     (next, context) => (args) => {
       calls.push(String(context.commandName));
+      names.push([...((args.input as { Names?: string[] }).Names ?? [])]);
       return next(args);
     },
     { step: 'initialize' },
   );
-  return { client, calls };
+  return { client, calls, names };
 }
 
 describe('the settings in SSM', () => {
@@ -65,5 +67,14 @@ describe('the settings in SSM', () => {
     await always.apiKey();
     await always.apiKey();
     expect(uncached.calls).toEqual(['GetParametersCommand', 'GetParametersCommand']);
+  });
+
+  it('reads only the parameters it is given (the sweep: the distribution id), and nothing else reads as set', async () => {
+    const only = countingClient();
+    const store = new SsmSettingsStore(only.client, { distributionId: names.distributionId }, 30);
+    expect(await store.distributionId()).toBeUndefined();
+    expect(await store.apiKey()).toBeUndefined();
+    await expect(store.idSalt()).rejects.toThrow(/not read here/);
+    expect(only.names).toEqual([[names.distributionId]]);
   });
 });

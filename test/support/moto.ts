@@ -1,9 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { freePort } from './local-process';
 
 export interface Moto {
   /** `http://127.0.0.1:PORT`: one endpoint for every service. */
   endpoint: string;
+  /** From now on every request must be signed by a known identity whose policies allow it. */
+  enforceIam(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -21,12 +24,20 @@ export function motoAvailable(): boolean {
   }
 }
 
-/** Starts moto_server on a free loopback port, and waits until it answers. */
-export async function startMoto(): Promise<Moto> {
+/**
+ * Starts moto_server on a free loopback port, and waits until it answers. With `iam`, it is moto's server with IAM
+ * checked on resources as AWS does (test/support/moto-iam-server.py), on from `enforceIam()` on, and AWS's managed
+ * policies loaded so that a role can attach them.
+ */
+export async function startMoto(options: { iam?: boolean } = {}): Promise<Moto> {
   const port = await freePort();
-  const child: ChildProcess = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const address = ['-H', '127.0.0.1', '-p', String(port)];
+  const child: ChildProcess = options.iam
+    ? spawn('python3', [join(__dirname, 'moto-iam-server.py'), ...address], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, MOTO_IAM_LOAD_MANAGED_POLICIES: 'true' },
+      })
+    : spawn('moto_server', address, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -44,6 +55,11 @@ export async function startMoto(): Promise<Moto> {
   }
   return {
     endpoint,
+    async enforceIam() {
+      // moto checks nothing for this many more requests: none
+      const answer = await fetch(`${endpoint}/moto-api/reset-auth`, { method: 'POST', body: '0' });
+      if (!answer.ok) throw new Error(`moto did not turn IAM on: ${answer.status}`);
+    },
     async stop() {
       child.kill('SIGTERM');
       await exited;
