@@ -80,12 +80,15 @@ export class ImageUploadStack extends Stack {
   readonly distribution: cloudfront.Distribution;
   readonly api: apigateway.RestApi;
   readonly monitoring: Monitoring;
+  /** Turns the table's deletion protection on once everything else exists (retained data only). */
+  private protectRecords: CustomResource | undefined;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, props);
     const settings = readDeploymentSettings(this.node);
     const prefix = settings.parameterPrefix;
-    const removalPolicy = settings.removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    // retain: the data outlives the stack and every update, but a first deploy that fails removes it, empty as it is
+    const removalPolicy = settings.removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const names = parameterNames(prefix);
     const parameterArn = (name: string): string =>
       this.formatArn({ service: 'ssm', resource: 'parameter', resourceName: name.replace(/^\//, '') });
@@ -160,6 +163,17 @@ export class ImageUploadStack extends Stack {
       properties: { ParameterPrefix: prefix, Creates: [names.apiKey, names.floodLimits, names.idSalt, names.originSecret] },
     });
     const originSecret = setup.getAttString('OriginSecret');
+    if (settings.removal === 'retain') {
+      // Deletion protection comes last, from the setup step: as a property of the table it would stop a failed first
+      // deploy from removing the table. Every other resource of the stack is made before it (below).
+      this.protectRecords = new CustomResource(this, 'ProtectRecords', {
+        serviceToken: setupProvider.serviceToken,
+        properties: { ProtectTable: table.tableName },
+      });
+      setupFunction.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['dynamodb:DescribeTable', 'dynamodb:UpdateTable'], resources: [table.tableArn] }),
+      );
+    }
 
     // ---- the function ----------------------------------------------------------------------------------------------
     const commonEnv = {
@@ -453,6 +467,8 @@ export class ImageUploadStack extends Stack {
     });
 
     this.giveEveryFunctionALogGroup();
+    for (const child of this.node.children)
+      if (this.protectRecords && child !== this.protectRecords) this.protectRecords.node.addDependency(child);
 
     new CfnOutput(this, 'BaseUrl', { value: baseUrl, description: 'The public base URL: uploads go to BASE/api/1/upload' });
     new CfnOutput(this, 'ApiKeyParameter', { value: names.apiKey, description: 'SSM SecureString holding the API key' });

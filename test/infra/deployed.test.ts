@@ -11,7 +11,13 @@ import {
   ListInvalidationsCommand,
 } from '@aws-sdk/client-cloudfront';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { CreateTableCommand, DynamoDBClient, GetItemCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
@@ -22,6 +28,7 @@ import { motoAvailable, startMoto, type Moto } from '../support/moto';
 import {
   policiesOf,
   resolveString,
+  resolveValue,
   roleOf,
   TWIN_ACCOUNT,
   TWIN_REGION,
@@ -226,19 +233,22 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     return paths;
   }
 
-  const setupEvent = (type: 'Create' | 'Update' | 'Delete'): Record<string, unknown> => {
-    // the provider framework hands the function the resource's properties, its service token included
-    const properties = resourceOf('Setup', 'AWS::CloudFormation::CustomResource')[1].Properties;
+  /** What the provider framework hands the setup function for a custom resource of the template (`Setup`, ...). */
+  const setupEvent = (type: 'Create' | 'Update' | 'Delete', resource = 'Setup'): Record<string, unknown> => {
+    const [logicalId, { Properties }] = resourceOf(resource, 'AWS::CloudFormation::CustomResource');
+    // the provider framework's own token stands for its function's ARN
+    const properties = Object.fromEntries(Object.entries(Properties).filter(([name]) => name !== 'ServiceToken'));
+    const token = 'arn:aws:lambda:us-east-1:123456789012:function:provider';
     return {
       RequestType: type,
-      ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:provider',
+      ServiceToken: token,
       ResponseURL: 'https://cloudformation-custom-resource-response.invalid/',
       StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/ImageUpload/twin',
       RequestId: `twin-${type}`,
-      LogicalResourceId: 'Setup',
+      LogicalResourceId: logicalId,
       ResourceType: 'AWS::CloudFormation::CustomResource',
-      ResourceProperties: { ...properties, ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:provider' },
-      ...(type === 'Create' ? {} : { PhysicalResourceId: '/image-upload/setup', OldResourceProperties: {} }),
+      ResourceProperties: { ...(resolveValue(properties, physical) as object), ServiceToken: token },
+      ...(type === 'Create' ? {} : { PhysicalResourceId: `twin-${logicalId}`, OldResourceProperties: {} }),
     };
   };
 
@@ -388,6 +398,17 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     await setup.invoke(setupEvent('Delete'));
     expect((await parameter('/image-upload/flood-limits')).value).toBe(edited);
     expect((await parameter('/image-upload/api-key')).value).toBe(apiKey);
+  });
+
+  it("setup's last step turns the table's deletion protection on, and its removal leaves it on", async () => {
+    const protection = async () =>
+      (await clients.dynamodb.send(new DescribeTableCommand({ TableName: tableName }))).Table?.DeletionProtectionEnabled;
+    expect(await protection()).toBeFalsy();
+    await setup.invoke(setupEvent('Create', 'ProtectRecords'));
+    expect(await protection()).toBe(true);
+    await setup.invoke(setupEvent('Update', 'ProtectRecords'));
+    await setup.invoke(setupEvent('Delete', 'ProtectRecords'));
+    expect(await protection()).toBe(true);
   });
 
   let uploaded: Record<string, unknown> & { url_viewer: string; delete_url: string; id_encoded: string; url: string };

@@ -114,7 +114,27 @@ describe('the stack', () => {
         ]),
       },
     });
-    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+  });
+
+  it('keeps the images and records after a destroy or an update, but lets a failed first deploy remove them', () => {
+    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
+    template.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'RetainExceptOnCreate',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
+  it("turns the table's deletion protection on last, after every other resource, from the setup step", () => {
+    const [protectId, protect] = Object.entries(resources).find(([id]) => id.startsWith('ProtectRecords')) ?? [];
+    expect(protect?.Type).toBe('AWS::CloudFormation::CustomResource');
+    const table = Object.keys(resources).find((id) => resources[id]?.Type === 'AWS::DynamoDB::GlobalTable');
+    expect(protect?.Properties['ProtectTable']).toEqual({ Ref: table });
+    // as a property of the table, protection would stop a failed first deploy from removing it
+    expect(JSON.stringify(resources[table ?? '']?.Properties)).not.toContain('DeletionProtectionEnabled');
+    const dependsOn = new Set((protect as { DependsOn?: string[] } | undefined)?.DependsOn ?? []);
+    const others = Object.keys(resources).filter((id) => id !== protectId && resources[id]?.Type !== 'AWS::CDK::Metadata');
+    expect(others.filter((id) => !dependsOn.has(id))).toEqual([]);
+    expect(grantsOf('SetupFunction')['dynamodb:UpdateTable']).toEqual([expect.stringContaining(String(table))]);
   });
 
   it('lets the API function sign, read and remove staged uploads, and nothing more of the staging prefix', () => {
@@ -259,6 +279,9 @@ describe('the stack', () => {
     expect(grantsOf('SetupFunction')).toEqual({
       'ssm:GetParameter': expect.any(Array) as unknown,
       'ssm:PutParameter': expect.any(Array) as unknown,
+      // the table's deletion protection, turned on last
+      'dynamodb:DescribeTable': expect.any(Array) as unknown,
+      'dynamodb:UpdateTable': expect.any(Array) as unknown,
     });
   });
 
@@ -315,6 +338,12 @@ describe('a fresh account', () => {
   const template = synth({ removalPolicy: 'destroy' });
   const resources = template.toJSON()['Resources'] as Resources;
   const functions = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
+
+  it('with removalPolicy=destroy, removes the bucket and table with the stack, and protects nothing', () => {
+    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
+    template.hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Delete' });
+    expect(Object.keys(resources).some((id) => id.startsWith('ProtectRecords'))).toBe(false);
+  });
 
   it('reserves no concurrency on any function (a new account may have only 10)', () => {
     expect(functions.length).toBeGreaterThanOrEqual(4);
