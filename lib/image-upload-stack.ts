@@ -347,7 +347,10 @@ export class ImageUploadStack extends Stack {
         requestTooLargeMessage(maxBodyBytes(BINARY_MEDIA_TYPES[0])),
         'Payload Too Large',
       ],
+      // the stage's throttle, and the account's: a 429 the client may retry after a second
       [apigateway.ResponseType.THROTTLED, '429', 429, 130, 'Too many requests, try again', 'Too Many Requests'],
+      // Lambda refused to run the function (throttled past its concurrency), or could not be reached
+      [apigateway.ResponseType.INTEGRATION_FAILURE, '503', 503, 900, 'Service unavailable, try again', 'Service Unavailable'],
       [apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, '404', 404, 404, 'Not found', 'Not Found'],
       [apigateway.ResponseType.INTEGRATION_TIMEOUT, '504', 504, 900, 'Service unavailable, try again', 'Gateway Timeout'],
       [apigateway.ResponseType.DEFAULT_5XX, '503', 503, 900, 'Service unavailable, try again', 'Service Unavailable'],
@@ -357,7 +360,12 @@ export class ImageUploadStack extends Stack {
         type,
         statusCode,
         templates: envelope(status, code, message, statusTxt),
-        responseHeaders: { 'X-Content-Type-Options': "'nosniff'", 'Cache-Control': "'no-store'" },
+        responseHeaders: {
+          'X-Content-Type-Options': "'nosniff'",
+          'Cache-Control': "'no-store'",
+          // a throttled or refused request may be sent again a second later
+          ...(status === 429 || status === 503 ? { 'Retry-After': "'1'" } : {}),
+        },
       });
     }
 
@@ -464,7 +472,18 @@ export class ImageUploadStack extends Stack {
       accessLogs,
       table,
       alarmEmail: settings.alarmEmail,
+      alarmTopicArn: settings.alarmTopicArn,
     });
+    if (!settings.alarmEmail && !settings.alarmTopicArn)
+      Annotations.of(this).addWarningV2(
+        'image-upload:alarms-reach-no-one',
+        'NO ONE WILL RECEIVE THE ALARMS: deploy with -c alarmEmail=you@example.com (and confirm the e-mail AWS sends), or -c alarmTopicArn=arn:aws:sns:... for a topic of your own. Without it, the alarms only change state in the console.',
+      );
+    if (settings.throttleBurstLimit > settings.apiConcurrency)
+      Annotations.of(this).addWarningV2(
+        'image-upload:throttle-above-concurrency',
+        `The stage lets ${settings.throttleBurstLimit} requests through at once, but the API function can run ${settings.apiConcurrency}: past that, Lambda refuses them (503) before the gateway would (429). Set -c accountConcurrency to your account's Lambda concurrency quota, or lower throttleBurstLimit.`,
+      );
 
     this.giveEveryFunctionALogGroup();
     for (const child of this.node.children)

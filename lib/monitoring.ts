@@ -19,6 +19,8 @@ export interface MonitoringProps {
   table: dynamodb.TableV2;
   /** Where alarms are sent by e-mail; none: the topic only. */
   alarmEmail: string | undefined;
+  /** A topic of the operator's that gets the alarms; none: a topic of the stack's. */
+  alarmTopicArn: string | undefined;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -52,13 +54,15 @@ function serviceMetric(
  * an SNS topic (and an e-mail address, if given); and a dashboard of the same figures.
  */
 export class Monitoring extends Construct {
-  readonly topic: sns.Topic;
+  readonly topic: sns.ITopic;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
-    this.topic = new sns.Topic(this, 'Alarms', { displayName: 'Image upload service alarms', enforceSSL: true });
+    this.topic = props.alarmTopicArn
+      ? sns.Topic.fromTopicArn(this, 'Alarms', props.alarmTopicArn)
+      : new sns.Topic(this, 'Alarms', { displayName: 'Image upload service alarms', enforceSSL: true });
     if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
 
     const gatewayThrottles = new logs.MetricFilter(this, 'GatewayThrottles', {

@@ -36,6 +36,10 @@ export interface DeploymentSettings {
   parameterPrefix: string;
   memorySizeMb: number;
   reservedConcurrency: number | undefined;
+  /** The Lambda concurrency of the account (its quota: 10 on a new account), which every function shares. */
+  accountConcurrency: number;
+  /** Requests the API function can run at once: its reserved concurrency, or the account's less one for the sweep. */
+  apiConcurrency: number;
   throttleRateLimit: number;
   throttleBurstLimit: number;
   domainName: string | undefined;
@@ -48,7 +52,12 @@ export interface DeploymentSettings {
   firewallRateLimit: number;
   /** Where alarms are e-mailed (a subscription the address must confirm); undefined: the SNS topic only. */
   alarmEmail: string | undefined;
+  /** An SNS topic of the operator's own that gets the alarms (instead of one of the stack's). */
+  alarmTopicArn: string | undefined;
 }
+
+/** Requests a second the API's stage lets through, per request it can run at once (a request takes 0.5 s or less). */
+export const THROTTLE_RATE_PER_CONCURRENCY = 2;
 
 /**
  * Reads the settings from CDK context (`cdk.json` or `-c key=value`) and checks them with the very function the
@@ -92,19 +101,33 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   const firewallRateLimit = number('firewallRateLimit', 3000, 0, 2_000_000_000);
   if (firewallRateLimit > 0 && firewallRateLimit < 10)
     throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
+  const alarmTopicArn = text('alarmTopicArn');
+  if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/.test(alarmTopicArn))
+    throw new Error('context alarmTopicArn must be the ARN of an SNS topic');
+  // upper bounds are sanity checks only: the account's own quotas (raised on request) bind first (docs/scale.md)
+  const reservedConcurrency = reserved === undefined ? undefined : number('reservedConcurrency', 0, 1, 100_000);
+  const accountConcurrency = number('accountConcurrency', 10, 2, 1_000_000);
+  if (reservedConcurrency !== undefined && reservedConcurrency >= accountConcurrency)
+    throw new Error('context reservedConcurrency must be below accountConcurrency (the sweep and setup need some)');
+  // the sweep runs most of the time (a run every 5 minutes takes up to 4): one of the account's is its own
+  const apiConcurrency = reservedConcurrency ?? accountConcurrency - 1;
   return {
     functionEnv,
     parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, ''),
     memorySizeMb: number('memorySize', 1769, 512, 10240),
-    // upper bounds are sanity checks only: the account's own quotas (raised on request) bind first (docs/scale.md)
-    reservedConcurrency: reserved === undefined ? undefined : number('reservedConcurrency', 0, 1, 100_000),
-    throttleRateLimit: number('throttleRateLimit', 50, 1, 1_000_000),
-    throttleBurstLimit: number('throttleBurstLimit', 100, 1, 500_000),
+    reservedConcurrency,
+    accountConcurrency,
+    apiConcurrency,
+    // by default the stage lets through what the function can run: past it, the gateway's 429 rather than Lambda's
+    // throttle (a 503)
+    throttleRateLimit: number('throttleRateLimit', apiConcurrency * THROTTLE_RATE_PER_CONCURRENCY, 1, 1_000_000),
+    throttleBurstLimit: number('throttleBurstLimit', apiConcurrency, 1, 500_000),
     domainName,
     certificateArn,
     removal,
     firewall: firewall === 'true',
     firewallRateLimit,
     alarmEmail,
+    alarmTopicArn,
   };
 }

@@ -1,4 +1,4 @@
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../lib/app';
 
 /** The stack without bundling (fast); the full synth with bundling is in synth.test.ts. */
@@ -57,8 +57,14 @@ describe('the stack', () => {
       status_txt: 'Service Unavailable',
     });
     expect(byType['DEFAULT_5XX']?.['StatusCode']).toBe('503');
+    // Lambda throttled or unreachable: 503 in the envelope, to be retried, not the gateway's bare 500
+    expect(byType['INTEGRATION_FAILURE']?.['StatusCode']).toBe('503');
+    expect(body('INTEGRATION_FAILURE')).toMatchObject({ status_code: 503, error: { code: 900 } });
+    for (const type of ['THROTTLED', 'INTEGRATION_FAILURE'])
+      expect(byType[type]?.['ResponseParameters']).toMatchObject({ 'gatewayresponse.header.Retry-After': "'1'" });
     expect(Object.keys(byType).sort()).toEqual([
       'DEFAULT_5XX',
+      'INTEGRATION_FAILURE',
       'INTEGRATION_TIMEOUT',
       'MISSING_AUTHENTICATION_TOKEN',
       'REQUEST_TOO_LARGE',
@@ -66,12 +72,41 @@ describe('the stack', () => {
     ]);
   });
 
-  it('throttles the stage and logs errors without data traces', () => {
+  it("throttles the stage to what a new account's 10 concurrent functions run (one for the sweep), and logs errors without data traces", () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       MethodSettings: Match.arrayWith([
-        Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100, LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+        Match.objectLike({ ThrottlingRateLimit: 18, ThrottlingBurstLimit: 9, LoggingLevel: 'ERROR', DataTraceEnabled: false }),
       ]),
     });
+  });
+
+  it("follows the account's concurrency, or the API's reserved one, and warns when the throttle lets more through", () => {
+    const stageOf = (context: Record<string, unknown>) => {
+      const { stack } = buildApp({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+      const settings = Template.fromStack(stack).findResources('AWS::ApiGateway::Stage');
+      const [stage] = Object.values(settings) as Array<{ Properties: { MethodSettings: Array<Record<string, unknown>> } }>;
+      const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('Lambda refuses them'));
+      return { ...stage?.Properties.MethodSettings[0], warned: warnings.length > 0 };
+    };
+    expect(stageOf({ accountConcurrency: 1000 })).toMatchObject({ ThrottlingBurstLimit: 999, ThrottlingRateLimit: 1998 });
+    expect(stageOf({ accountConcurrency: 1000, reservedConcurrency: 50 })).toMatchObject({ ThrottlingBurstLimit: 50 });
+    expect(stageOf({ throttleBurstLimit: 100 })).toMatchObject({ ThrottlingBurstLimit: 100, warned: true });
+    expect(stageOf({})).toMatchObject({ warned: false });
+    expect(() => synth({ reservedConcurrency: 10 })).toThrow(/below accountConcurrency/);
+  });
+
+  it('warns at synth that no one receives the alarms, unless an e-mail or a topic of your own is given', () => {
+    const warned = (context: Record<string, unknown>) => {
+      const { stack } = buildApp({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+      return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('NO ONE WILL RECEIVE THE ALARMS')).length;
+    };
+    expect(warned({})).toBe(1);
+    expect(warned({ alarmEmail: 'ops@example.com' })).toBe(0);
+    expect(warned({ alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops' })).toBe(0);
+    const own = synth({ alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops' });
+    own.resourceCountIs('AWS::SNS::Topic', 0);
+    own.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmActions: ['arn:aws:sns:us-east-1:123456789012:ops'] });
+    expect(() => synth({ alarmTopicArn: 'ops' })).toThrow(/alarmTopicArn/);
   });
 
   it("runs the API on Node.js 24, arm64, with the measured memory and a timeout under the gateway's 29 s", () => {
@@ -500,6 +535,7 @@ describe('settings from context', () => {
       thumbSize: 256,
       naming: 'random',
       memorySize: 2048,
+      accountConcurrency: 100,
       reservedConcurrency: 20,
       parameterPrefix: '/imgs',
     });
