@@ -29,7 +29,13 @@ import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { SETTINGS } from '../functions/config';
 import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
 import { parameterNames } from '../functions/adapters/parameter-names';
-import { BINARY_MEDIA_TYPES, maxBodyBytes, ORIGIN_VERIFY_HEADER, requestTooLargeMessage } from '../functions/http/edge-contract';
+import {
+  BINARY_MEDIA_TYPES,
+  maxBodyBytes,
+  ORIGIN_VERIFY_HEADER,
+  requestTooLargeMessage,
+  VIEWER_IMAGE_HEADERS,
+} from '../functions/http/edge-contract';
 import { acknowledge } from './nag-suppressions';
 import { ApiFirewall } from './api-firewall';
 import { Monitoring } from './monitoring';
@@ -377,6 +383,18 @@ export class ImageUploadStack extends Stack {
         referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: false },
       },
     });
+    // the files: the same, with a browser lifetime of hours (the edge keeps them a year and is purged on delete)
+    const imageHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ImageHeaders', {
+      securityHeadersBehavior: {
+        contentTypeOptions: { override: true },
+        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: false, override: true },
+        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: false },
+        contentSecurityPolicy: { contentSecurityPolicy: VIEWER_IMAGE_HEADERS['Content-Security-Policy'], override: true },
+      },
+      customHeadersBehavior: {
+        customHeaders: [{ header: 'Cache-Control', value: VIEWER_IMAGE_HEADERS['Cache-Control'], override: true }],
+      },
+    });
     const apiOrigin = new origins.RestApiOrigin(this.api, { customHeaders: { [ORIGIN_VERIFY_HEADER]: originSecret } });
     // Answers requests too large for the function's event, and writes the client's IP for the API (overwriting
     // whatever a client sent in that header).
@@ -411,7 +429,7 @@ export class ImageUploadStack extends Stack {
           }),
           allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
           cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
-          responseHeadersPolicy: securityHeaders,
+          responseHeadersPolicy: imageHeaders,
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         },
       },

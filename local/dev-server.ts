@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { GetObjectCommand, NoSuchKey, type S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ApiHandler } from '../functions/api/handler';
-import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage } from '../functions/http/edge-contract';
+import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import { errorEnvelope, respond } from '../functions/http/responses';
 import { eventBytes, localContext, toApiGatewayEvent } from './api-gateway-event';
 
@@ -88,7 +88,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       response.writeHead(200, {
         'Content-Type': object.ContentType ?? 'application/octet-stream',
         ...(object.ContentLength === undefined ? {} : { 'Content-Length': String(object.ContentLength) }),
-        ...(object.CacheControl ? { 'Cache-Control': object.CacheControl } : {}),
+        // what CloudFront's response headers policy sends viewers in place of the object's one-year lifetime
+        ...VIEWER_IMAGE_HEADERS,
         ...(object.ETag ? { ETag: object.ETag } : {}),
         ...(object.LastModified ? { 'Last-Modified': object.LastModified.toUTCString() } : {}),
         'X-Content-Type-Options': 'nosniff',

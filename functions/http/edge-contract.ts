@@ -55,3 +55,15 @@ export function maxBodyBytes(contentType: string | undefined): number {
 export function requestTooLargeMessage(maxBytes: number): string {
   return `Request too large - max ${formatSize(maxBytes)} per request; larger images: the two-step upload (POST /api/1/upload-url)`;
 }
+
+/**
+ * How long browsers and shared caches may keep an image file: hours, not the year the stored object's own
+ * `Cache-Control` gives (the contract's, which CloudFront keeps: it is purged there on delete and takedown, while a
+ * browser's copy cannot be). The edge (CloudFront's response headers policy of `/images/*`, the local server) sends
+ * these to viewers instead; `sandbox` keeps any file opened as a document inert.
+ */
+export const VIEWER_IMAGE_CACHE_SECONDS = 4 * 3600;
+export const VIEWER_IMAGE_HEADERS = {
+  'Cache-Control': `public, max-age=${VIEWER_IMAGE_CACHE_SECONDS}`,
+  'Content-Security-Policy': "default-src 'none'; sandbox",
+} as const;

@@ -77,6 +77,9 @@ async function expectServed(image: ImageJson): Promise<void> {
   expect(original.status).toBe(200);
   expect(original.headers.get('content-type')).toBe(image.mime);
   expect(original.headers.get('x-content-type-options')).toBe('nosniff');
+  // hours in browsers and shared caches, as CloudFront sends viewers; the stored object keeps its year
+  expect(original.headers.get('cache-control')).toBe('public, max-age=14400');
+  expect(original.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
   const bytes = new Uint8Array(await original.arrayBuffer());
   expect(bytes.length).toBe(image.size);
   expect(md5(bytes)).toBe(image.md5);

@@ -346,6 +346,18 @@ describe('the stack', () => {
     template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
       ResponseHeadersPolicyConfig: { SecurityHeadersConfig: Match.objectLike({ ContentTypeOptions: { Override: true } }) },
     });
+    // the files: browsers and shared caches keep them hours (a takedown leaves them), the edge a year (purged)
+    const policies = template.findResources('AWS::CloudFront::ResponseHeadersPolicy');
+    const imagePolicyId = (images?.['ResponseHeadersPolicyId'] as { Ref: string }).Ref;
+    const imagePolicy = (policies[imagePolicyId] as { Properties: { ResponseHeadersPolicyConfig: Record<string, unknown> } })
+      .Properties.ResponseHeadersPolicyConfig;
+    expect(imagePolicy['CustomHeadersConfig']).toEqual({
+      Items: [{ Header: 'Cache-Control', Value: 'public, max-age=14400', Override: true }],
+    });
+    expect(imagePolicy['SecurityHeadersConfig']).toMatchObject({
+      ContentSecurityPolicy: { ContentSecurityPolicy: "default-src 'none'; sandbox", Override: true },
+      ContentTypeOptions: { Override: true },
+    });
   });
 
   it('runs the sweep every 5 minutes and writes the public URL to SSM', () => {
