@@ -28,7 +28,7 @@ import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { SETTINGS } from '../functions/config';
 import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
-import { parameterNames } from '../functions/adapters/parameter-names';
+import { apiParameters, parameterNames } from '../functions/adapters/parameter-names';
 import {
   BINARY_MEDIA_TYPES,
   maxBodyBytes,
@@ -281,7 +281,7 @@ export class ImageUploadStack extends Stack {
     this.apiFunction.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['ssm:GetParameters'],
-        resources: Object.values(names).map(parameterArn),
+        resources: Object.values(apiParameters(names)).map(parameterArn),
       }),
     );
     this.sweepFunction.addToRolePolicy(
@@ -467,14 +467,11 @@ export class ImageUploadStack extends Stack {
       parameterName: names.distributionId,
       stringValue: this.distribution.distributionId,
     });
-    // Deleted and expired images are invalidated in CloudFront. A policy of its own: in the functions' default
-    // policies it would make them depend on the distribution, which depends on them.
-    new iam.Policy(this, 'InvalidateRemovedImages', {
-      roles: [this.apiFunction.role, this.sweepFunction.role].filter((role): role is iam.IRole => role !== undefined),
-      statements: [
-        new iam.PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [this.distribution.distributionArn] }),
-      ],
-    });
+    // Deleted, expired and taken-down images are invalidated in CloudFront by the sweep alone, in batches of a bounded
+    // number of paths (a delete link leaves its purge to it), so no request to the API can spend invalidations.
+    this.sweepFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [this.distribution.distributionArn] }),
+    );
 
     // ---- the sweep -----------------------------------------------------------------------------------------------
     new events.Rule(this, 'SweepSchedule', {

@@ -16,7 +16,8 @@ export class CloudFrontPurger implements CachePurger {
   async purge(request: PurgeRequest): Promise<number> {
     const paths = [
       ...request.keys.map((key) => `/${key}`),
-      ...request.folders.map((folder) => `/${folder.replace(/\/*$/, '/')}*`),
+      // a folder is everything under it (`images/2026/11/` -> `/images/2026/11/*`; the top folder `` -> `/*`)
+      ...request.folders.map((folder) => (folder === '' ? '/*' : `/${folder.replace(/\/*$/, '/')}*`)),
     ];
     const distributionId = await this.distributionId();
     if (!distributionId || paths.length === 0) return 0;

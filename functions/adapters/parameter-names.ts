@@ -24,3 +24,14 @@ export function parameterNames(prefix: string): SettingsParameters {
     names[key] = `${base}/${name}`;
   return names;
 }
+
+/** The parameters the API reads: all but the distribution id, which only the sweep purges. */
+export function apiParameters(names: SettingsParameters): Omit<SettingsParameters, 'distributionId'> {
+  return {
+    apiKey: names.apiKey,
+    floodLimits: names.floodLimits,
+    idSalt: names.idSalt,
+    publicUrl: names.publicUrl,
+    originSecret: names.originSecret,
+  };
+}

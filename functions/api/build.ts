@@ -13,6 +13,7 @@ import { UploadGate } from '../core/moderation';
 import { RefusalCounter } from '../core/daily-stats';
 import { UploadService } from '../core/upload-service';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
+import { apiParameters } from '../adapters/parameter-names';
 import { buildStores, clock, type Env } from './stores';
 
 export type { Env } from './stores';
@@ -34,10 +35,11 @@ export async function buildServices(
   random: RandomSource = cryptoRandom,
 ): Promise<Services> {
   const config = loadConfig(env);
-  const { db, settings, images, objects, duplicates, purger, staged, ledger, moderation, stats } = buildStores(
+  const { db, settings, images, objects, duplicates, staged, ledger, moderation, stats } = buildStores(
     config,
     env,
     metrics,
+    apiParameters(config.parameters),
   );
   const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
   if (!publicUrl || !isPublicUrl(publicUrl))
@@ -88,7 +90,7 @@ export async function buildServices(
     logger,
     metrics,
   });
-  const access = new ImageAccess({ images, objects, duplicates, purger, clock, logger, codecs, publicUrl });
+  const access = new ImageAccess({ images, objects, duplicates, clock, logger, codecs, publicUrl });
   const refusals = new RefusalCounter(stats, clock, logger, config.statsFlushSeconds * 1000);
   return { config, publicUrl, service, access, settings, refusals };
 }

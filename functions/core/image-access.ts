@@ -4,9 +4,10 @@ import type { IdCodecs } from './id-codec';
 import { toImageView, type ImageView } from './image-view';
 import { isLive } from './lifecycle';
 import type { Clock, ImageRecord } from './ports';
-import { removeImage, type RemovalDeps } from './remove-image';
+import { removeFiles, type RemovalDeps } from './remove-image';
 
-export interface ImageAccessDeps extends RemovalDeps {
+/** No CDN purger: a delete link's purge is the sweep's, batched with the others of its run (`planPurge`). */
+export interface ImageAccessDeps extends Omit<RemovalDeps, 'purger'> {
   clock: Clock;
   codecs: IdCodecs;
   publicUrl: string;
@@ -40,13 +41,16 @@ export class ImageAccess {
    * answered with it (same bytes, same client, within a day), each with a delete link of its own. A link takes its own
    * upload away; the image goes (its three objects, its duplicate entry, its record) when the last of them does, so
    * one person behind a shared address cannot delete another's upload. Answers which of the two happened.
+   * The files go at once; their cached copies at the CDN go with the next sweep run, which purges every removal of
+   * the run together within its budget of paths (what one client's deletes can cost is bounded: docs/deployment.md),
+   * then forgets the record.
    */
   async delete(idEncoded: string, token: string): Promise<'deleted' | 'released'> {
     const { record, tokenHash } = await this.deletableRecord(idEncoded, token);
     if (await this.deps.images.releaseDeleteToken(record.id, tokenHash)) return 'released';
-    // From here the image answers 404, and the sweep finishes the removal should this request stop half way.
+    // From here the image answers 404, and is due: the sweep purges it and finishes the removal.
     if (!(await this.deps.images.markDeleting(record.id, tokenHash, this.deps.clock.nowMs()))) throw notFound();
-    await removeImage(this.deps, record);
+    await removeFiles(this.deps, record);
     return 'deleted';
   }
 

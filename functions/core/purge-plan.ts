@@ -5,29 +5,45 @@ export interface PurgeRequest {
 }
 
 /**
- * CloudFront charges per invalidation path (a folder's `/*` counts as one) and keeps at most 3,000 paths, and at
- * most 15 wildcard paths, in progress per distribution. A folder whose removed files would take at least this many
- * paths is purged whole instead: its other files are fetched from S3 again once per edge, which costs next to nothing.
+ * Paths one sweep run sends at most (a wildcard counts as one). CloudFront charges per path past 1,000 a month
+ * ($0.005) and keeps at most 15 wildcard paths in progress; with runs every 5 minutes, this bounds what deletes and
+ * expiries can cost, whoever sends them: 288 runs a day, 1,728 paths ($8.64) at worst (docs/deployment.md).
  */
-export const FOLDER_PURGE_MIN_KEYS = 30;
-/** Wildcards per request: room under the 15 in progress for a run that overlaps the previous one's. */
-export const MAX_FOLDER_PURGES = 7;
+export const PURGE_PATHS_PER_RUN = 6;
 
-/** The cheapest purge of these keys: folders with many of them whole, the rest one by one. */
-export function planPurge(keys: readonly string[]): PurgeRequest {
-  const byFolder = new Map<string, string[]>();
-  for (const key of new Set(keys)) {
-    const folder = key.slice(0, key.lastIndexOf('/') + 1);
-    byFolder.set(folder, [...(byFolder.get(folder) ?? []), key]);
+/** The folder above a path: `images/2026/11/23/a.png` -> `images/2026/11/23/` -> `images/2026/11/` -> ... -> ``. */
+function parentOf(path: string): string {
+  const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
+  return trimmed.slice(0, trimmed.lastIndexOf('/') + 1);
+}
+
+const depthOf = (folder: string): number => folder.split('/').length;
+
+/**
+ * The finest purge of these keys that takes at most `maxPaths` paths: the files one by one while they fit; past that,
+ * the deepest folder that holds two or more of them is purged whole instead (a day, then a month, a year, all images),
+ * again until they fit. A folder purged whole costs next to nothing more: its other files are fetched from S3 again
+ * once per edge.
+ */
+export function planPurge(keys: readonly string[], maxPaths = PURGE_PATHS_PER_RUN): PurgeRequest {
+  let paths = [...new Set(keys)];
+  const budget = Math.max(1, maxPaths);
+  while (paths.length > budget) {
+    const held = new Map<string, number>();
+    for (const path of paths)
+      for (let folder = parentOf(path); ; folder = parentOf(folder)) {
+        held.set(folder, (held.get(folder) ?? 0) + 1);
+        if (folder === '') break;
+      }
+    // there is one: the top folder holds every path
+    const [folder] = [...held.entries()]
+      .filter(([, count]) => count > 1)
+      .sort((a, b) => depthOf(b[0]) - depthOf(a[0]) || b[1] - a[1])[0] as [string, number];
+    paths = [...paths.filter((path) => !path.startsWith(folder)), folder];
   }
-  const crowded = [...byFolder.entries()]
-    .filter(([folder, inFolder]) => folder !== '' && inFolder.length >= FOLDER_PURGE_MIN_KEYS)
-    .sort((a, b) => b[1].length - a[1].length)
-    .slice(0, MAX_FOLDER_PURGES);
-  const folders = new Set(crowded.map(([folder]) => folder));
   return {
-    folders: [...folders],
-    keys: [...byFolder.entries()].filter(([folder]) => !folders.has(folder)).flatMap(([, inFolder]) => inFolder),
+    keys: paths.filter((path) => !path.endsWith('/') && path !== ''),
+    folders: paths.filter((path) => path.endsWith('/') || path === ''),
   };
 }
 

@@ -2,7 +2,7 @@ import { DayTally, dayOf, type DailyStats } from './daily-stats';
 import { isDue, isLive } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
 import type { Clock, ImageRecord } from './ports';
-import { planPurge } from './purge-plan';
+import { planPurge, PURGE_PATHS_PER_RUN } from './purge-plan';
 import { fileKeys, removeFiles, type RemovalDeps } from './remove-image';
 
 export interface SweeperDeps extends RemovalDeps {
@@ -30,7 +30,7 @@ export interface SweepResult {
   purgedPaths: number;
 }
 
-/** A purge is sent once the removed files would take this many paths: under CloudFront's 3,000 in progress. */
+/** A purge is sent, and its records forgotten, once this many removed files wait (a run may remove hundreds of thousands). */
 const PURGE_BATCH_KEYS = 2_400;
 
 export const DEFAULT_SWEEP_OPTIONS: SweepOptions = { budgetMs: 180_000, concurrency: 16, partitions: 8, pageSize: 100 };
@@ -62,7 +62,8 @@ export class Sweeper {
       if (batch.length === 0 || purgeRefused) return;
       let paths: number;
       try {
-        paths = await this.deps.purger.purge(planPurge(batch.flatMap(fileKeys)));
+        // every purge of a run together within the run's paths: the last ones may merge into coarser folders
+        paths = await this.deps.purger.purge(planPurge(batch.flatMap(fileKeys), PURGE_PATHS_PER_RUN - result.purgedPaths));
       } catch (error) {
         // throttled (too many paths in progress) or refused: the records stay due, and a later run purges them
         purgeRefused = true;

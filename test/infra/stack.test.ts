@@ -282,7 +282,6 @@ describe('the stack', () => {
   it("gives each function's role exactly the actions its code sends (the IAM twin proves them sufficient)", () => {
     const api = grantsOf('ApiFunction');
     expect(Object.keys(api).sort()).toEqual([
-      'cloudfront:CreateInvalidation',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
@@ -305,6 +304,9 @@ describe('the stack', () => {
       's3:ListBucket',
       'ssm:GetParameters',
     ]);
+    // the API reads its settings, not the distribution id (it never purges: the sweep does)
+    expect(api['ssm:GetParameters']).toHaveLength(5);
+    expect(JSON.stringify(api['ssm:GetParameters'])).not.toContain('distribution-id');
     // the sweep reads one parameter, the distribution id: not the key, not the salt
     expect(sweep['ssm:GetParameters']).toHaveLength(1);
     expect(sweep['ssm:GetParameters']?.[0]).toContain('parameter/image-upload/distribution-id');
@@ -579,18 +581,21 @@ describe('settings from context', () => {
 });
 
 describe('CDN invalidation', () => {
-  it('lets both functions invalidate the distribution, and only it, and tells them its id', () => {
+  it('lets the sweep alone invalidate the distribution, and only it, and tells it its id', () => {
     const template = synth();
-    const policies = template.findResources('AWS::IAM::Policy', {
-      Properties: { PolicyDocument: { Statement: [Match.objectLike({ Action: 'cloudfront:CreateInvalidation' })] } },
-    });
-    const [policy] = Object.values(policies) as Array<{
-      Properties: { Roles: unknown[]; PolicyDocument: { Statement: Array<{ Resource: unknown }> } };
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Array<{
+      Properties: { Roles: Array<{ Ref: string }>; PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } };
     }>;
-    expect(policy?.Properties.Roles).toHaveLength(2);
-    expect(JSON.stringify(policy?.Properties.PolicyDocument.Statement[0]?.Resource)).toMatch(
-      /:distribution\/.*"Ref":"Distribution/,
+    const invalidating = policies.filter((policy) =>
+      policy.Properties.PolicyDocument.Statement.some((statement) => statement.Action === 'cloudfront:CreateInvalidation'),
     );
+    expect(invalidating.flatMap((policy) => policy.Properties.Roles.map((role) => role.Ref))).toEqual([
+      expect.stringMatching(/^SweepFunctionServiceRole/),
+    ]);
+    const statement = invalidating[0]?.Properties.PolicyDocument.Statement.find(
+      (one) => one.Action === 'cloudfront:CreateInvalidation',
+    );
+    expect(JSON.stringify(statement?.Resource)).toMatch(/:distribution\/.*"Ref":"Distribution/);
     template.hasResourceProperties('AWS::SSM::Parameter', {
       Name: '/image-upload/distribution-id',
       Value: { Ref: Match.stringLikeRegexp('^Distribution') },

@@ -73,7 +73,8 @@ describe('duplicates', () => {
     const answers = await Promise.all(links.map((link) => service.send(new Request(link, { method: 'POST' }))));
     expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
     expect(await service.objectKeys()).toEqual([]);
-    expect(await service.items('IMG#')).toEqual([]);
+    // gone but for its record, which the sweep forgets once it has purged the files at the CDN
+    expect((await service.items('IMG#')).map((record) => record['status'])).toEqual(['deleting']);
   });
 
   it('treats another width, another client or other bytes as a new image', async () => {

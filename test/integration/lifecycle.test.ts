@@ -62,7 +62,7 @@ describe('expiration', () => {
 });
 
 describe('delete links', () => {
-  it('shows a confirmation on GET and deletes nothing; POST deletes the three objects and the record', async () => {
+  it('shows a confirmation on GET and deletes nothing; POST deletes the three objects, and the next sweep the record', async () => {
     const service = await createTestService();
     const image = jsonBody(
       await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(24, 20), filename: 'd.png' } })),
@@ -82,9 +82,12 @@ describe('delete links', () => {
     expect(done.statusCode).toBe(200);
     expect(done.headers?.['Content-Type']).toBe('text/html; charset=utf-8');
     expect(await service.objectKeys()).toEqual([]);
-    expect(await service.items('IMG#')).toEqual([]);
     expect((await service.send(new Request(String(image['url_viewer'])))).statusCode).toBe(404);
     expect((await service.send(new Request(deleteUrl, { method: 'POST' }))).statusCode).toBe(404);
+    // the record waits, deleting and due, for the sweep: it purges the files at the CDN with the run's others
+    expect((await service.items('IMG#')).map((record) => record['status'])).toEqual(['deleting']);
+    expect(await sweeperFor(service)()).toMatchObject({ removed: 1, failed: 0 });
+    expect(await service.items('IMG#')).toEqual([]);
   });
 
   it('answers JSON to a client that asks for it', async () => {

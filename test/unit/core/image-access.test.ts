@@ -52,7 +52,6 @@ function setup() {
     images,
     objects: new InMemoryObjectStore(),
     duplicates: new InMemoryDuplicateIndex(),
-    purger: { purge: async () => 0 },
     clock: new FakeClock(),
     logger: { info: () => undefined, warn: (message) => warnings.push(message), error: () => undefined },
     codecs,
