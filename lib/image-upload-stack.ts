@@ -304,7 +304,9 @@ export class ImageUploadStack extends Stack {
         loggingLevel: apigateway.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
       },
-      cloudWatchRole: true,
+      // API Gateway logs with one role per account and region (AWS::ApiGateway::Account): setting it replaces the role
+      // any other API of the account logs with, and it stays after a destroy (docs/deployment.md)
+      cloudWatchRole: settings.gatewayAccountRole,
     });
     // API Gateway makes its execution log group itself, on the first error, without a retention; made here first.
     const executionLogs = this.logGroup('GatewayExecutionLogs', `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`);

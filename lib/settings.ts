@@ -54,6 +54,11 @@ export interface DeploymentSettings {
   alarmEmail: string | undefined;
   /** An SNS topic of the operator's own that gets the alarms (instead of one of the stack's). */
   alarmTopicArn: string | undefined;
+  /**
+   * Whether the stack sets the account's API Gateway logging role (`AWS::ApiGateway::Account`, one per account and
+   * region, shared by every REST API there); false: the account already has one, which the stack leaves alone.
+   */
+  gatewayAccountRole: boolean;
 }
 
 /** Requests a second the API's stage lets through, per request it can run at once (a request takes 0.5 s or less). */
@@ -96,6 +101,9 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   const alarmEmail = text('alarmEmail');
   if (alarmEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(alarmEmail))
     throw new Error('context alarmEmail must be an e-mail address');
+  const gatewayAccountRole = text('gatewayAccountRole') ?? 'true';
+  if (gatewayAccountRole !== 'true' && gatewayAccountRole !== 'false')
+    throw new Error('context gatewayAccountRole must be true or false');
   const firewall = text('firewall') ?? 'true';
   if (firewall !== 'true' && firewall !== 'false') throw new Error('context firewall must be true or false');
   const firewallRateLimit = number('firewallRateLimit', 3000, 0, 2_000_000_000);
@@ -129,5 +137,6 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     firewallRateLimit,
     alarmEmail,
     alarmTopicArn,
+    gatewayAccountRole: gatewayAccountRole === 'true',
   };
 }

@@ -8,6 +8,7 @@ import { Admin, AdminError } from '../functions/core/admin';
 import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { IdCodecs } from '../functions/core/id-codec';
 import type { Logger } from '../functions/core/ports';
+import { NO_METRICS } from '../functions/core/metrics';
 
 /**
  * `npm run admin -- [TARGET] COMMAND ...`: the operator's tools (docs/operations.md), run with the operator's own AWS
@@ -111,7 +112,11 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
   Object.assign(process.env, target.env);
   const env = { ...process.env, ...target.env, PUBLIC_URL: target.publicUrl };
   const config = loadConfig(env);
-  const stores = buildStores(config, env);
+  // of the settings, only what the commands use: the ids' salt and the distribution (docs/operations.md, "Who may run it")
+  const stores = buildStores(config, env, NO_METRICS, {
+    idSalt: config.parameters.idSalt,
+    distributionId: config.parameters.distributionId,
+  });
   const admin = new Admin({
     images: stores.images,
     objects: stores.objects,

@@ -560,6 +560,18 @@ describe('settings from context', () => {
     });
   });
 
+  it("sets the account's API Gateway logging role unless told the account has one, and then leaves it alone", () => {
+    const own = synth();
+    own.resourceCountIs('AWS::ApiGateway::Account', 1);
+    own.hasResource('AWS::ApiGateway::Account', { DeletionPolicy: 'Retain' });
+    const existing = synth({ gatewayAccountRole: false });
+    existing.resourceCountIs('AWS::ApiGateway::Account', 0);
+    expect(JSON.stringify(existing.toJSON())).not.toContain('AmazonAPIGatewayPushToCloudWatchLogs');
+    // the stage still logs errors and access lines, with the account's own role
+    existing.hasResourceProperties('AWS::ApiGateway::Stage', { AccessLogSetting: Match.anyValue() });
+    expect(() => synth({ gatewayAccountRole: 'maybe' })).toThrow(/gatewayAccountRole/);
+  });
+
   it('fails the synth on a setting the function would refuse at cold start', () => {
     expect(() => synth({ naming: 'clever' })).toThrow(/NAMING must be one of original, random, id/);
     expect(() => synth({ timeZone: 'Mars/Olympus' })).toThrow(/TIME_ZONE/);
