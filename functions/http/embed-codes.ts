@@ -22,11 +22,12 @@ const SIZES = [
 ] as const;
 
 /**
- * A title inside Markdown's `![...]`: backslashes, brackets and line breaks would end or bend the alt text, so they
- * are escaped or flattened. The URLs are the service's own and hold no Markdown characters.
+ * A title inside Markdown's `![...]`, as plain text: every ASCII punctuation character is backslash-escaped (CommonMark
+ * allows it before any of them), so no bracket, HTML tag, entity, emphasis or autolink of the title is read as
+ * Markdown; line breaks are flattened. The URLs are the service's own and hold no Markdown characters.
  */
 export function markdownAltText(title: string): string {
-  return title.replace(/[\r\n]+/g, ' ').replace(/[\\[\]]/g, (char) => `\\${char}`);
+  return title.replace(/[\r\n]+/g, ' ').replace(/[!-/:-@[-`{-~]/g, (char) => `\\${char}`);
 }
 
 /**

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { HtmlRenderer, Parser } from 'commonmark';
 import { createHash } from 'node:crypto';
 import type { ImageView } from '../../../functions/core/image-view';
 import { embedCodes, markdownAltText } from '../../../functions/http/embed-codes';
@@ -178,6 +180,48 @@ describe('values from an upload, in every context', () => {
     // and the field shows the code exactly: escaped once more for the value attribute
     expect(pages.viewer).toContain(`id="html-full" readonly value="&lt;a href=&quot;https://img.example/image/Ab3&quot;&gt;`);
     expect(pages.viewer).toContain('alt=&quot;&amp;quot;&amp;gt;&amp;lt;script&amp;gt;');
+  });
+});
+
+describe('the Markdown codes, rendered by the CommonMark reference implementation (commonmark.js)', () => {
+  const render = (markdown: string): string => new HtmlRenderer().render(new Parser().parse(markdown));
+  const unescapeXml = (text: string): string =>
+    text
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
+
+  /** The code of a title, rendered: it must be exactly one link around one image, the title its alt text. */
+  function expectInert(title: string): void {
+    const code = embedCodes(image({ title })).find((group) => group.title === 'Markdown')?.codes[0]?.code ?? '';
+    const html = render(code);
+    const match =
+      /^<p><a href="https:\/\/img\.example\/image\/Ab3"><img src="https:\/\/img\.example\/images\/2026\/11\/23\/sunset\.jpg" alt="([^"]*)" \/><\/a><\/p>\n$/.exec(
+        html,
+      );
+    expect([title, match === null ? html : 'one link, one image']).toEqual([title, 'one link, one image']);
+    expect(unescapeXml(match?.[1] ?? '')).toBe(title.replace(/[\r\n]+/g, ' '));
+  }
+
+  it('keeps a title of HTML, entities, links and emphasis as plain alt text: no tag, no handler', () => {
+    for (const title of [
+      `<x a='"><img src=x onerror=alert(1)>'>`,
+      HOSTILE,
+      '<script>alert(1)</script>',
+      '&lt;b&gt; &amp; &#60;',
+      '](javascript:alert(1)) [x]: /y',
+      '*a* _b_ `c` ~~d~~ **e**',
+      '<https://evil.example> www.evil.example',
+      '\\\\ \\] trailing \\',
+      'line\r\nbreak\n\nparagraph',
+    ])
+      expectInert(title);
+  });
+
+  it('for any title (property)', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 60 }), (title) => expectInert(title)));
+    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 30 }), (title) => expectInert(title.replace(/\0/g, ''))));
   });
 });
 
