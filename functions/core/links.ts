@@ -31,9 +31,20 @@ export type Route =
   | { page: 'delete'; idEncoded: string; token: string }
   | { page: 'none' };
 
+/**
+ * The segments of a request path, or undefined when the path is not canonical: an empty segment (`//image/...`,
+ * `/image//id`) anywhere but at its end (`/api/1/upload/` is the upload). Such paths are routed nowhere.
+ */
+function segmentsOf(path: string): string[] | undefined {
+  const segments = path.split('/').slice(1);
+  if (segments.at(-1) === '') segments.pop();
+  return segments.includes('') ? undefined : segments;
+}
+
 /** Reads a request path: `/`, `/api/1/upload`, `/image/{id}` (or `/image/{anything}.{id}`), `/image/{id}/delete/{token}`. */
 export function routeOf(path: string): Route {
-  const segments = path.split('/').filter((segment) => segment !== '');
+  const segments = segmentsOf(path);
+  if (segments === undefined) return { page: 'none' };
   const [first, second, third, fourth] = segments;
   if (first === undefined) return { page: 'home' };
   if (first === 'api') return { page: 'api', version: second, action: third, extra: segments.length > 3 };
@@ -46,10 +57,15 @@ export function routeOf(path: string): Route {
   return { page: 'none' };
 }
 
-/** A path for a log: a delete link's token is a secret (only its hash is stored), so it is replaced. */
+/**
+ * A path for a log: a delete link's token is a secret (only its hash is stored), so every segment after a `delete`
+ * segment is replaced, wherever it stands and whatever the route (a path routed nowhere may still hold a real token).
+ */
 export function redactedPath(path: string): string {
   const segments = path.split('/');
-  // ['', 'image', '{id}', 'delete', '{token}', ...]
-  if (segments[1] === 'image' && segments[3] === 'delete' && segments.length > 4) segments[4] = '[redacted]';
-  return segments.join('/');
+  const at = segments.indexOf('delete');
+  if (at === -1) return path;
+  return [...segments.slice(0, at + 1), ...segments.slice(at + 1).map((segment) => (segment === '' ? '' : '[redacted]'))].join(
+    '/',
+  );
 }

@@ -89,6 +89,13 @@ describe('logs', () => {
       await service.send(new Request(link));
       await service.send(new Request(`${link}x`, { method: 'POST' }));
     }
+    // non-canonical spellings of a delete link: routed nowhere (404), and their tokens kept out of the log too
+    const [first] = deleteLinks;
+    const path = new URL(first ?? '').pathname;
+    for (const odd of [`/${path}`, path.replace('/image/', '/image//'), path.replace('/delete/', '/delete//'), `${path}/x`]) {
+      const answer = await service.send(new Request(`${PUBLIC_URL}${odd}`, { method: 'POST' }));
+      expect([odd, answer.statusCode]).toEqual([odd, 404]);
+    }
     for (const link of deleteLinks) await service.send(new Request(link, { method: 'POST' }));
 
     const text = lines.join('');
