@@ -5,8 +5,10 @@ import { parseArgs } from 'node:util';
 import { buildStores, clock } from '../functions/api/stores';
 import { loadConfig } from '../functions/config';
 import { Admin, AdminError } from '../functions/core/admin';
+import { DependencyError } from '../functions/core/errors';
 import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { IdCodecs } from '../functions/core/id-codec';
+import { parseIsoDuration } from '../functions/core/upload-request';
 import type { Logger } from '../functions/core/ports';
 import { NO_METRICS } from '../functions/core/metrics';
 
@@ -31,12 +33,17 @@ export interface Target {
   env: Record<string, string>;
   publicUrl: string;
   idPadding: number;
+  /** The local service's stand-ins (`npm start`), rather than a stack's stores. */
+  local?: boolean;
 }
 
-/** `30m`, `12h`, `7d`, `2w` or seconds, in milliseconds. */
+/** `30m`, `12h`, `7d`, `2w`, seconds, or an ISO-8601 duration as the API takes for expirations (`PT10M`, `P7D`), in ms. */
 export function parseDuration(text: string): number {
-  const match = /^(\d+)(s|m|h|d|w)?$/.exec(text.trim());
-  if (!match) throw new AdminError(`not a duration: ${text} (say 30m, 12h, 7d or 2w)`);
+  const trimmed = text.trim();
+  const iso = /^p/i.test(trimmed) ? parseIsoDuration(trimmed.toUpperCase()) : undefined;
+  if (iso !== undefined && iso > 0) return iso * 1000;
+  const match = /^(\d+)(s|m|h|d|w)?$/.exec(trimmed);
+  if (!match || Number(match[1]) === 0) throw new AdminError(`not a duration: ${text} (say 30m, 12h, 7d, 2w, or PT10M, P7D)`);
   const unit = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[(match[2] ?? 's') as 's'];
   return Number(match[1]) * unit * 1000;
 }
@@ -61,7 +68,13 @@ function localTarget(dataDir: string): Target {
   // the stand-ins' own credentials; external stores use the operator's, from the usual variables
   if (endpoints['accessKeyId']) env['AWS_ACCESS_KEY_ID'] = text('accessKeyId');
   if (endpoints['secretAccessKey']) env['AWS_SECRET_ACCESS_KEY'] = text('secretAccessKey');
-  return { env, publicUrl: text('publicUrl') || 'http://localhost:3000', idPadding: Number(endpoints['idPadding'] ?? 999) };
+  return {
+    env,
+    publicUrl: text('publicUrl') || 'http://localhost:3000',
+    idPadding: Number(endpoints['idPadding'] ?? 999),
+    // external stores (AWS_ENDPOINT_URL_* at npm start) are named by their endpoints, not "the local service"
+    local: Boolean(endpoints['accessKeyId']),
+  };
 }
 
 /** A deployed stack, from its outputs (BucketName, TableName, BaseUrl, ApiKeyParameter, IdPadding). */
@@ -167,68 +180,101 @@ export async function main(argv: readonly string[], print: (line: string) => voi
     return 2;
   }
   const opened = adminFor(target);
-  const admin = opened.admin;
   try {
-    switch (command) {
-      case 'takedown': {
-        const done = await admin.takedown(argument ?? '', { block: values.block });
-        for (const image of done.removed) {
-          const copy = image.idEncoded === done.idEncoded ? '' : ` (the same bytes, uploaded from ${image.clientIp})`;
-          print(`took down ${image.idEncoded}${copy}: removed ${image.files.join(', ')}, its record, and its copies at the CDN`);
-        }
-        if (done.blocked.length > 0)
-          print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
-        return 0;
-      }
-      case 'ban': {
-        const ban = await admin.ban(argument ?? '', values.for === undefined ? undefined : parseDuration(values.for));
-        print(
-          `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within KEY_CACHE_SECONDS, 30 s by default)`,
-        );
-        return 0;
-      }
-      case 'unban':
-        print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within KEY_CACHE_SECONDS)`);
-        return 0;
-      case 'bans': {
-        const bans = await admin.bans();
-        if (bans.length === 0) print('no bans');
-        for (const ban of bans) print(`${ban.range}\t${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`}`);
-        return 0;
-      }
-      case 'list': {
-        const uploads = await admin.list({
-          sinceMs: clock.nowMs() - parseDuration(values.since),
-          ...(values.ip ? { ip: values.ip } : {}),
-          limit: wholeNumber('--limit', values.limit, 1, 100_000),
-        });
-        if (values.json) print(JSON.stringify(uploads, null, 2));
-        else {
-          if (uploads.length === 0) print('no uploads');
-          for (const upload of uploads) {
-            const expiry = upload.expiresAtMs === null ? '' : `\texpires ${utc(upload.expiresAtMs)}`;
-            print(
-              `${upload.idEncoded}\t${upload.viewerUrl}\t${formatSize(upload.size)}\t${upload.clientIp}\t${utc(upload.createdAtMs)}${expiry}`,
-            );
-          }
-        }
-        return 0;
-      }
-      case 'stats': {
-        const days = await admin.stats(wholeNumber('--days', values.days, 1, 3660));
-        if (values.json) print(JSON.stringify(days, null, 2));
-        else {
-          print('day (UTC)\tuploads\tbytes\trefusals');
-          for (const day of days) print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}`);
-        }
-        return 0;
-      }
-      default:
-        print(USAGE);
-        return 2;
-    }
+    return await run(opened.admin, command, argument, values, print);
+  } catch (error) {
+    throw unreachable(error, target) ?? error;
   } finally {
     opened.close();
+  }
+}
+
+/**
+ * A store that could not be reached, said so: the local service not running (its stand-ins answer only while
+ * `npm start` runs), or which store failed and why; undefined for any other error.
+ */
+function unreachable(error: unknown, target: Target): AdminError | undefined {
+  if (!(error instanceof DependencyError)) return undefined;
+  const causes: unknown[] = [];
+  for (let cause: unknown = error.cause; cause instanceof Error && causes.length < 10; cause = cause.cause) causes.push(cause);
+  const refused = causes.some((cause) => (cause as NodeJS.ErrnoException).code === 'ECONNREFUSED');
+  if (target.local && refused) return new AdminError('the local service is not running: start it with `npm start`');
+  const last = causes.at(-1);
+  return new AdminError(`${error.what} failed: ${last instanceof Error ? last.message || last.name : 'no answer'}`);
+}
+
+async function run(
+  admin: Admin,
+  command: string,
+  argument: string | undefined,
+  values: {
+    block: boolean;
+    for?: string | undefined;
+    since: string;
+    ip?: string | undefined;
+    limit: string;
+    days: string;
+    json: boolean;
+  },
+  print: (line: string) => void,
+): Promise<number> {
+  switch (command) {
+    case 'takedown': {
+      const done = await admin.takedown(argument ?? '', { block: values.block });
+      for (const image of done.removed) {
+        const copy = image.idEncoded === done.idEncoded ? '' : ` (the same bytes, uploaded from ${image.clientIp})`;
+        print(`took down ${image.idEncoded}${copy}: removed ${image.files.join(', ')}, its record, and its copies at the CDN`);
+      }
+      if (done.blocked.length > 0)
+        print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
+      return 0;
+    }
+    case 'ban': {
+      const ban = await admin.ban(argument ?? '', values.for === undefined ? undefined : parseDuration(values.for));
+      print(
+        `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within KEY_CACHE_SECONDS, 30 s by default)`,
+      );
+      return 0;
+    }
+    case 'unban':
+      print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within KEY_CACHE_SECONDS)`);
+      return 0;
+    case 'bans': {
+      const bans = await admin.bans();
+      if (bans.length === 0) print('no bans');
+      for (const ban of bans) print(`${ban.range}\t${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`}`);
+      return 0;
+    }
+    case 'list': {
+      const uploads = await admin.list({
+        sinceMs: clock.nowMs() - parseDuration(values.since),
+        ...(values.ip ? { ip: values.ip } : {}),
+        limit: wholeNumber('--limit', values.limit, 1, 100_000),
+      });
+      if (values.json) print(JSON.stringify(uploads, null, 2));
+      else {
+        if (uploads.length === 0) print('no uploads');
+        for (const upload of uploads) {
+          const expiry = upload.expiresAtMs === null ? '' : `\texpires ${utc(upload.expiresAtMs)}`;
+          print(
+            `${upload.idEncoded}\t${upload.viewerUrl}\t${formatSize(upload.size)}\t${upload.clientIp}\t${utc(upload.createdAtMs)}${expiry}`,
+          );
+        }
+      }
+      return 0;
+    }
+    case 'stats': {
+      const days = await admin.stats(wholeNumber('--days', values.days, 1, 3660));
+      if (values.json) print(JSON.stringify(days, null, 2));
+      else {
+        print('day (UTC)\tuploads\tbytes\trefusals');
+        for (const day of days) print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}`);
+      }
+      return 0;
+    }
+    default:
+      print(USAGE);
+      return 2;
   }
 }
 

@@ -110,7 +110,7 @@ export class Admin {
   /** Bans a range (an address or CIDR, IPv4 or IPv6) from uploading, for `forMs` or for good. */
   async ban(rangeText: string, forMs: number | undefined): Promise<Ban> {
     const range = canonicalRange(rangeText);
-    if (!range) throw new AdminError(`not an address or CIDR range: ${rangeText}`);
+    if (!range) throw new AdminError(notARange(rangeText));
     const nowMs = this.deps.clock.nowMs();
     const ban = { range, untilMs: forMs === undefined ? null : nowMs + forMs };
     await this.deps.moderation.add(ban);
@@ -122,7 +122,7 @@ export class Admin {
 
   async unban(rangeText: string): Promise<string> {
     const range = canonicalRange(rangeText);
-    if (!range) throw new AdminError(`not an address or CIDR range: ${rangeText}`);
+    if (!range) throw new AdminError(notARange(rangeText));
     if (!(await this.deps.moderation.remove(range))) throw new AdminError(`no ban of ${range}`);
     return range;
   }
@@ -164,4 +164,12 @@ export class Admin {
     const figures = await this.deps.stats.read(wanted);
     return wanted.map((day) => ({ day, ...(figures.get(day) ?? { uploads: 0, bytes: 0, refusals: 0 }) }));
   }
+}
+
+/** Why a range is refused: an IPv4-mapped one wider than the mapped space is named as such. */
+function notARange(text: string): string {
+  const mapped = /^\s*::ffff:/i.test(text)
+    ? ' (an IPv4-mapped range needs a prefix of 96 or more; give its IPv4 range instead)'
+    : '';
+  return `not an address or CIDR range: ${text}${mapped}`;
 }

@@ -26,12 +26,18 @@ export interface BlockList {
   block(md5: string, reason: string, nowMs: number): Promise<void>;
 }
 
-/** A range as given (`203.0.113.7`, `203.0.113.0/24`, `2001:db8::/32`) in canonical CIDR form; undefined if none. */
+/**
+ * A range as given (`203.0.113.7`, `203.0.113.0/24`, `2001:db8::/32`) in canonical CIDR form; undefined if none. An
+ * IPv4-mapped range (`::ffff:203.0.113.0/120`) is its IPv4 range, as clients are compared as IPv4 addresses; one wider
+ * than the mapped space (a prefix under 96) is none.
+ */
 export function canonicalRange(text: string): string | undefined {
   const trimmed = text.trim();
   try {
     if (trimmed.includes('/')) {
       const [address, prefix] = ipaddr.parseCIDR(trimmed);
+      if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress())
+        return prefix < 96 ? undefined : canonicalRange(`${address.toIPv4Address().toString()}/${prefix - 96}`);
       const network =
         address.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(trimmed) : ipaddr.IPv6.networkAddressFromCIDR(trimmed);
       return `${network.toString()}/${prefix}`;

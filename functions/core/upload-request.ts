@@ -90,7 +90,8 @@ export function parseExpirationSeconds(value: string | undefined): number | unde
   return Math.min(MAX_EXPIRATION_SECONDS, Math.max(MIN_EXPIRATION_SECONDS, seconds));
 }
 
-function parseIsoDuration(text: string): number | undefined {
+/** An ISO-8601 duration (`PT10M`, `P7D`, `P1Y2M`), upper case, in seconds (a month 30 days, a year 365); undefined if none. */
+export function parseIsoDuration(text: string): number | undefined {
   const match =
     /^P(?:(\d{1,6})Y)?(?:(\d{1,6})M)?(?:(\d{1,6})W)?(?:(\d{1,6})D)?(?:T(?:(\d{1,8})H)?(?:(\d{1,8})M)?(?:(\d{1,10})S)?)?$/.exec(
       text,

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
-import { startFreshLocalProcess } from '../support/local-process';
+import { freePort, startFreshLocalProcess } from '../support/local-process';
 
 /** `npm run admin` as an operator runs it, against `npm start`'s data folder. */
 jest.setTimeout(90_000);
@@ -71,6 +72,37 @@ describe('npm run admin (local service)', () => {
     expect(admin('bans').stdout.trim()).toBe('no bans');
     const bad = admin('ban', 'nonsense');
     expect([bad.status, bad.stderr.trim()]).toEqual([1, 'not an address or CIDR range: nonsense']);
+    const wide = admin('ban', '::ffff:1.2.3.4/90');
+    expect([wide.status, wide.stderr]).toEqual([1, expect.stringContaining('IPv4-mapped range needs a prefix of 96 or more')]);
+  });
+
+  it('bans by an IPv4-mapped range, for an ISO 8601 duration, and the client it names is refused', async () => {
+    // the local server sees this suite's uploads from 127.0.0.1
+    const ban = admin('ban', '::ffff:127.0.0.1/128', '--for', 'PT10M');
+    expect([ban.status, ban.stderr]).toEqual([0, '']);
+    expect(ban.stdout).toMatch(/^banned 127\.0\.0\.1\/32 until \d{4}-\d\d-\d\d /);
+    const form = new FormData();
+    form.append('source', new Blob([await makePng(44, 30)]), 'banned.png');
+    const refused = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
+    expect([refused.status, ((await refused.json()) as { error: { code: number } }).error.code]).toEqual([403, 150]);
+    expect(admin('unban', '127.0.0.1').status).toBe(0);
+    expect(admin('ban', '198.51.100.0/24', '--for', 'P7D').stdout).toMatch(/^banned 198\.51\.100\.0\/24 until /);
+    expect(admin('unban', '198.51.100.0/24').status).toBe(0);
+    const nonsense = admin('ban', '198.51.100.0/24', '--for', 'PT');
+    expect([nonsense.status, nonsense.stderr.trim()]).toEqual([1, 'not a duration: PT (say 30m, 12h, 7d, 2w, or PT10M, P7D)']);
+  });
+
+  it('says the local service is not running when its stores do not answer, not "try again"', async () => {
+    const endpoints = JSON.parse(readFileSync(join(server.dataDir, 'endpoints.json'), 'utf8')) as Record<string, string>;
+    const stopped = mkdtempSync(join(tmpdir(), 'image-upload-stopped-'));
+    try {
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      writeFileSync(join(stopped, 'endpoints.json'), JSON.stringify({ ...endpoints, s3: closed, dynamodb: closed, ssm: closed }));
+      const run = runAdmin(['--data-dir', stopped, 'bans']);
+      expect([run.status, run.stderr.trim()]).toEqual([1, 'the local service is not running: start it with `npm start`']);
+    } finally {
+      rmSync(stopped, { recursive: true, force: true });
+    }
   });
 
   it('prints the daily figures, and its usage for an unknown command', () => {

@@ -9,16 +9,32 @@ describe('canonicalRange', () => {
     ['2001:db8:1234:5678:9::/64', '2001:db8:1234:5678::/64'],
     ['::ffff:198.51.100.9', '198.51.100.9/32'],
     ['0.0.0.0/0', '0.0.0.0/0'],
+    // IPv4-mapped ranges are their IPv4 ranges: clients are compared as IPv4
+    ['::ffff:127.0.0.40/128', '127.0.0.40/32'],
+    ['::FFFF:203.0.113.77/120', '203.0.113.0/24'],
+    ['::ffff:0:0/96', '0.0.0.0/0'],
   ])('reads %s as %s', (text, range) => {
     expect(canonicalRange(text)).toBe(range);
   });
 
-  it.each(['300.1.1.1', '203.0.113.0/33', '2001:db8::/129', 'example.com', '', '1.2.3.4/-1', '10.0.0.1/8/8'])(
-    'refuses %j',
-    (text) => {
-      expect(canonicalRange(text)).toBeUndefined();
-    },
-  );
+  it('bans a client by the IPv4-mapped range that names it (it matched nothing before)', () => {
+    expect(inRange('127.0.0.40', canonicalRange('::ffff:127.0.0.40/128') ?? '')).toBe(true);
+    expect(inRange('::ffff:127.0.0.40', canonicalRange('::ffff:127.0.0.40/128') ?? '')).toBe(true);
+    expect(inRange('203.0.113.9', canonicalRange('::ffff:203.0.113.0/120') ?? '')).toBe(true);
+  });
+
+  it.each([
+    '300.1.1.1',
+    '203.0.113.0/33',
+    '2001:db8::/129',
+    'example.com',
+    '',
+    '1.2.3.4/-1',
+    '10.0.0.1/8/8',
+    '::ffff:1.2.3.4/95',
+  ])('refuses %j', (text) => {
+    expect(canonicalRange(text)).toBeUndefined();
+  });
 });
 
 describe('inRange', () => {
