@@ -3,7 +3,7 @@ import type { FloodGuard } from './flood';
 import { cleanOriginalFilename } from './naming';
 import type { Clock, Logger, RandomSource, SettingsStore, StagedObjectStore, TokenLedger } from './ports';
 import type { SourceBytes } from './upload-source';
-import { keyHashOf, makeUploadToken, readUploadToken, tokenSecret, type UploadTicket } from './upload-tokens';
+import { keyTagOf, makeUploadToken, readUploadToken, tokenSecret, type UploadTicket } from './upload-tokens';
 
 /** How long an upload URL (and its token) may be used. */
 export const UPLOAD_URL_SECONDS = 15 * 60;
@@ -55,9 +55,10 @@ export class StagedUploads {
     const id = this.deps.random.hex(ID_HEX_CHARS);
     const expiresAtMs = this.deps.clock.nowMs() + UPLOAD_URL_SECONDS * 1000;
     const filename = (request.filename ?? '').slice(0, MAX_FILENAME_CHARS);
-    const ticket: UploadTicket = { id, size, expiresAtMs, keyHash: keyHashOf(key), filename };
+    const secret = await this.secret();
+    const ticket: UploadTicket = { id, size, expiresAtMs, keyTag: keyTagOf(key, secret), filename };
     const { url, headers } = await this.deps.staged.uploadUrl(id, size, UPLOAD_URL_SECONDS);
-    return { url, method: 'PUT', headers, token: makeUploadToken(ticket, await this.secret()), maxBytes: size, expiresAtMs };
+    return { url, method: 'PUT', headers, token: makeUploadToken(ticket, secret), maxBytes: size, expiresAtMs };
   }
 
   /** Step 2's token, read before anything is taken: this deployment's, for this key, not expired. */

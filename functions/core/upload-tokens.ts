@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { constantTimeEquals } from './hashes';
 import { UploadError } from './errors';
 
@@ -13,8 +13,8 @@ export interface UploadTicket {
   /** Bytes declared at the first step, signed into the upload URL. */
   size: number;
   expiresAtMs: number;
-  /** First 32 hex characters of the sha256 of the key that asked for it. */
-  keyHash: string;
+  /** The key that asked for it, as `keyTagOf` tags it: no one without the secret can test a guess of the key. */
+  keyTag: string;
   /** The file name given at the first step, cleaned later like any upload's; empty when none. */
   filename: string;
 }
@@ -24,8 +24,12 @@ export function tokenSecret(idSalt: string): string {
   return createHmac('sha256', idSalt).update('upload-token').digest('hex');
 }
 
-export function keyHashOf(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 32);
+/**
+ * The key a token is for: an HMAC of it with the tokens' secret, 32 hex characters. A token's body is readable, so a
+ * plain hash of the key there would let anyone who sees a token test guesses of the key offline.
+ */
+export function keyTagOf(key: string, secret: string): string {
+  return createHmac('sha256', secret).update(`api-key:${key}`, 'utf8').digest('hex').slice(0, 32);
 }
 
 const base64url = (bytes: Buffer): string => bytes.toString('base64url');
@@ -33,7 +37,7 @@ const sign = (secret: string, body: string): string => base64url(createHmac('sha
 
 export function makeUploadToken(ticket: UploadTicket, secret: string): string {
   const body = base64url(
-    Buffer.from(JSON.stringify({ i: ticket.id, s: ticket.size, e: ticket.expiresAtMs, k: ticket.keyHash, f: ticket.filename })),
+    Buffer.from(JSON.stringify({ i: ticket.id, s: ticket.size, e: ticket.expiresAtMs, k: ticket.keyTag, f: ticket.filename })),
   );
   return `${body}.${sign(secret, body)}`;
 }
@@ -56,7 +60,7 @@ export function readUploadToken(token: string, secret: string, key: string, nowM
   const { i, s, e, k, f } = (fields ?? {}) as Record<string, unknown>;
   if (typeof i !== 'string' || typeof s !== 'number' || typeof e !== 'number' || typeof k !== 'string' || typeof f !== 'string')
     throw invalid();
-  if (!constantTimeEquals(k, keyHashOf(key))) throw invalid();
+  if (!constantTimeEquals(k, keyTagOf(key, secret))) throw invalid();
   if (e <= nowMs) throw new UploadError('UploadTokenExpired', 'Upload token expired: ask for a new upload URL');
-  return { id: i, size: s, expiresAtMs: e, keyHash: k, filename: f };
+  return { id: i, size: s, expiresAtMs: e, keyTag: k, filename: f };
 }
