@@ -267,8 +267,9 @@ async function run(
       const days = await admin.stats(wholeNumber('--days', values.days, 1, 3660));
       if (values.json) print(JSON.stringify(days, null, 2));
       else {
-        print('day (UTC)\tuploads\tbytes\trefusals');
-        for (const day of days) print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}`);
+        print('day (UTC)\tuploads\tbytes\trefusals\twithout key');
+        for (const day of days)
+          print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}\t${day.unauthenticated}`);
       }
       return 0;
     }

@@ -31,7 +31,9 @@ export class DynamoDailyStats implements DailyStats {
   }
 
   async read(days: readonly string[]): Promise<Map<string, DayFigures>> {
-    const figures = new Map<string, DayFigures>(days.map((day) => [day, { uploads: 0, bytes: 0, refusals: 0 }]));
+    const figures = new Map<string, DayFigures>(
+      days.map((day) => [day, { uploads: 0, bytes: 0, refusals: 0, unauthenticated: 0 }]),
+    );
     for (let start = 0; start < days.length; start += 100) {
       let keys: Array<Record<string, unknown>> = days.slice(start, start + 100).map((day) => ({ pk: dayPk(day) }));
       for (let attempt = 1; keys.length > 0; attempt += 1) {
@@ -44,6 +46,7 @@ export class DynamoDailyStats implements DailyStats {
             uploads: Number(item['uploads'] ?? 0),
             bytes: Number(item['bytes'] ?? 0),
             refusals: Number(item['refusals'] ?? 0),
+            unauthenticated: Number(item['unauthenticated'] ?? 0),
           });
         }
         keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];

@@ -162,7 +162,7 @@ export class Admin {
     const nowMs = this.deps.clock.nowMs();
     const wanted = Array.from({ length: days }, (_, index) => dayOf(nowMs - (days - 1 - index) * 86_400_000));
     const figures = await this.deps.stats.read(wanted);
-    return wanted.map((day) => ({ day, ...(figures.get(day) ?? { uploads: 0, bytes: 0, refusals: 0 }) }));
+    return wanted.map((day) => ({ day, ...(figures.get(day) ?? { uploads: 0, bytes: 0, refusals: 0, unauthenticated: 0 }) }));
   }
 }
 

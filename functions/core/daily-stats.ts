@@ -9,7 +9,10 @@ import type { Clock, Logger } from './ports';
 export interface DayFigures {
   uploads: number;
   bytes: number;
+  /** Refused uploads that carried the key: what the service's users met. */
   refusals: number;
+  /** Refused requests without the key (or with a wrong one): anyone can send them, so they are counted apart. */
+  unauthenticated: number;
 }
 
 export interface DailyStats {
@@ -63,8 +66,9 @@ export class RefusalCounter {
     this.lastWriteMs = clock.nowMs();
   }
 
-  count(): void {
-    this.tally.add(dayOf(this.clock.nowMs()), { refusals: 1 });
+  /** One refusal, of a request that carried the key or not. */
+  count(authenticated: boolean): void {
+    this.tally.add(dayOf(this.clock.nowMs()), authenticated ? { refusals: 1 } : { unauthenticated: 1 });
   }
 
   async writeIfDue(): Promise<void> {

@@ -402,6 +402,14 @@ export class UploadService {
   }
 
   /** The key of a request, once it is this service's key. */
+  /** Whether a request's key is the service's: refusals are counted apart by it (`docs/operations.md`). */
+  async holdsKey(key: string | undefined): Promise<boolean> {
+    return this.authenticate(key).then(
+      () => true,
+      () => false,
+    );
+  }
+
   private async authenticate(key: string | undefined): Promise<string> {
     if (key === undefined || key === '') throw new UploadError('NoKey', 'No key provided');
     const expected = await this.deps.settings.apiKey();

@@ -1,6 +1,13 @@
 /** Ways a request fails that only the HTTP layer can tell: its route, its method, the shape of its body, its origin. */
 export type RequestErrorKind =
-  'InvalidVersion' | 'InvalidAction' | 'MethodNotAllowed' | 'TooManySources' | 'MalformedBody' | 'UnsupportedBody' | 'Forbidden';
+  | 'InvalidVersion'
+  | 'InvalidAction'
+  | 'MethodNotAllowed'
+  | 'TooManySources'
+  | 'MalformedBody'
+  | 'UnsupportedBody'
+  | 'Forbidden'
+  | 'CrossSite';
 
 /** A request the HTTP layer refuses before any rule of the service is applied; the message is safe to show. */
 export class RequestError extends Error {

@@ -48,6 +48,7 @@ export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: 
   Banned: { status: 403, code: 150 },
   Blocked: { status: 403, code: 151 },
   Forbidden: { status: 403, code: 403 },
+  CrossSite: { status: 403, code: 152 },
   DependencyFailed: { status: 503, code: 900 },
 };
 

@@ -81,6 +81,8 @@ export function createRouter(deps: RouterDeps): Router {
   ): Promise<APIGatewayProxyResult> {
     let format: ResponseFormat = formatFromQuery(event);
     const cors = corsHeaders(event);
+    /** The key the request carried, once it is read: a refusal of it counts apart from anonymous ones. */
+    const given: { key?: string | undefined } = {};
     try {
       if (target.version !== '1') throw new RequestError('InvalidVersion', 'Invalid API version.');
       if (target.action === 'openapi.json' && !target.extra) {
@@ -88,17 +90,19 @@ export function createRouter(deps: RouterDeps): Router {
         const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), format, logger);
         return { ...refused, headers: { ...refused.headers, Allow: 'GET, HEAD' } };
       }
-      if (target.action === 'upload-url' && !target.extra) return await uploadUrl(event, cors);
+      if (target.action === 'upload-url' && !target.extra) return await uploadUrl(event, cors, given);
       if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
       if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
       if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');
+      refuseCrossSite(event);
       const request = await parseUploadRequest(event, { maxUploadBytes: settings.maxUploadBytes }, clientIp(event));
+      given.key = request.key;
       format = request.format;
       const image = await deps.service.upload(request);
       return withHeaders(uploadResponse(image, request.imgbb, format), cors);
     } catch (error) {
       const response = errorResponse(error, format, logger);
-      countRefusal(error, response.statusCode);
+      await countRefusal(error, response.statusCode, given.key);
       if (error instanceof RequestError && error.kind === 'MethodNotAllowed') {
         response.headers = { ...response.headers, Allow: cors ? 'GET, POST, OPTIONS' : 'GET, POST' };
       }
@@ -110,13 +114,16 @@ export function createRouter(deps: RouterDeps): Router {
   async function uploadUrl(
     event: APIGatewayProxyEvent,
     cors: Record<string, string> | undefined,
+    given: { key?: string | undefined },
   ): Promise<APIGatewayProxyResult> {
     if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
     if (event.httpMethod !== 'POST') {
       const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', logger);
       return withHeaders({ ...refused, headers: { ...refused.headers, Allow: 'POST' } }, cors);
     }
+    refuseCrossSite(event);
     const request = await parseUploadUrlRequest(event, { maxUploadBytes: settings.maxUploadBytes }, clientIp(event));
+    given.key = request.key;
     return withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), cors);
   }
 
@@ -147,11 +154,14 @@ export function createRouter(deps: RouterDeps): Router {
     }
   }
 
-  /** A failed upload in the metrics: refused (4xx) or failed (5xx), and by kind. */
-  function countRefusal(error: unknown, status: number): void {
+  /**
+   * A failed upload in the metrics: refused (4xx) or failed (5xx), and by kind; and a refusal in the day's figures,
+   * apart when the request did not carry the key (anyone can send those: they would drown what users meet).
+   */
+  async function countRefusal(error: unknown, status: number, key: string | undefined): Promise<void> {
     const kind = error instanceof UploadError || error instanceof RequestError ? error.kind : 'Unexpected';
     deps.metrics.add(status >= 500 ? METRIC.uploadFailed : METRIC.uploadRefused, 'Count', 1);
-    if (status < 500) deps.refusals?.count();
+    if (status < 500 && deps.refusals) deps.refusals.count(await deps.service.holdsKey(key));
     deps.metrics.add(METRIC.uploadErrors, 'Count', 1, { name: 'Kind', value: kind });
     if (kind === 'Flooding') deps.metrics.add(METRIC.floodRefusals, 'Count', 1);
     if (kind === 'UrlFetchFailed') deps.metrics.add(METRIC.urlFetchFailures, 'Count', 1);
@@ -175,12 +185,34 @@ export function createRouter(deps: RouterDeps): Router {
     return viewerAddressIp(headerValue(event, VIEWER_ADDRESS_HEADER)) ?? sourceIp;
   }
 
+  /** Whether `CORS_ORIGINS` lets pages of this origin call the API. */
+  function originAllowed(origin: string): boolean {
+    return settings.corsOrigins.includes('*') || settings.corsOrigins.includes(origin);
+  }
+
   /** CORS headers for an allowed browser origin; undefined when CORS is off or the origin is not allowed. */
   function corsHeaders(event: APIGatewayProxyEvent): Record<string, string> | undefined {
     const origin = headerValue(event, 'origin');
-    if (!origin || settings.corsOrigins.length === 0) return undefined;
-    const allowed = settings.corsOrigins.includes('*') || settings.corsOrigins.includes(origin);
-    return allowed ? { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' } : undefined;
+    if (!origin || !originAllowed(origin)) return undefined;
+    return { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
+  }
+
+  /**
+   * Refuses an upload a browser sends for a page of another site (an `<img src>` or an auto-submitted form there
+   * would upload from each visitor's address, past a ban of the page's author, against the visitors' flood limits):
+   * browsers mark it with `Sec-Fetch-Site: cross-site` or `same-site`, and a POST with its page's `Origin`. Pages of
+   * an origin in `CORS_ORIGINS` may; tools (curl, ShareX, PicGo, the npm clients) send neither header.
+   */
+  function refuseCrossSite(event: APIGatewayProxyEvent): void {
+    const origin = headerValue(event, 'origin');
+    if (origin !== undefined && originAllowed(origin)) return;
+    const site = headerValue(event, 'sec-fetch-site')?.trim().toLowerCase();
+    const foreign = origin !== undefined && origin !== new URL(settings.publicUrl).origin;
+    if (site === 'cross-site' || site === 'same-site' || foreign)
+      throw new RequestError(
+        'CrossSite',
+        'Cross-site upload refused: web pages of other sites may not upload here (the operator allows origins with CORS_ORIGINS)',
+      );
   }
 
   return async (event) => {

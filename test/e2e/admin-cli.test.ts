@@ -108,7 +108,7 @@ describe('npm run admin (local service)', () => {
   it('prints the daily figures, and its usage for an unknown command', () => {
     const stats = admin('stats', '--days', '2');
     expect(stats.status).toBe(0);
-    expect(stats.stdout.split('\n')[0]).toBe('day (UTC)\tuploads\tbytes\trefusals');
+    expect(stats.stdout.split('\n')[0]).toBe('day (UTC)\tuploads\tbytes\trefusals\twithout key');
     expect(stats.stdout.trim().split('\n')).toHaveLength(3);
     const bad = admin('stats', '--days', 'lots');
     expect([bad.status, bad.stderr.trim()]).toEqual([1, '--days must be a whole number from 1 to 3660: lots']);

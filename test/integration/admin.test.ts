@@ -163,19 +163,25 @@ describe('npm run admin: list and stats', () => {
     expect(await admin.list({ sinceMs: Date.now() + 60_000, limit: 10 })).toEqual([]);
   });
 
-  it('counts uploads and bytes per day once the sweep settles them, and refusals as they happen', async () => {
+  it('counts uploads and bytes per day once the sweep settles them, and refusals as they happen, without a key apart', async () => {
     const service = await createTestService({ STATS_FLUSH_SECONDS: '0' });
     const admin = adminOf(service);
     const images = [await upload(service, 10), await upload(service, 11)];
+    // 30 junk requests from anyone: no key, a wrong key; and one refusal of a request with the key
+    for (let junk = 0; junk < 15; junk += 1) {
+      expect((await service.send(new Request(`${PUBLIC_URL}/api/1/upload?source=x`))).statusCode).toBe(401);
+      const wrong = multipartUpload({ key: 'wrong', source: { bytes: await makePng(5, 5), filename: 'x.png' } });
+      expect((await service.send(wrong)).statusCode).toBe(401);
+    }
     const refused = await service.send(
-      multipartUpload({ key: 'wrong', source: { bytes: await makePng(5, 5), filename: 'x.png' } }),
+      multipartUpload({ key: service.apiKey, source: { bytes: Buffer.from('no image'), filename: 'x.png' } }),
     );
-    expect(refused.statusCode).toBe(401);
+    expect(refused.statusCode).toBe(415);
     const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
     await createSweepHandler(env, NO_METRICS, clockAheadBy(16 * 60_000))();
     const [today] = (await admin.stats(1)).slice(-1);
     const bytes = images.reduce((sum, image) => sum + image.size + image.thumb.size + image.medium.size, 0);
-    expect(today).toEqual({ day: new Date().toISOString().slice(0, 10), uploads: 2, bytes, refusals: 1 });
+    expect(today).toEqual({ day: new Date().toISOString().slice(0, 10), uploads: 2, bytes, refusals: 1, unauthenticated: 30 });
     // a second sweep counts nothing twice
     await createSweepHandler(env, NO_METRICS, clockAheadBy(17 * 60_000))();
     expect((await admin.stats(1))[0]).toMatchObject({ uploads: 2, bytes });

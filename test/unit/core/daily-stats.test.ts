@@ -55,16 +55,18 @@ describe('RefusalCounter', () => {
     const clock = new FakeClock(Date.UTC(2026, 10, 23, 23, 59, 30));
     const stats = new RecordedStats();
     const counter = new RefusalCounter(stats, clock, logger, 60_000);
-    counter.count();
-    counter.count();
+    counter.count(true);
+    counter.count(true);
+    counter.count(false);
     await counter.writeIfDue();
     expect(stats.writes).toEqual([]);
     clock.advance(40_000); // past midnight
-    counter.count();
+    counter.count(true);
     clock.advance(20_000);
     await counter.writeIfDue();
+    // refusals of requests without the key apart
     expect(stats.writes).toEqual([
-      { day: '2026-11-23', figures: { refusals: 2 } },
+      { day: '2026-11-23', figures: { refusals: 2, unauthenticated: 1 } },
       { day: '2026-11-24', figures: { refusals: 1 } },
     ]);
     // nothing counted: nothing written, however long it has been
