@@ -253,6 +253,13 @@ export class ImageUploadStack extends Stack {
     this.sweepFunction.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:DeleteObject'], resources: [objectsArn] }),
     );
+    // staged uploads no token can use any more (a PUT after its upload, a token never used): listed, then removed
+    this.sweepFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: [stagedArn] }));
+    acknowledge(
+      this.sweepFunction,
+      `IAM5[Resource::<${this.logicalIdOf(bucket)}.Arn>/staging/*]`,
+      'Staged uploads are named per upload URL; the sweep only deletes there, what no token can use any more.',
+    );
     this.sweepFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     for (const fn of [this.apiFunction, this.sweepFunction]) {
       acknowledge(

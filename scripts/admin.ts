@@ -139,6 +139,7 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
     codecs: new IdCodecs(() => stores.settings.idSalt(), target.idPadding),
     moderation: stores.moderation,
     stats: stores.stats,
+    staged: stores.staged,
     clock,
     publicUrl: target.publicUrl,
   });
@@ -270,6 +271,10 @@ async function run(
         print('day (UTC)\tuploads\tbytes\trefusals\twithout key');
         for (const day of days)
           print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}\t${day.unauthenticated}`);
+        const staged = await admin.staged();
+        print(
+          `staged now: ${staged.files} files, ${formatSize(staged.bytes)} (two-step uploads; removed once no token can use them)`,
+        );
       }
       return 0;
     }

@@ -1,7 +1,15 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  type _Object,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { DependencyError } from '../core/errors';
-import type { StagedObject, StagedObjectStore } from '../core/ports';
+import type { StagedObject, StagedObjectStore, StagedUsage } from '../core/ports';
 import { BUCKET_LAYOUT } from './bucket-layout';
 
 const stagedKey = (id: string): string => `${BUCKET_LAYOUT.stagingPrefix}${id}`;
@@ -58,10 +66,46 @@ export class S3StagedStore implements StagedObjectStore {
   }
 
   async remove(id: string): Promise<void> {
+    await this.removeKey(stagedKey(id));
+  }
+
+  async removeOlderThan(cutoffMs: number): Promise<StagedUsage> {
+    const old = (await this.list()).filter((object) => (object.LastModified?.getTime() ?? 0) < cutoffMs);
+    // one by one: a role may delete under staging/ only, which DeleteObjects' bucket-wide request does not tell apart
+    for (const object of old) await this.removeKey(object.Key ?? '');
+    return usageOf(old);
+  }
+
+  async usage(): Promise<StagedUsage> {
+    return usageOf(await this.list());
+  }
+
+  private async list(): Promise<_Object[]> {
+    const objects: _Object[] = [];
+    let ContinuationToken: string | undefined;
     try {
-      await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: stagedKey(id) }));
+      do {
+        const page = await this.s3.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: BUCKET_LAYOUT.stagingPrefix, ContinuationToken }),
+        );
+        objects.push(...(page.Contents ?? []));
+        ContinuationToken = page.NextContinuationToken;
+      } while (ContinuationToken);
+    } catch (cause) {
+      throw new DependencyError('S3 list staged', cause);
+    }
+    return objects;
+  }
+
+  private async removeKey(key: string): Promise<void> {
+    try {
+      await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
     } catch (cause) {
       throw new DependencyError('S3 delete staged', cause);
     }
   }
+}
+
+function usageOf(objects: readonly _Object[]): StagedUsage {
+  return { files: objects.length, bytes: objects.reduce((sum, object) => sum + (object.Size ?? 0), 0) };
 }

@@ -112,8 +112,8 @@ export function buildStores(
  */
 export function buildSweeper(env: Env, logger: Logger, metrics: Metrics, sweepClock: Clock = clock): Sweeper {
   const config = loadConfig(env);
-  const { images, objects, duplicates, purger, stats } = buildStores(config, env, metrics, {
+  const { images, objects, duplicates, purger, stats, staged } = buildStores(config, env, metrics, {
     distributionId: config.parameters.distributionId,
   });
-  return new Sweeper({ images, objects, duplicates, purger, stats, clock: sweepClock, logger, metrics });
+  return new Sweeper({ images, objects, duplicates, purger, stats, staged, clock: sweepClock, logger, metrics });
 }

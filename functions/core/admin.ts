@@ -2,7 +2,7 @@ import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { routeOf, viewerUrl } from './links';
 import { canonicalRange, inRange, type Ban, type BanList, type BlockList } from './moderation';
-import type { Clock, ImageRecord } from './ports';
+import type { Clock, ImageRecord, StagedObjectStore, StagedUsage } from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
 /** A refusal of an operator's command: told as is, and the command exits non-zero. */
@@ -17,6 +17,8 @@ export interface AdminDeps extends RemovalDeps {
   codecs: IdCodecs;
   moderation: BanList & BlockList;
   stats: DailyStats;
+  /** The two-step upload's staging place, whose bytes the figures show. */
+  staged: Pick<StagedObjectStore, 'usage'>;
   clock: Clock;
   /** The service's public base URL, for the links the commands print. */
   publicUrl: string;
@@ -163,6 +165,11 @@ export class Admin {
     const wanted = Array.from({ length: days }, (_, index) => dayOf(nowMs - (days - 1 - index) * 86_400_000));
     const figures = await this.deps.stats.read(wanted);
     return wanted.map((day) => ({ day, ...(figures.get(day) ?? { uploads: 0, bytes: 0, refusals: 0, unauthenticated: 0 }) }));
+  }
+
+  /** What waits in the staging place now: two-step uploads under way, and leftovers the sweep has not removed yet. */
+  async staged(): Promise<StagedUsage> {
+    return this.deps.staged.usage();
   }
 }
 

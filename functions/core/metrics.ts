@@ -36,6 +36,8 @@ export const METRIC = {
   purgedPaths: 'PurgedPaths',
   /** CDN invalidations that failed or were throttled (queued for the next sweep). */
   purgeFailures: 'PurgeFailures',
+  /** Staged uploads the sweep removed: put past their token's life, or never finished. */
+  stagedRemoved: 'StagedRemoved',
 } as const;
 
 /** The latency metric of one store: `S3Latency`, `DynamoDBLatency`, `SSMLatency`, `CloudFrontLatency`. */

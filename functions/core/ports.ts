@@ -67,6 +67,15 @@ export interface StagedObjectStore {
   /** The staged object `id` (its size, read on demand); undefined when nothing was put there. */
   open(id: string): Promise<StagedObject | undefined>;
   remove(id: string): Promise<void>;
+  /** Removes every staged object put before `cutoffMs`; answers what went. */
+  removeOlderThan(cutoffMs: number): Promise<StagedUsage>;
+  /** What waits in the staging place now. */
+  usage(): Promise<StagedUsage>;
+}
+
+export interface StagedUsage {
+  files: number;
+  bytes: number;
 }
 
 export interface StagedObject {

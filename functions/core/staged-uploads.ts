@@ -7,6 +7,12 @@ import { keyTagOf, makeUploadToken, readUploadToken, tokenSecret, type UploadTic
 
 /** How long an upload URL (and its token) may be used. */
 export const UPLOAD_URL_SECONDS = 15 * 60;
+/**
+ * How long a staged object may serve a token: one put earlier than this before now was put with a token that has
+ * expired since (a token is made before its PUT), so the sweep removes it (a PUT after the upload finished, a token
+ * never used, forged or refused). Five minutes more for clocks that differ.
+ */
+export const STAGED_KEEP_MS = (UPLOAD_URL_SECONDS + 5 * 60) * 1000;
 const MAX_FILENAME_CHARS = 255;
 const ID_HEX_CHARS = 32;
 
@@ -61,9 +67,17 @@ export class StagedUploads {
     return { url, method: 'PUT', headers, token: makeUploadToken(ticket, secret), maxBytes: size, expiresAtMs };
   }
 
-  /** Step 2's token, read before anything is taken: this deployment's, for this key, not expired. */
+  /**
+   * Step 2's token, read before anything is taken: this deployment's, for this key, not expired. An expired one's
+   * staged bytes can serve no one any more: they go at once.
+   */
   async check(token: string, key: string): Promise<UploadTicket> {
-    return readUploadToken(token, await this.secret(), key, this.deps.clock.nowMs());
+    const ticket = readUploadToken(token, await this.secret(), key);
+    if (ticket.expiresAtMs <= this.deps.clock.nowMs()) {
+      await this.removeStaged(ticket);
+      throw new UploadError('UploadTokenExpired', 'Upload token expired: ask for a new upload URL');
+    }
+    return ticket;
   }
 
   /**
@@ -130,7 +144,7 @@ export class StagedUploads {
   }
 
   private async removeStaged(ticket: UploadTicket): Promise<void> {
-    // best effort: the bucket's lifecycle rule removes what is left within a day
+    // best effort: the sweep removes what is left once no token can use it (`STAGED_KEEP_MS`)
     await this.deps.staged.remove(ticket.id).catch((error: unknown) => {
       this.deps.logger.warn('a staged upload was left for the lifecycle rule', { id: ticket.id, error });
     });

@@ -1,13 +1,16 @@
 import { DayTally, dayOf, type DailyStats } from './daily-stats';
 import { isDue, isLive } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
-import type { Clock, ImageRecord } from './ports';
+import type { Clock, ImageRecord, StagedObjectStore } from './ports';
 import { planPurge, PURGE_PATHS_PER_RUN } from './purge-plan';
 import { fileKeys, removeFiles, type RemovalDeps } from './remove-image';
+import { STAGED_KEEP_MS } from './staged-uploads';
 
 export interface SweeperDeps extends RemovalDeps {
   /** The daily figures of stored uploads, added once per run and day. */
   stats?: DailyStats;
+  /** The two-step upload's staging place: what no token can use any more goes (`STAGED_KEEP_MS`). */
+  staged?: Pick<StagedObjectStore, 'removeOlderThan'>;
   clock: Clock;
   metrics: Metrics;
 }
@@ -94,6 +97,7 @@ export class Sweeper {
     });
     await purgeThenForget();
     if (this.deps.stats) await stored.writeTo(this.deps.stats, logger);
+    await this.removeStaleStaged(startedMs);
 
     const oldestDueAtMs = await images.oldestDueAtMs(startedMs);
     metrics.add(METRIC.sweepRemoved, 'Count', result.removed);
@@ -148,6 +152,18 @@ export class Sweeper {
       }
     } catch (error) {
       this.failed(result, 'sweep could not settle an upload; the next sweep tries again', { name, error });
+    }
+  }
+
+  /** Staged bytes no token can use any more: left by a PUT after its upload, or a token never used or refused. */
+  private async removeStaleStaged(nowMs: number): Promise<void> {
+    if (!this.deps.staged) return;
+    try {
+      const removed = await this.deps.staged.removeOlderThan(nowMs - STAGED_KEEP_MS);
+      this.deps.metrics.add(METRIC.stagedRemoved, 'Count', removed.files);
+      if (removed.files > 0) this.deps.logger.info('stale staged uploads removed', { ...removed });
+    } catch (error) {
+      this.deps.logger.warn('stale staged uploads not removed; the next sweep tries again', { error });
     }
   }
 

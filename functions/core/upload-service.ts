@@ -126,7 +126,6 @@ export class UploadService {
   /** Runs one upload from the raw request to the Image object of the response. */
   async upload(request: UploadRequest): Promise<ImageObject> {
     const key = await this.authenticate(request.key);
-    await this.deps.gate.admit(request.clientIp);
     const options = readUploadOptions(request, this.deps.rules.forcedExpirationSeconds);
     const given = readUploadSource(request.source, this.deps.rules.maxUploadBytes);
     // a two-step upload's token is checked before anything is taken
@@ -135,6 +134,8 @@ export class UploadService {
     const held: Holdings = {};
     let failure: unknown;
     try {
+      // a banned client's staged bytes go with the refusal (below), as any refused upload's
+      await this.deps.gate.admit(request.clientIp);
       // 1. the flood slot; a URL is fetched (staged bytes read) only once it is taken, bytes in the request are
       //    decoded meanwhile. The counters read with room is enough to start the original's put (step 4): should the
       //    slot still go to another upload of the same client, the put is undone with the rest.

@@ -172,14 +172,15 @@ describe('the stack', () => {
     expect(grantsOf('SetupFunction')['dynamodb:UpdateTable']).toEqual([expect.stringContaining(String(table))]);
   });
 
-  it('lets the API function sign, read and remove staged uploads, and nothing more of the staging prefix', () => {
-    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
-      (policy) =>
-        (policy as { Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } } }).Properties
-          .PolicyDocument.Statement,
-    );
-    const onStaging = statements.filter((statement) => JSON.stringify(statement.Resource).includes('/staging/*'));
-    expect(onStaging.map((statement) => statement.Action)).toEqual([['s3:PutObject', 's3:GetObject', 's3:DeleteObject']]);
+  it('lets the API function sign, read and remove staged uploads, the sweep remove them, and nothing more of the staging prefix', () => {
+    const onStaging = (prefix: string) =>
+      Object.entries(grantsOf(prefix))
+        .filter(([, resources]) => resources.some((resource) => resource.includes('/staging/*')))
+        .map(([action]) => action)
+        .sort();
+    expect(onStaging('ApiFunction')).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:PutObject']);
+    expect(onStaging('SweepFunction')).toEqual(['s3:DeleteObject']);
+    expect(onStaging('SetupFunction')).toEqual([]);
     // the bucket is behind /images/* only (the API behind the rest): the staging prefix is never served
     const behaviors = Object.values(template.findResources('AWS::CloudFront::Distribution')).flatMap((distribution) =>
       (
@@ -311,8 +312,9 @@ describe('the stack', () => {
     expect(sweep['ssm:GetParameters']).toHaveLength(1);
     expect(sweep['ssm:GetParameters']?.[0]).toContain('parameter/image-upload/distribution-id');
     expect(sweep['dynamodb:Query']?.[0]).toContain('/index/sweep');
-    // the sweep never writes a file; only the API's staged uploads live under staging/
-    expect(JSON.stringify(sweep)).not.toContain('/staging/');
+    // the sweep never writes a file; under staging/ it only deletes what no token can use any more
+    expect(JSON.stringify(sweep['s3:DeleteObject'])).toContain('/staging/*');
+    expect(JSON.stringify(sweep['s3:GetObject'])).not.toContain('/staging/');
     expect(grantsOf('SetupFunction')).toEqual({
       'ssm:GetParameter': expect.any(Array) as unknown,
       'ssm:PutParameter': expect.any(Array) as unknown,

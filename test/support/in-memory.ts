@@ -13,6 +13,7 @@ import type {
   SettingsStore,
   StagedObject,
   StagedObjectStore,
+  StagedUsage,
   StoredObject,
   TokenLedger,
 } from '../../functions/core/ports';
@@ -342,6 +343,8 @@ export class InMemorySettings implements SettingsStore {
 /** The staging place in memory: `put` stands for the client's PUT to the upload URL. */
 export class InMemoryStagedStore implements StagedObjectStore {
   readonly objects = new Map<string, Uint8Array>();
+  /** When each object was put (`put`'s `atMs`, default 0). */
+  readonly putAtMs = new Map<string, number>();
   readonly urls: Array<{ id: string; size: number }> = [];
 
   async uploadUrl(id: string, size: number): Promise<{ url: string; headers: Record<string, string> }> {
@@ -349,8 +352,9 @@ export class InMemoryStagedStore implements StagedObjectStore {
     return { url: `memory://staging/${id}`, headers: { 'Content-Length': String(size) } };
   }
 
-  put(id: string, bytes: Uint8Array): void {
+  put(id: string, bytes: Uint8Array, atMs = 0): void {
     this.objects.set(id, bytes);
+    this.putAtMs.set(id, atMs);
   }
 
   async open(id: string): Promise<StagedObject | undefined> {
@@ -360,6 +364,16 @@ export class InMemoryStagedStore implements StagedObjectStore {
 
   async remove(id: string): Promise<void> {
     this.objects.delete(id);
+  }
+
+  async removeOlderThan(cutoffMs: number): Promise<StagedUsage> {
+    const old = [...this.objects].filter(([id]) => (this.putAtMs.get(id) ?? 0) < cutoffMs);
+    for (const [id] of old) this.objects.delete(id);
+    return { files: old.length, bytes: old.reduce((sum, [, bytes]) => sum + bytes.length, 0) };
+  }
+
+  async usage(): Promise<StagedUsage> {
+    return { files: this.objects.size, bytes: [...this.objects.values()].reduce((sum, bytes) => sum + bytes.length, 0) };
   }
 }
 

@@ -8,6 +8,8 @@ when AWS would allow it under the same identity policies:
   named, a distribution), as IAM's service authorization reference lists them;
 - a presigned S3 URL is checked as its signer's request: the signature over the query, then the signer's policies;
 - a read of a missing S3 object also needs `s3:ListBucket` on the bucket (without it, S3 answers 403, not 404);
+- a signature is checked over the query as the client sent it (werkzeug's URL has `%2F` decoded, which moto then
+  signs differently, refusing a listing with `prefix=staging/`);
 - nothing else changes: until `POST /moto-api/reset-auth` with body `0`, nothing is checked (the twin's set-up).
 
 Usage: python3 moto-iam-server.py -H 127.0.0.1 -p PORT
@@ -21,6 +23,7 @@ from urllib.parse import parse_qsl, quote, urlparse
 from moto import settings
 from moto.cloudfront.responses import CloudFrontResponse
 from moto.core.authorization import ActionAuthenticatorMixin
+from moto.core.responses import BaseResponse
 from moto.core.exceptions import AccessDeniedError, JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
 from moto.iam.access_control import CreateAccessKeyFailure, S3IAMRequest, create_access_key
@@ -140,7 +143,37 @@ class PresignedS3Request(S3IAMRequest):
             self._raise_signature_does_not_match()
 
 
-_authorize_s3 = ActionAuthenticatorMixin._authenticate_and_authorize_s3_action
+_setup_class = BaseResponse.setup_class
+
+
+def _setup_keeping_raw_query(self, request, full_url, headers, *args, **kwargs):
+    result = _setup_class(self, request, full_url, headers, *args, **kwargs)
+    raw = getattr(request, "environ", {}).get("RAW_URI")
+    self.raw_query = urlparse(raw).query if raw else None
+    return result
+
+
+BaseResponse.setup_class = _setup_keeping_raw_query
+
+
+def _as_sent(self, authorize):
+    """Runs moto's own check with the request's URL as the client sent it (its query still percent-encoded)."""
+    raw = getattr(self, "raw_query", None)
+    if raw is None:
+        return authorize()
+    uri = self.uri
+    self.uri = urlparse(uri)._replace(query=raw).geturl()
+    try:
+        return authorize()
+    finally:
+        self.uri = uri
+
+
+_authorize_s3_original = ActionAuthenticatorMixin._authenticate_and_authorize_s3_action
+
+
+def _authorize_s3(self, bucket_name=None, key_name=None):
+    return _as_sent(self, lambda: _authorize_s3_original(self, bucket_name=bucket_name, key_name=key_name))
 
 
 def _authorize_s3_request(self, bucket_name=None, key_name=None):

@@ -12,11 +12,11 @@ const bodyOf = (token: string): Record<string, unknown> =>
 describe('upload tokens', () => {
   it('are read back for their key, and refused for another key or a changed body', () => {
     const token = makeUploadToken(ticket, secret);
-    expect(readUploadToken(token, secret, KEY, 1_000_000)).toEqual(ticket);
-    expect(() => readUploadToken(token, secret, `${KEY}x`, 1_000_000)).toThrow('Invalid upload token');
+    expect(readUploadToken(token, secret, KEY)).toEqual(ticket);
+    expect(() => readUploadToken(token, secret, `${KEY}x`)).toThrow('Invalid upload token');
     const [body, signature] = token.split('.');
     const forged = Buffer.from(JSON.stringify({ ...bodyOf(token), s: 999_999_999 })).toString('base64url');
-    expect(() => readUploadToken(`${forged}.${signature}`, secret, KEY, 1_000_000)).toThrow('Invalid upload token');
+    expect(() => readUploadToken(`${forged}.${signature}`, secret, KEY)).toThrow('Invalid upload token');
     expect(body).toBeDefined();
   });
 
