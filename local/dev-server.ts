@@ -7,6 +7,7 @@ import type { ApiHandler } from '../functions/api/handler';
 import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import { errorEnvelope, respond } from '../functions/http/responses';
 import { eventBytes, localContext, toApiGatewayEvent } from './api-gateway-event';
+import { isStoredMimeType } from '../functions/core/stored-formats';
 
 export interface DevServerOptions {
   handler: ApiHandler;
@@ -78,13 +79,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const key = url.split('?')[0]?.slice(1) ?? '';
     // every segment a name: no empty ones (`images//etc/passwd`), no `.` or `..`
     if (!IMAGE_KEY.test(key) || key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
-      response
-        .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
-        .end('Not found');
+      notFound(response);
       return;
     }
     try {
       const object = await options.s3.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
+      // only what the service stores: an HTML file planted in the bucket is not served on the service's origin
+      if (!isStoredMimeType(object.ContentType)) {
+        (object.Body as Readable | undefined)?.destroy();
+        notFound(response);
+        return;
+      }
       response.writeHead(200, {
         'Content-Type': object.ContentType ?? 'application/octet-stream',
         ...(object.ContentLength === undefined ? {} : { 'Content-Length': String(object.ContentLength) }),
@@ -103,9 +108,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       stream.pipe(response);
     } catch (error) {
       if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NotFound')) {
-        response
-          .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
-          .end('Not found');
+        notFound(response);
         return;
       }
       response.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Service unavailable, try again');
@@ -168,4 +171,8 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | 
     request.on('end', () => resolve(size > maxBytes ? undefined : Buffer.concat(chunks)));
     request.on('error', reject);
   });
+}
+
+function notFound(response: ServerResponse): void {
+  response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end('Not found');
 }

@@ -5,7 +5,7 @@ import { createSweepHandler } from '../functions/api/sweep';
 import { loadConfig, SETTINGS } from '../functions/config';
 import { startDevServer } from './dev-server';
 import { externalClients, localClients, provision, type Endpoints, type LocalClients } from './provision';
-import { STAND_IN_CREDENTIALS, STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
+import { STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
 
 export interface LocalServiceOptions {
   /** Environment of the service: PORT, DATA_DIR, API_KEY, PUBLIC_URL, FLOOD_LIMITS and the function's settings. */
@@ -130,6 +130,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       null,
       2,
     )}\n`,
+    // the stand-ins' credentials: its owner's only, as the data folder
+    { mode: 0o600 },
   );
 
   return {
@@ -162,15 +164,12 @@ interface Stores {
 async function useStandIns(dataDir: string): Promise<Stores> {
   const standIns = await startStandIns({ dataDir });
   const endpoints = { s3: standIns.s3, dynamodb: standIns.dynamodb, ssm: standIns.ssm };
-  Object.assign(process.env, standInEnvironment(endpoints));
+  Object.assign(process.env, standInEnvironment(standIns));
   return {
     endpoints,
     clients: localClients(endpoints),
-    credentials: {
-      region: STAND_IN_REGION,
-      accessKeyId: STAND_IN_CREDENTIALS.accessKeyId,
-      secretAccessKey: STAND_IN_CREDENTIALS.secretAccessKey,
-    },
+    // the data folder's own: endpoints.json is its owner's only, like the folder
+    credentials: { region: STAND_IN_REGION, ...standIns.credentials },
     close: () => standIns.close(),
   };
 }

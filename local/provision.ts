@@ -19,7 +19,7 @@ import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient 
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
-import { STAND_IN_CREDENTIALS, STAND_IN_REGION } from './stand-ins';
+import { STAND_IN_REGION } from './stand-ins';
 
 export interface Endpoints {
   s3: string;
@@ -50,10 +50,12 @@ export interface LocalClients {
   ssm: SSMClient;
 }
 
-/** SDK clients for the stand-ins, for local tooling (never used by the handler, which reads the environment). */
+/**
+ * SDK clients for the stand-ins, for local tooling (never used by the handler, which reads the environment); signed
+ * with the stand-ins' credentials, which `standInEnvironment` put in the standard variables.
+ */
 export function localClients(endpoints: Endpoints): LocalClients {
-  // A copy each: the SDK writes bookkeeping into the credentials object it is given.
-  const common = { region: STAND_IN_REGION, credentials: { ...STAND_IN_CREDENTIALS } };
+  const common = { region: STAND_IN_REGION };
   return {
     s3: new S3Client({
       ...common,

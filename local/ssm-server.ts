@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 /**
  * A small SSM Parameter Store that speaks the real JSON 1.1 wire protocol (`X-Amz-Target: AmazonSSM.<Op>`), so the
@@ -15,9 +14,11 @@ export interface SsmServer {
 export interface SsmServerOptions {
   /** JSON file the parameters persist in; in memory when absent. */
   file?: string;
-  /** The only access key id accepted in the SigV4 Authorization header. */
+  /** The only access key id accepted in the SigV4 Authorization header (the signature is its gate's to check). */
   accessKeyId: string;
   port?: number;
+  /** A socket to listen on instead of a port of 127.0.0.1 (behind a signature gate: `signature-gate.ts`). */
+  socketPath?: string;
 }
 
 type ParameterType = 'String' | 'StringList' | 'SecureString';
@@ -162,10 +163,12 @@ export async function startSsmServer(options: SsmServerOptions): Promise<SsmServ
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { socketPath } = options;
+  if (socketPath !== undefined) await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  else await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const address = server.address();
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: typeof address === 'string' || address === null ? `unix:${socketPath}` : `http://127.0.0.1:${address.port}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -7,6 +7,7 @@ import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
 import { fitGifScreen } from './gif-screen';
 import { jpegScanCount, stripMetadata } from './strip-metadata';
+import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
 
 // Lambda runs one job at a time; libvips' operation cache would only hold memory between jobs.
 sharp.cache(false);
@@ -25,16 +26,10 @@ export interface ImagingSettings {
   keepMetadata: boolean;
 }
 
-type OutputFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif';
-type WebFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif';
+type OutputFormat = StoredFormat;
+type WebFormat = StoredFormat;
 
-const OUTPUTS: Record<OutputFormat, { mime: string; extension: string }> = {
-  jpeg: { mime: 'image/jpeg', extension: 'jpg' },
-  png: { mime: 'image/png', extension: 'png' },
-  gif: { mime: 'image/gif', extension: 'gif' },
-  webp: { mime: 'image/webp', extension: 'webp' },
-  avif: { mime: 'image/avif', extension: 'avif' },
-};
+const OUTPUTS: Record<OutputFormat, { mime: string; extension: string }> = STORED_FORMATS;
 
 /** What sharp's metadata says each web format is, and what browsers cannot show is stored as. */
 const DECODER_OF: Record<WebFormat | 'tiff', string> = {

@@ -198,7 +198,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
 }
 
 export interface StoresProcess {
-  direct: { s3: string; dynamodb: string; ssm: string };
+  direct: { s3: string; dynamodb: string; ssm: string; credentials: { accessKeyId: string; secretAccessKey: string } };
   proxied: Record<string, string>;
   setLatency(ms: number): Promise<void>;
   /** The calls the proxies saw since the last time. */

@@ -21,8 +21,8 @@ async function main(): Promise<void> {
   });
   process.send?.({
     ready: {
-      direct: { s3: standIns.s3, dynamodb: standIns.dynamodb, ssm: standIns.ssm },
-      proxied: standInEnvironment({ s3: s3.url, dynamodb: dynamodb.url, ssm: ssm.url }),
+      direct: { s3: standIns.s3, dynamodb: standIns.dynamodb, ssm: standIns.ssm, credentials: standIns.credentials },
+      proxied: standInEnvironment({ s3: s3.url, dynamodb: dynamodb.url, ssm: ssm.url, credentials: standIns.credentials }),
     },
   });
 }

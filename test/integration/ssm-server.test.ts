@@ -12,9 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSsmServer, type SsmServer } from '../../local/ssm-server';
-import { STAND_IN_CREDENTIALS } from '../../local/stand-ins';
+/** The access key id this suite's server takes (its own: it runs without a signature gate). */
+const ACCESS_KEY_ID = 'SSM-SERVER-TEST';
 
-function client(url: string, accessKeyId: string = STAND_IN_CREDENTIALS.accessKeyId): SSMClient {
+function client(url: string, accessKeyId: string = ACCESS_KEY_ID): SSMClient {
   return new SSMClient({ region: 'us-east-1', endpoint: url, credentials: { accessKeyId, secretAccessKey: 'x' } });
 }
 
@@ -25,7 +26,7 @@ describe('the SSM Parameter Store stand-in, through the real SDK', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ssm-'));
-    server = await startSsmServer({ accessKeyId: STAND_IN_CREDENTIALS.accessKeyId, file: join(dir, 'parameters.json') });
+    server = await startSsmServer({ accessKeyId: ACCESS_KEY_ID, file: join(dir, 'parameters.json') });
     ssm = client(server.url);
   });
 
@@ -78,7 +79,7 @@ describe('the SSM Parameter Store stand-in, through the real SDK', () => {
   });
 
   it('keeps its parameters in its file across a restart', async () => {
-    const again = await startSsmServer({ accessKeyId: STAND_IN_CREDENTIALS.accessKeyId, file: join(dir, 'parameters.json') });
+    const again = await startSsmServer({ accessKeyId: ACCESS_KEY_ID, file: join(dir, 'parameters.json') });
     const reader = client(again.url);
     expect((await reader.send(new GetParameterCommand({ Name: '/app/a' }))).Parameter).toMatchObject({
       Value: 'two',

@@ -2,7 +2,7 @@ import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { parameterNames } from '../../functions/adapters/parameter-names';
 import { SsmSettingsStore } from '../../functions/adapters/ssm-settings-store';
 import { localClients, provision } from '../../local/provision';
-import { STAND_IN_CREDENTIALS, STAND_IN_REGION } from '../../local/stand-ins';
+import { STAND_IN_REGION } from '../../local/stand-ins';
 import { standInEndpoints } from '../support/test-service';
 
 /** An SSM client on the stand-in that records the name of every command it sends. */
@@ -10,8 +10,8 @@ function countingClient(): { client: SSMClient; calls: string[]; names: string[]
   const calls: string[] = [];
   const names: string[][] = [];
   const client = new SSMClient({
+    // the stand-ins' credentials, from the standard variables the global setup wrote
     region: STAND_IN_REGION,
-    credentials: { ...STAND_IN_CREDENTIALS },
     endpoint: standInEndpoints().ssm,
   });
   client.middlewareStack.add(
