@@ -102,13 +102,15 @@ export function errorResponse(error: unknown, format: ResponseFormat, logger: Lo
 
 /**
  * Pages allow their own stylesheet and copy script (by hash: no other inline style or script runs, whatever an upload's
- * title holds), images from the public base URL, forms to themselves, and no framing.
+ * title holds), images from the public base URL, forms to themselves, and no framing (`X-Frame-Options` too, for
+ * browsers that know no `frame-ancestors`).
  */
 export function pageSecurityHeaders(publicUrl: string): Headers {
   const origin = new URL(publicUrl).origin;
   return {
     'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src ${PAGE_STYLE_SOURCE}; script-src ${PAGE_SCRIPT_SOURCE}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
   };
 }
 

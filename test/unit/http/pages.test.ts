@@ -124,6 +124,9 @@ describe('the viewer page', () => {
 
   it('runs only the style and the script its CSP names by hash, and no inline handler', () => {
     const csp = pageSecurityHeaders('https://img.example')['Content-Security-Policy'] ?? '';
+    // no framing, for older browsers too
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(pageSecurityHeaders('https://img.example')['X-Frame-Options']).toBe('DENY');
     expect(inline(html, 'style').map(sha)).toEqual([PAGE_STYLE_SOURCE]);
     expect(inline(html, 'script').map(sha)).toEqual([PAGE_SCRIPT_SOURCE]);
     expect(csp).toContain(`style-src ${PAGE_STYLE_SOURCE};`);
