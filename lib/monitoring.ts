@@ -64,7 +64,22 @@ export class Monitoring extends Construct {
       ? sns.Topic.fromTopicArn(this, 'Alarms', props.alarmTopicArn)
       : new sns.Topic(this, 'Alarms', { displayName: 'Image upload service alarms', enforceSSL: true });
     if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const signals = this.signalsOf(props);
+    this.addAlarms(props, signals);
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.days(1),
+      widgets: [
+        serviceRow(),
+        storesRow(),
+        gatewayRow(props, signals),
+        sweepRow(signals),
+        [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 })],
+      ],
+    });
+  }
 
+  /** The metrics that alarms and dashboard share: the gateway's throttles (from its access log) and 5xx, DynamoDB's. */
+  private signalsOf(props: MonitoringProps): Signals {
     const gatewayThrottles = new logs.MetricFilter(this, 'GatewayThrottles', {
       logGroup: props.accessLogs,
       filterPattern: logs.FilterPattern.stringValue('$.errorType', '=', 'THROTTLED'),
@@ -73,15 +88,22 @@ export class Monitoring extends Construct {
       metricValue: '1',
       defaultValue: 0,
     }).metric({ statistic: 'Sum', period: FIVE_MINUTES });
-    const gateway5xx = props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
-    const dynamoOperations = [
+    const operations = [
       dynamodb.Operation.GET_ITEM,
       dynamodb.Operation.PUT_ITEM,
       dynamodb.Operation.UPDATE_ITEM,
       dynamodb.Operation.DELETE_ITEM,
       dynamodb.Operation.QUERY,
     ];
+    return {
+      gatewayThrottles,
+      gateway5xx: props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      tableThrottles: props.table.metricThrottledRequestsForOperations({ operations, period: FIVE_MINUTES }),
+      tableSystemErrors: props.table.metricSystemErrorsForOperations({ operations, period: FIVE_MINUTES }),
+    };
+  }
 
+  private addAlarms(props: MonitoringProps, signals: Signals): void {
     const alarm = (id: string, description: string, metric: cloudwatch.IMetric, threshold: number): void => {
       const created = new cloudwatch.Alarm(this, id, {
         alarmDescription: description,
@@ -101,26 +123,16 @@ export class Monitoring extends Construct {
       props.apiFunction.metricErrors({ period: FIVE_MINUTES }),
       1,
     );
-    alarm('Api5xx', 'The API answered 5xx (from the function or the gateway) 3 times in 5 minutes', gateway5xx, 3);
+    alarm('Api5xx', 'The API answered 5xx (from the function or the gateway) 3 times in 5 minutes', signals.gateway5xx, 3);
     alarm(
       'ApiThrottles',
       'Lambda throttled the API function (concurrency quota)',
       props.apiFunction.metricThrottles({ period: FIVE_MINUTES }),
       1,
     );
-    alarm('GatewayThrottled', "The gateway's stage throttle refused requests (429)", gatewayThrottles, 1);
-    alarm(
-      'TableThrottles',
-      'DynamoDB throttled requests',
-      props.table.metricThrottledRequestsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES }),
-      1,
-    );
-    alarm(
-      'TableSystemErrors',
-      'DynamoDB answered system errors',
-      props.table.metricSystemErrorsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES }),
-      1,
-    );
+    alarm('GatewayThrottled', "The gateway's stage throttle refused requests (429)", signals.gatewayThrottles, 1);
+    alarm('TableThrottles', 'DynamoDB throttled requests', signals.tableThrottles, 1);
+    alarm('TableSystemErrors', 'DynamoDB answered system errors', signals.tableSystemErrors, 1);
     alarm('SweepErrors', 'The sweep function failed', props.sweepFunction.metricErrors({ period: FIVE_MINUTES }), 1);
     alarm('SweepFailures', 'The sweep could not remove images', serviceMetric(METRIC.sweepFailed, { service: 'sweep' }), 1);
     alarm(
@@ -135,82 +147,88 @@ export class Monitoring extends Construct {
       serviceMetric(METRIC.storeErrors, { dimensions: { Store: 'SSM' } }),
       1,
     );
-
-    const graph = (title: string, left: cloudwatch.IMetric[], width = 8): cloudwatch.GraphWidget =>
-      new cloudwatch.GraphWidget({ title, left, width, height: 6 });
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      defaultInterval: Duration.days(1),
-      widgets: [
-        [
-          graph('Uploads', [
-            serviceMetric(METRIC.uploadStored, { label: 'stored' }),
-            serviceMetric(METRIC.uploadDuplicate, { label: 'duplicate' }),
-            serviceMetric(METRIC.uploadRefused, { label: 'refused (4xx)' }),
-            serviceMetric(METRIC.uploadFailed, { label: 'failed (5xx)' }),
-          ]),
-          graph('Refusals', [
-            new cloudwatch.MathExpression({
-              expression: `SEARCH('{${METRICS_NAMESPACE},service,Kind} MetricName="${METRIC.uploadErrors}"', 'Sum', 300)`,
-              label: 'by kind',
-              period: FIVE_MINUTES,
-            }),
-            serviceMetric(METRIC.floodRefusals, { label: 'flood limits' }),
-            serviceMetric(METRIC.urlFetchFailures, { label: 'URL fetch failures' }),
-          ]),
-          graph('Bytes stored', [serviceMetric(METRIC.bytesStored)]),
-        ],
-        [
-          graph('Imaging time (ms)', [
-            serviceMetric(METRIC.imagingTime, { statistic: 'p50', label: 'p50' }),
-            serviceMetric(METRIC.imagingTime, { statistic: 'p99', label: 'p99' }),
-          ]),
-          graph(
-            'Store latency p99 (ms)',
-            STORES.map((store) => serviceMetric(storeLatencyMetric(store), { statistic: 'p99', label: store })),
-          ),
-          graph(
-            'Store errors',
-            STORES.map((store) => serviceMetric(METRIC.storeErrors, { dimensions: { Store: store }, label: store })),
-          ),
-        ],
-        [
-          graph('API function', [
-            props.apiFunction.metricInvocations({ period: FIVE_MINUTES }),
-            props.apiFunction.metricErrors({ period: FIVE_MINUTES }),
-            props.apiFunction.metricThrottles({ period: FIVE_MINUTES }),
-          ]),
-          graph('API function duration (ms)', [
-            props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p50' }),
-            props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' }),
-          ]),
-          graph('Gateway', [
-            props.api.metricCount({ period: FIVE_MINUTES }),
-            props.api.metricClientError({ period: FIVE_MINUTES }),
-            gateway5xx,
-            gatewayThrottles,
-          ]),
-        ],
-        [
-          graph('Sweep', [
-            serviceMetric(METRIC.sweepRemoved, { service: 'sweep', label: 'removed' }),
-            serviceMetric(METRIC.sweepFailed, { service: 'sweep', label: 'failed' }),
-            serviceMetric(METRIC.purgedPaths, { service: 'sweep', label: 'CDN paths purged' }),
-            serviceMetric(METRIC.purgeFailures, { service: 'sweep', label: 'CDN purges refused' }),
-          ]),
-          graph('Sweep backlog age (s)', [serviceMetric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' })], 4),
-          graph(
-            'DynamoDB throttles',
-            [props.table.metricThrottledRequestsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES })],
-            6,
-          ),
-          graph(
-            'DynamoDB system errors',
-            [props.table.metricSystemErrorsForOperations({ operations: dynamoOperations, period: FIVE_MINUTES })],
-            6,
-          ),
-        ],
-        [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 })],
-      ],
-    });
   }
+}
+
+interface Signals {
+  gatewayThrottles: cloudwatch.IMetric;
+  gateway5xx: cloudwatch.IMetric;
+  tableThrottles: cloudwatch.IMetric;
+  tableSystemErrors: cloudwatch.IMetric;
+}
+
+const graph = (title: string, left: cloudwatch.IMetric[], width = 8): cloudwatch.GraphWidget =>
+  new cloudwatch.GraphWidget({ title, left, width, height: 6 });
+
+/** The dashboard's rows: uploads and refusals; imaging and stores; the API function and the gateway; the sweep. */
+function serviceRow(): cloudwatch.IWidget[] {
+  return [
+    graph('Uploads', [
+      serviceMetric(METRIC.uploadStored, { label: 'stored' }),
+      serviceMetric(METRIC.uploadDuplicate, { label: 'duplicate' }),
+      serviceMetric(METRIC.uploadRefused, { label: 'refused (4xx)' }),
+      serviceMetric(METRIC.uploadFailed, { label: 'failed (5xx)' }),
+    ]),
+    graph('Refusals', [
+      new cloudwatch.MathExpression({
+        expression: `SEARCH('{${METRICS_NAMESPACE},service,Kind} MetricName="${METRIC.uploadErrors}"', 'Sum', 300)`,
+        label: 'by kind',
+        period: FIVE_MINUTES,
+      }),
+      serviceMetric(METRIC.floodRefusals, { label: 'flood limits' }),
+      serviceMetric(METRIC.urlFetchFailures, { label: 'URL fetch failures' }),
+    ]),
+    graph('Bytes stored', [serviceMetric(METRIC.bytesStored)]),
+  ];
+}
+
+function storesRow(): cloudwatch.IWidget[] {
+  return [
+    graph('Imaging time (ms)', [
+      serviceMetric(METRIC.imagingTime, { statistic: 'p50', label: 'p50' }),
+      serviceMetric(METRIC.imagingTime, { statistic: 'p99', label: 'p99' }),
+    ]),
+    graph(
+      'Store latency p99 (ms)',
+      STORES.map((store) => serviceMetric(storeLatencyMetric(store), { statistic: 'p99', label: store })),
+    ),
+    graph(
+      'Store errors',
+      STORES.map((store) => serviceMetric(METRIC.storeErrors, { dimensions: { Store: store }, label: store })),
+    ),
+  ];
+}
+
+function gatewayRow(props: MonitoringProps, signals: Signals): cloudwatch.IWidget[] {
+  return [
+    graph('API function', [
+      props.apiFunction.metricInvocations({ period: FIVE_MINUTES }),
+      props.apiFunction.metricErrors({ period: FIVE_MINUTES }),
+      props.apiFunction.metricThrottles({ period: FIVE_MINUTES }),
+    ]),
+    graph('API function duration (ms)', [
+      props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p50' }),
+      props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' }),
+    ]),
+    graph('Gateway', [
+      props.api.metricCount({ period: FIVE_MINUTES }),
+      props.api.metricClientError({ period: FIVE_MINUTES }),
+      signals.gateway5xx,
+      signals.gatewayThrottles,
+    ]),
+  ];
+}
+
+function sweepRow(signals: Signals): cloudwatch.IWidget[] {
+  return [
+    graph('Sweep', [
+      serviceMetric(METRIC.sweepRemoved, { service: 'sweep', label: 'removed' }),
+      serviceMetric(METRIC.sweepFailed, { service: 'sweep', label: 'failed' }),
+      serviceMetric(METRIC.purgedPaths, { service: 'sweep', label: 'CDN paths purged' }),
+      serviceMetric(METRIC.purgeFailures, { service: 'sweep', label: 'CDN purges refused' }),
+    ]),
+    graph('Sweep backlog age (s)', [serviceMetric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' })], 4),
+    graph('DynamoDB throttles', [signals.tableThrottles], 6),
+    graph('DynamoDB system errors', [signals.tableSystemErrors], 6),
+  ];
 }

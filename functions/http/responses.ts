@@ -1,8 +1,7 @@
-import { STATUS_CODES } from 'node:http';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { UploadErrorKind } from '../core/errors';
 import { UploadError } from '../core/errors';
-import { RequestError, type RequestErrorKind } from './request-errors';
+import { envelopeJson, ERROR_STATUS } from './error-envelope';
+import { RequestError } from './request-errors';
 import type { ImageObject } from '../core/image-object';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
@@ -10,56 +9,14 @@ import type { UploadUrl } from '../core/staged-uploads';
 import openapiDocument from './openapi.json';
 import { errorPage, PAGE_SCRIPT_SOURCE, PAGE_STYLE_SOURCE } from './pages';
 
-type Headers = Record<string, string>;
+export { ERROR_STATUS } from './error-envelope';
 
-/** The one table of HTTP status and Chevereto code per error kind (contract, section 6). */
-export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: number; code: number }> = {
-  NoKey: { status: 401, code: 100 },
-  InvalidKey: { status: 401, code: 100 },
-  KeyNotConfigured: { status: 503, code: 0 },
-  InvalidVersion: { status: 404, code: 110 },
-  InvalidAction: { status: 404, code: 120 },
-  MethodNotAllowed: { status: 405, code: 405 },
-  EmptyUploadSource: { status: 400, code: 130 },
-  EmptySource: { status: 400, code: 130 },
-  TooManySources: { status: 400, code: 130 },
-  MalformedBody: { status: 400, code: 130 },
-  UnsupportedBody: { status: 400, code: 130 },
-  InvalidBase64: { status: 400, code: 120 },
-  UnsupportedFormat: { status: 415, code: 613 },
-  FileTooBig: { status: 413, code: 400 },
-  ImageTooLarge: { status: 413, code: 615 },
-  WidthTooLarge: { status: 400, code: 610 },
-  InvalidWidth: { status: 400, code: 610 },
-  InvalidExpiration: { status: 400, code: 620 },
-  UrlNotAllowed: { status: 400, code: 630 },
-  UrlFetchFailed: { status: 400, code: 631 },
-  Flooding: { status: 429, code: 130 },
-  FetchFailuresExceeded: { status: 429, code: 130 },
-  Duplicate: { status: 409, code: 101 },
-  NotFound: { status: 404, code: 404 },
-  InvalidSize: { status: 400, code: 140 },
-  UploadUrlsExceeded: { status: 429, code: 130 },
-  InvalidUploadToken: { status: 400, code: 141 },
-  UploadTokenExpired: { status: 410, code: 142 },
-  UploadTokenUsed: { status: 409, code: 143 },
-  NothingStaged: { status: 400, code: 144 },
-  StagedSizeMismatch: { status: 400, code: 145 },
-  Banned: { status: 403, code: 150 },
-  Blocked: { status: 403, code: 151 },
-  Forbidden: { status: 403, code: 403 },
-  CrossSite: { status: 403, code: 152 },
-  DependencyFailed: { status: 503, code: 900 },
-};
+type Headers = Record<string, string>;
 
 const BASE_HEADERS: Headers = { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' };
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
-
-function reasonPhrase(status: number): string {
-  return STATUS_CODES[status] ?? 'Unknown';
-}
 
 export function respond(
   status: number,
@@ -83,8 +40,7 @@ export function errorEnvelope(
   headers: Headers = {},
 ): APIGatewayProxyResult {
   if (format !== 'json') return respond(status, TEXT_TYPE, message, headers);
-  const body = { status_code: status, error: { message, code }, status_txt: reasonPhrase(status) };
-  return respond(status, JSON_TYPE, JSON.stringify(body), headers);
+  return respond(status, JSON_TYPE, envelopeJson(status, code, message), headers);
 }
 
 /** Turns any error into its response; 5xx details go to the log, never to the client. */

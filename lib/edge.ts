@@ -1,0 +1,130 @@
+import { Annotations, Duration } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
+import type { SettingsParameters } from '../functions/adapters/parameter-names';
+import { ORIGIN_VERIFY_HEADER, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
+import type { ImageUploadStack } from './image-upload-stack';
+import { acknowledge } from './nag-suppressions';
+import type { DeploymentSettings } from './settings';
+import { viewerRequestCode } from './viewer-request';
+
+/**
+ * CloudFront, the one public base URL: `/images/*` from the bucket (origin access control, long edge caching, hours
+ * in browsers), everything else to the API with the secret origin header and the viewer-request function; and the
+ * two parameters the functions read it by (the public URL, the distribution id).
+ */
+export class Edge {
+  readonly distribution: cloudfront.Distribution;
+  readonly baseUrl: string;
+
+  constructor(
+    stack: ImageUploadStack,
+    settings: DeploymentSettings,
+    sources: { api: apigateway.RestApi; bucket: s3.IBucket; originSecret: string; names: SettingsParameters },
+  ) {
+    const { securityHeaders, imageHeaders } = headerPolicies(stack);
+    const apiOrigin = new origins.RestApiOrigin(sources.api, { customHeaders: { [ORIGIN_VERIFY_HEADER]: sources.originSecret } });
+    // Answers requests too large for the function's event, and writes the client's IP for the API (overwriting
+    // whatever a client sent in that header).
+    const viewerRequest = new cloudfront.Function(stack, 'ViewerAddress', {
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      comment: 'Answers 413 to bodies the API cannot take; writes the viewer IP into the request',
+      code: cloudfront.FunctionCode.fromInline(viewerRequestCode()),
+    });
+    const toApi: cloudfront.BehaviorOptions = {
+      origin: apiOrigin,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+      // everything the viewer sent but Host: API Gateway routes by its own
+      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      functionAssociations: [{ function: viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+      responseHeadersPolicy: securityHeaders,
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    };
+    const certificate = settings.certificateArn
+      ? acm.Certificate.fromCertificateArn(stack, 'Certificate', settings.certificateArn)
+      : undefined;
+    this.distribution = new cloudfront.Distribution(stack, 'Distribution', {
+      comment: 'Image upload service',
+      defaultBehavior: toApi,
+      additionalBehaviors: {
+        // uploads are never redirected: plain HTTP is refused rather than turned into a GET
+        '/api/*': { ...toApi, viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY },
+        '/images/*': {
+          // LIST as well as READ: S3 then answers a missing file with 404, not 403 (it hides what it may not list)
+          origin: origins.S3BucketOrigin.withOriginAccessControl(sources.bucket, {
+            originAccessLevels: [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
+          }),
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+          cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+          responseHeadersPolicy: imageHeaders,
+          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        },
+      },
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      ...(settings.domainName && certificate
+        ? {
+            domainNames: [settings.domainName],
+            certificate,
+            minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
+    });
+    this.acknowledgeFindings(settings.domainName !== undefined);
+    this.baseUrl = `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
+    // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
+    new ssm.StringParameter(stack, 'PublicUrl', { parameterName: sources.names.publicUrl, stringValue: this.baseUrl });
+    new ssm.StringParameter(stack, 'DistributionIdParameter', {
+      parameterName: sources.names.distributionId,
+      stringValue: this.distribution.distributionId,
+    });
+  }
+
+  private acknowledgeFindings(ownDomain: boolean): void {
+    Annotations.of(this.distribution).acknowledgeWarning(
+      '@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk',
+      'The bucket origin serves only /images/* (never the default behavior or the root), and no query string reaches it, so no request can list the bucket.',
+    );
+    acknowledge(this.distribution, 'CFR1', "An image host serves everyone; geo restriction is the operator's choice.");
+    acknowledge(this.distribution, 'CFR2', 'WAF is optional (cost); see APIG3.');
+    acknowledge(
+      this.distribution,
+      'CFR3',
+      'Viewer logs of every image fetch cost storage; uploads and pages are logged by API Gateway access logs and the function.',
+    );
+    if (!ownDomain)
+      acknowledge(
+        this.distribution,
+        'CFR4',
+        "The default *.cloudfront.net certificate allows TLS 1.0 by CloudFront's rule; set domainName and certificateArn to enforce TLS 1.2.",
+      );
+  }
+}
+
+/** The security headers of every answer; the files' add a browser lifetime of hours (the edge keeps them a year). */
+function headerPolicies(stack: ImageUploadStack): {
+  securityHeaders: cloudfront.ResponseHeadersPolicy;
+  imageHeaders: cloudfront.ResponseHeadersPolicy;
+} {
+  const security = {
+    contentTypeOptions: { override: true },
+    strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: false, override: true },
+    referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: false },
+  };
+  return {
+    securityHeaders: new cloudfront.ResponseHeadersPolicy(stack, 'SecurityHeaders', { securityHeadersBehavior: security }),
+    imageHeaders: new cloudfront.ResponseHeadersPolicy(stack, 'ImageHeaders', {
+      securityHeadersBehavior: {
+        ...security,
+        contentSecurityPolicy: { contentSecurityPolicy: VIEWER_IMAGE_HEADERS['Content-Security-Policy'], override: true },
+      },
+      customHeadersBehavior: {
+        customHeaders: [{ header: 'Cache-Control', value: VIEWER_IMAGE_HEADERS['Cache-Control'], override: true }],
+      },
+    }),
+  };
+}

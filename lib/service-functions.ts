@@ -1,0 +1,147 @@
+import * as path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
+import { apiParameters, type SettingsParameters } from '../functions/adapters/parameter-names';
+import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import type { IConstruct } from 'constructs';
+import type { ImageUploadStack } from './image-upload-stack';
+import { acknowledge } from './nag-suppressions';
+import type { DeploymentSettings } from './settings';
+import type { Storage } from './storage';
+
+export const FUNCTIONS = path.join(__dirname, '..', 'functions');
+/** Every function of the stack: Node.js 24 (22 reaches end of life in April 2027); the code also runs on Node 20. */
+export const RUNTIME = lambda.Runtime.NODEJS_24_X;
+/** sharp's Linux binary for the function's architecture, installed into the bundle by npm (no Docker). */
+const SHARP_BUNDLING_ENV = { npm_config_os: 'linux', npm_config_cpu: 'arm64', npm_config_libc: 'glibc' };
+const SWEEP_EVERY = Duration.minutes(5);
+
+/** Every function's role holds AWSLambdaBasicExecutionRole (its logs), which cdk-nag names; accepted, with the reason. */
+export function acknowledgeLogsRole(scope: IConstruct): void {
+  acknowledge(
+    scope,
+    'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    'AWSLambdaBasicExecutionRole grants only writing to CloudWatch Logs, which every function needs.',
+  );
+}
+
+/**
+ * The API function and the sweep, with exactly the rights their code uses (`docs/deployment.md`, "Who may do what":
+ * the IAM-enforced twin proves them sufficient), and the sweep's schedule.
+ */
+export class ServiceFunctions {
+  readonly api: nodejs.NodejsFunction;
+  readonly sweep: nodejs.NodejsFunction;
+
+  constructor(
+    private readonly stack: ImageUploadStack,
+    settings: DeploymentSettings,
+    private readonly storage: Storage,
+  ) {
+    const environment = {
+      ...settings.functionEnv,
+      BUCKET_NAME: storage.bucket.bucketName,
+      TABLE_NAME: storage.table.tableName,
+      PARAMETER_PREFIX: settings.parameterPrefix,
+      ORIGIN_VERIFY: 'required',
+      NODE_OPTIONS: '--enable-source-maps',
+      // fewer glibc malloc arenas: libvips' threads otherwise fragment native memory (docs/reliability.md)
+      MALLOC_ARENA_MAX: '2',
+    };
+    this.api = new nodejs.NodejsFunction(stack, 'ApiFunction', {
+      entry: path.join(FUNCTIONS, 'api', 'handler.ts'),
+      handler: 'handler',
+      runtime: RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: settings.memorySizeMb,
+      timeout: Duration.seconds(28),
+      ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
+      environment,
+      logGroup: stack.logGroup('ApiLogs'),
+      bundling: { bundleAwsSDK: true, nodeModules: ['sharp'], environment: SHARP_BUNDLING_ENV, sourceMap: true },
+    });
+    this.sweep = new nodejs.NodejsFunction(stack, 'SweepFunction', {
+      entry: path.join(FUNCTIONS, 'api', 'sweep.ts'),
+      handler: 'handler',
+      runtime: RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
+      timeout: Duration.minutes(4),
+      // No reserved concurrency: a new account's quota is often 10, and reserving any fails the deploy. Two runs that
+      // overlap are safe: every step of a removal is idempotent.
+      environment,
+      logGroup: stack.logGroup('SweepLogs'),
+      bundling: { bundleAwsSDK: true, sourceMap: true },
+    });
+    for (const fn of [this.api, this.sweep]) acknowledgeLogsRole(fn);
+  }
+
+  /** The rights on the bucket, the table and the parameters, each statement with the code that needs it. */
+  grantStores(names: SettingsParameters): void {
+    const { bucket, table } = this.storage;
+    const allow = (fn: nodejs.NodejsFunction, actions: string[], resources: string[]): void =>
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
+    const objectsArn = bucket.arnForObjects(`${BUCKET_LAYOUT.imagesPrefix}*`);
+    const stagedArn = bucket.arnForObjects(`${BUCKET_LAYOUT.stagingPrefix}*`);
+    // get: a HEAD of the files of a record written alongside their puts (a waiting duplicate, the sweep); listing the
+    // bucket makes a missing one answer 404 rather than 403
+    allow(this.api, ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], [objectsArn]);
+    // the two-step upload: sign PUTs to the staging prefix (the signer needs the right it grants), read and remove there
+    allow(this.api, ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], [stagedArn]);
+    allow(this.api, ['s3:ListBucket'], [bucket.bucketArn]);
+    this.acknowledgePrefix(
+      this.api,
+      'staging',
+      'Staged uploads are named per upload URL, so their actions need `<bucket>/staging/*`: one prefix, put (to sign upload URLs), get and delete.',
+    );
+    allow(this.sweep, ['s3:GetObject', 's3:DeleteObject'], [objectsArn]);
+    // staged uploads no token can use any more (a PUT after its upload, a token never used): listed, then removed
+    allow(this.sweep, ['s3:DeleteObject'], [stagedArn]);
+    this.acknowledgePrefix(
+      this.sweep,
+      'staging',
+      'Staged uploads are named per upload URL; the sweep only deletes there, what no token can use any more.',
+    );
+    allow(this.sweep, ['s3:ListBucket'], [bucket.bucketArn]);
+    for (const fn of [this.api, this.sweep])
+      this.acknowledgePrefix(
+        fn,
+        'images',
+        'Object keys are made per upload, so object actions need `<bucket>/images/*`: one prefix of this one bucket, only put, get (a HEAD: are the files there?) and delete.',
+      );
+    allow(this.api, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], [table.tableArn]);
+    // the sweep reads and removes records, settles name claims and adds the day's figures (UpdateItem)
+    allow(this.sweep, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], [table.tableArn]);
+    allow(this.sweep, ['dynamodb:Query'], [`${table.tableArn}/index/${TABLE_SCHEMA.sweepIndex.name}`]);
+    // settings are read in one GetParameters call (IAM authorizes it on its own, apart from GetParameter): the API
+    // reads all of them, the sweep only the distribution it purges
+    allow(this.api, ['ssm:GetParameters'], Object.values(apiParameters(names)).map(this.stack.parameterArn));
+    allow(this.sweep, ['ssm:GetParameters'], [this.stack.parameterArn(names.distributionId)]);
+  }
+
+  /**
+   * Deleted, expired and taken-down images are invalidated in CloudFront by the sweep alone, in batches of a bounded
+   * number of paths (a delete link leaves its purge to it), so no request to the API can spend invalidations; and the
+   * sweep runs every few minutes.
+   */
+  grantPurgeAndSchedule(distribution: cloudfront.Distribution): void {
+    this.sweep.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [distribution.distributionArn] }),
+    );
+    new events.Rule(this.stack, 'SweepSchedule', {
+      description: 'Removes expired images, dead uploads and unfinished deletes',
+      schedule: events.Schedule.rate(SWEEP_EVERY),
+      targets: [new targets.LambdaFunction(this.sweep)],
+    });
+  }
+
+  private acknowledgePrefix(fn: nodejs.NodejsFunction, prefix: 'images' | 'staging', reason: string): void {
+    acknowledge(fn, `IAM5[Resource::<${this.stack.logicalIdOf(this.storage.bucket)}.Arn>/${prefix}/*]`, reason);
+  }
+}

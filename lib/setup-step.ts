@@ -1,0 +1,77 @@
+import * as path from 'node:path';
+import { CustomResource, Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import type { SettingsParameters } from '../functions/adapters/parameter-names';
+import type { ImageUploadStack } from './image-upload-stack';
+import { acknowledge } from './nag-suppressions';
+import { acknowledgeLogsRole, FUNCTIONS, RUNTIME } from './service-functions';
+
+/**
+ * The stack's setup step (a custom resource and its function): the parameters the operator owns (the key, the flood
+ * limits) and the secrets (id salt, origin secret), made once when missing and never overwritten by a deploy; and,
+ * for retained data, the table's deletion protection, turned on last.
+ */
+export class SetupStep {
+  readonly fn: nodejs.NodejsFunction;
+  readonly provider: cr.Provider;
+  readonly resource: CustomResource;
+  /** The value CloudFront sends to the API in the origin header. */
+  readonly originSecret: string;
+  private protection: CustomResource | undefined;
+
+  constructor(
+    private readonly stack: ImageUploadStack,
+    prefix: string,
+    names: SettingsParameters,
+  ) {
+    this.fn = new nodejs.NodejsFunction(stack, 'SetupFunction', {
+      entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
+      runtime: RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      timeout: Duration.seconds(30),
+      logGroup: stack.logGroup('SetupLogs'),
+      // the SDK version the code was tested with, not the runtime's (timeouts and retries depend on it)
+      bundling: { bundleAwsSDK: true },
+    });
+    const owned = [names.apiKey, names.floodLimits, names.idSalt, names.originSecret];
+    this.fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['ssm:GetParameter', 'ssm:PutParameter'], resources: owned.map(stack.parameterArn) }),
+    );
+    this.provider = new cr.Provider(stack, 'SetupProvider', {
+      onEventHandler: this.fn,
+      logGroup: stack.logGroup('SetupProviderLogs'),
+    });
+    acknowledge(
+      this.provider,
+      `IAM5[Resource::<${stack.logicalIdOf(this.fn)}.Arn>:*]`,
+      "The provider framework may invoke any version of the setup function; CDK's own construct.",
+    );
+    acknowledge(this.provider, 'L1', "The provider framework's own function; CDK chooses its runtime.");
+    for (const scope of [this.fn, this.provider]) acknowledgeLogsRole(scope);
+    this.resource = new CustomResource(stack, 'Setup', {
+      serviceToken: this.provider.serviceToken,
+      // The names it looks after: a change of them (a parameter added) runs the setup again on the next deploy.
+      properties: { ParameterPrefix: prefix, Creates: owned },
+    });
+    this.originSecret = this.resource.getAttString('OriginSecret');
+  }
+
+  /**
+   * Turns the table's deletion protection on, as the stack's last resource: as a property of the table it would stop
+   * a failed first deploy from removing the table. Call once every other resource exists.
+   */
+  protectLast(table: dynamodb.TableV2): void {
+    this.protection = new CustomResource(this.stack, 'ProtectRecords', {
+      serviceToken: this.provider.serviceToken,
+      properties: { ProtectTable: table.tableName },
+    });
+    this.fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:DescribeTable', 'dynamodb:UpdateTable'], resources: [table.tableArn] }),
+    );
+    for (const child of this.stack.node.children) if (child !== this.protection) this.protection.node.addDependency(child);
+  }
+}

@@ -1,0 +1,56 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Stack } from 'aws-cdk-lib';
+import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
+import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { acknowledge } from './nag-suppressions';
+import type { DeploymentSettings } from './settings';
+
+/**
+ * The data: the bucket of the files and the table of the records. Made in the stack's own scope, as they always were,
+ * so that their logical ids stay: a resource whose id moved would be replaced, and a new bucket and table would start
+ * empty beside the kept ones.
+ */
+export class Storage {
+  readonly bucket: s3.Bucket;
+  readonly table: dynamodb.TableV2;
+
+  constructor(stack: Stack, settings: DeploymentSettings) {
+    // retain: the data outlives the stack and every update, but a first deploy that fails removes it, empty as it is
+    const removalPolicy = settings.removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
+    this.bucket = new s3.Bucket(stack, 'Images', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [
+        { abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // two-step uploads nobody finished: their staged bytes go within a day (the sweep removes them sooner)
+        { prefix: BUCKET_LAYOUT.stagingPrefix, expiration: Duration.days(BUCKET_LAYOUT.stagingExpirationDays) },
+      ],
+      removalPolicy,
+      autoDeleteObjects: settings.removal === 'destroy',
+    });
+    acknowledge(
+      this.bucket,
+      'S1',
+      'Objects are read only through CloudFront and written only by the function; S3 access logs would hold CloudFront origin fetches and function writes, which API Gateway access logs and the function logs already record.',
+    );
+    this.table = new dynamodb.TableV2(stack, 'Records', {
+      partitionKey: { name: TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      billing: dynamodb.Billing.onDemand(),
+      timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      globalSecondaryIndexes: [
+        {
+          indexName: TABLE_SCHEMA.sweepIndex.name,
+          partitionKey: { name: TABLE_SCHEMA.sweepIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+          sortKey: { name: TABLE_SCHEMA.sweepIndex.sortKey, type: dynamodb.AttributeType.NUMBER },
+          projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+        },
+      ],
+      removalPolicy,
+    });
+  }
+}
