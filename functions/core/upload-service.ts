@@ -1,21 +1,18 @@
 import { deleteTokens } from './delete-tokens';
-import { DuplicateGuard, type DuplicatePolicy, type HeldClaim } from './duplicate-guard';
+import { ApiKeyCheck } from './api-key';
+import { DuplicateGuard, type DuplicatePolicy } from './duplicate-guard';
 import { UploadError } from './errors';
-import type { FloodGuard, FloodReservation } from './flood';
-import { formatDateFolder } from './formatting';
-import { constantTimeEquals, md5Hex } from './hashes';
+import type { FloodGuard } from './flood';
+import { md5Hex } from './hashes';
 import type { IdCodecs } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
-import { ImageWriter } from './image-writer';
 import { METRIC, type Metrics } from './metrics';
 import { NameClaimer } from './name-claimer';
-import { baseNameOf, cleanOriginalFilename, titleFromFilename, type NamingMode } from './naming';
+import { cleanOriginalFilename, type NamingMode } from './naming';
 import type {
   Clock,
-  DuplicateFingerprint,
   DuplicateIndex,
   EncodedImage,
-  ImageKeys,
   ImageProcessor,
   ImageRecord,
   ImageRepository,
@@ -25,12 +22,15 @@ import type {
   RandomSource,
   SettingsStore,
   SourceFetcher,
-  StoredFile,
 } from './ports';
 import type { UploadRequest } from './upload-request';
 import type { StagedUploads, UploadUrl, UploadUrlRequest } from './staged-uploads';
 import type { UploadGate } from './moderation';
+import { awaitedLater, deferred, settled } from './settle';
 import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptions } from './upload-source';
+import type { UploadTicket } from './upload-tokens';
+import { UploadWrites, type UploadWritesDeps } from './upload-writes';
+import { newRecord, UploadClaims } from './upload-claims';
 
 export type { DuplicatePolicy } from './duplicate-guard';
 
@@ -74,36 +74,6 @@ export interface UploadServiceDeps {
   metrics: Metrics;
 }
 
-const NAME_SUFFIX_HEX_CHARS = 16;
-/** Random ids drawn before giving up: a second draw is needed once in 2^53 / (images stored) uploads. */
-const ID_ATTEMPTS = 3;
-
-/** What an upload has claimed: the image's id, its name (recorded pending, naming its files), its fingerprint. */
-interface Claims {
-  id: number;
-  name: string;
-  keys: ImageKeys;
-  originalFilename: string;
-  fingerprint: DuplicateFingerprint;
-}
-
-/** What an upload holds in the stores until it ends: given back, or removed, if it fails. */
-interface Holdings {
-  reserving?: Promise<FloodReservation>;
-  claim?: HeldClaim | undefined;
-  /** The name claimed, recording the upload as pending. */
-  pending?: { name: string; keys: ImageKeys };
-  /** The original's put, started before the renditions: waited for before anything is cleaned up. */
-  originalPut?: Promise<void>;
-  /** The image's record, once written (alongside its files' puts), or once its write was tried (`saveUnknown`). */
-  saved?: ImageRecord;
-  /**
-   * The record's write failed without saying whether DynamoDB carried it out (its answer lost after the SDK's
-   * retries, a server error): a take-back reads it first, and removes it only if it is there and this upload's.
-   */
-  saveUnknown?: boolean;
-}
-
 /**
  * The upload operation (contract, sections 2 to 5, 11, 12), ordered so that an upload waits for as few store round
  * trips as it can. The key and the options are checked first (no store call: the key is cached). Then, while the
@@ -113,108 +83,127 @@ interface Holdings {
  * written at once: one round trip.
  */
 export class UploadService {
-  private readonly duplicateGuard: DuplicateGuard;
-  private readonly names: NameClaimer;
-  private readonly writer: ImageWriter;
+  private readonly keys: ApiKeyCheck;
+  private readonly claims: UploadClaims;
+  private readonly writesDeps: UploadWritesDeps;
 
   constructor(private readonly deps: UploadServiceDeps) {
-    this.duplicateGuard = new DuplicateGuard({ ...deps, policy: deps.rules.duplicates });
-    this.names = new NameClaimer(deps.images, deps.random, deps.rules.naming);
-    this.writer = new ImageWriter(deps);
+    const duplicateGuard = new DuplicateGuard({ ...deps, policy: deps.rules.duplicates });
+    this.keys = new ApiKeyCheck(deps.settings);
+    this.claims = new UploadClaims({
+      ...deps,
+      duplicateGuard,
+      names: new NameClaimer(deps.images, deps.random, deps.rules.naming),
+      show: (record, idEncoded, deleteToken) => this.imageObject(record, idEncoded, deleteToken),
+    });
+    this.writesDeps = { ...deps, duplicateGuard };
   }
 
-  /** Runs one upload from the raw request to the Image object of the response. */
+  /** Runs one upload from the raw request to the Image object of the response: the order of its steps. */
   async upload(request: UploadRequest): Promise<ImageObject> {
-    const key = await this.authenticate(request.key);
+    const key = await this.keys.check(request.key);
     const options = readUploadOptions(request, this.deps.rules.forcedExpirationSeconds);
     const given = readUploadSource(request.source, this.deps.rules.maxUploadBytes);
     // a two-step upload's token is checked before anything is taken
     const ticket = 'token' in given ? await this.deps.staged.check(given.token, key) : undefined;
-    const nowMs = this.deps.clock.nowMs();
-    const held: Holdings = {};
+    const writes = new UploadWrites(this.writesDeps);
     let failure: unknown;
     try {
       // a banned client's staged bytes go with the refusal (below), as any refused upload's
       await this.deps.gate.admit(request.clientIp);
-      // 1. the flood slot; a URL is fetched (staged bytes read) only once it is taken, bytes in the request are
-      //    decoded meanwhile. The counters read with room is enough to start the original's put (step 4): should the
-      //    slot still go to another upload of the same client, the put is undone with the rest.
-      const room = deferred<void>();
-      held.reserving = this.deps.flood.reserve(request.clientIp, nowMs, () => room.resolve());
-      held.reserving.then(() => room.resolve(), room.reject);
-      room.promise.catch(() => undefined);
-      const source =
-        'url' in given
-          ? await held.reserving.then(() => this.fetchSource(given.url, request.clientIp))
-          : ticket
-            ? await held.reserving.then(() => this.deps.staged.take(ticket))
-            : (given as SourceBytes);
-      // 2. the decode; the stored original's bytes come out of it as soon as they are known
-      const extension = this.deps.processor.storedExtension(source.bytes);
-      const original = deferred<EncodedImage>();
-      // the md5 of the bytes as uploaded (the duplicate fingerprint), hashed once: also the stored original's when
-      // nothing is removed from them
-      let md5: string | undefined;
-      const sourceMd5 = (): string => (md5 ??= md5Hex(source.bytes));
-      const processing = this.process(source, options, original.resolve, sourceMd5);
-      processing.catch(original.reject); // a decode that fails leaves no original to put
-      original.promise.catch(() => undefined);
-      try {
-        // 3. the duplicate fingerprint and the name, claimed at once
-        const claims = await this.claim(request.clientIp, source, sourceMd5(), extension, options, nowMs, held);
-        if ('answer' in claims) {
-          // nothing is stored: the slot goes back, and the decode already started is let finish unused
-          await processing.catch(() => undefined);
-          await (await held.reserving).release();
-          this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
-          return claims.answer;
-        }
-        // 4. the original, put while the renditions are made
-        const originalPut = Promise.all([original.promise, room.promise]).then(([bytes]) =>
-          this.writer.putOriginal(claims.keys.original, bytes),
-        );
-        originalPut.catch(() => undefined);
-        held.originalPut = originalPut;
-        // 5. once the pixels are ready: the renditions and the image's record at once, one round trip. Until the
-        //    puts end, the record names files not all there yet: a waiting duplicate looks for them, a failed put
-        //    takes the record back (undo), and an upload that dies in between leaves its name claim pending, which the
-        //    sweep finds with the record and a file missing, and removes.
-        const processed = await processing;
-        await held.reserving;
-        const token = deleteTokens.make(this.deps.random);
-        const record = this.recordOf(claims, options, processed, token.hash, nowMs, held.claim !== undefined);
-        const [files, saved] = await Promise.allSettled([
-          this.writer.finish(record, processed, originalPut),
-          this.save(record, held),
-        ]);
-        held.saved = record;
-        if (saved.status === 'rejected') held.saveUnknown = true;
-        if (files.status === 'rejected') throw files.reason;
-        if (saved.status === 'rejected') throw saved.reason;
-        delete held.pending;
-        this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
-        this.deps.metrics.add(
-          METRIC.bytesStored,
-          'Bytes',
-          processed.original.bytes.length + processed.thumb.bytes.length + processed.medium.bytes.length,
-        );
-        return this.imageObject(record, (await this.deps.codecs.codec()).encode(record.id), token.token);
-      } catch (error) {
-        await processing.catch(() => undefined);
-        throw error;
-      }
+      const nowMs = this.deps.clock.nowMs();
+      const room = writes.reserveSlot(this.deps.flood, request.clientIp, nowMs);
+      const source = await this.sourceOf(given, ticket, request.clientIp, writes);
+      return await this.store(source, options, { clientIp: request.clientIp, nowMs, room }, writes);
     } catch (error) {
       failure = error;
-      await this.undo(held);
+      await writes.undo();
       throw error;
     } finally {
       if (ticket) await this.deps.staged.finish(ticket, failure);
     }
   }
 
+  /** The bytes to store: the request's own (decoded meanwhile), or a URL's or a staged file's, once the slot is taken. */
+  private async sourceOf(
+    given: SourceBytes | { url: string } | { token: string },
+    ticket: UploadTicket | undefined,
+    clientIp: string,
+    writes: UploadWrites,
+  ): Promise<SourceBytes> {
+    if ('url' in given) return writes.reserved.then(() => this.fetchSource(given.url, clientIp));
+    if (ticket) return writes.reserved.then(() => this.deps.staged.take(ticket));
+    return given as SourceBytes;
+  }
+
+  /**
+   * The decode, and meanwhile the duplicate fingerprint and the name claimed and the original put; once the pixels
+   * are ready, the renditions and the record written at once; the answer.
+   */
+  private async store(
+    source: SourceBytes,
+    options: UploadOptions,
+    upload: { clientIp: string; nowMs: number; room: Promise<void> },
+    writes: UploadWrites,
+  ): Promise<ImageObject> {
+    const extension = this.deps.processor.storedExtension(source.bytes);
+    // the md5 of the bytes as uploaded (the duplicate fingerprint), hashed once: also the stored original's when
+    // nothing is removed from them
+    let md5: string | undefined;
+    const sourceMd5 = (): string => (md5 ??= md5Hex(source.bytes));
+    const imaging = this.startImaging(source, options, sourceMd5);
+    try {
+      const claims = await this.claims.claim({ ...upload, md5: sourceMd5(), extension }, source, options, writes);
+      if ('answer' in claims) return await this.answeredAsDuplicate(claims.answer, imaging.processing, writes);
+      writes.putOriginal(claims.keys.original, imaging.original, upload.room);
+      const processed = await imaging.processing;
+      await writes.reserved;
+      const token = deleteTokens.make(this.deps.random);
+      const claimed = writes.heldClaim !== undefined;
+      const record = newRecord(claims, options, processed, { tokenHash: token.hash, nowMs: upload.nowMs, claimed });
+      await writes.write(record, processed, (saving) => this.claims.save(saving, writes));
+      this.countStored(processed);
+      return this.imageObject(record, (await this.deps.codecs.codec()).encode(record.id), token.token);
+    } catch (error) {
+      await settled(imaging.processing);
+      throw error;
+    }
+  }
+
+  /** The decode, started at once; its stored original as soon as its bytes are final (before the renditions). */
+  private startImaging(
+    source: SourceBytes,
+    options: UploadOptions,
+    inputMd5: () => string,
+  ): { processing: Promise<ProcessedImage>; original: Promise<EncodedImage> } {
+    const original = deferred<EncodedImage>();
+    const processing = this.process(source, options, original.resolve, inputMd5);
+    // a decode that fails leaves no original to put
+    processing.catch(original.reject);
+    return { processing, original: awaitedLater(original.promise) };
+  }
+
+  /** Nothing is stored: the slot goes back, and the decode already started is let finish unused. */
+  private async answeredAsDuplicate(
+    answer: ImageObject,
+    processing: Promise<ProcessedImage>,
+    writes: UploadWrites,
+  ): Promise<ImageObject> {
+    await settled(processing);
+    await writes.releaseSlot();
+    this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
+    return answer;
+  }
+
+  private countStored(processed: ProcessedImage): void {
+    this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
+    const { original, thumb, medium } = processed;
+    this.deps.metrics.add(METRIC.bytesStored, 'Bytes', original.bytes.length + thumb.bytes.length + medium.bytes.length);
+  }
+
   /** Step 1 of a two-step upload: an upload URL to stage up to `MAX_STAGED_UPLOAD_BYTES` (`docs/large-uploads.md`). */
   async createUploadUrl(request: UploadUrlRequest & { key: string | undefined }): Promise<UploadUrl> {
-    const key = await this.authenticate(request.key);
+    const key = await this.keys.check(request.key);
     await this.deps.gate.admit(request.clientIp);
     return this.deps.staged.createUrl(request, key);
   }
@@ -238,109 +227,6 @@ export class UploadService {
   }
 
   /**
-   * Claims the duplicate fingerprint and the name at once, while the flood slot is taken; answers the earlier image
-   * instead when this upload is a duplicate of it.
-   */
-  private async claim(
-    clientIp: string,
-    source: SourceBytes,
-    md5: string,
-    extension: string,
-    options: UploadOptions,
-    nowMs: number,
-    held: Holdings,
-  ): Promise<Claims | { answer: ImageObject }> {
-    const fingerprint: DuplicateFingerprint = { clientIp, md5, width: options.targetWidth };
-    const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
-    const id = await this.newId();
-    const codec = await this.deps.codecs.codec();
-    const [checked, named, allowed] = await Promise.allSettled([
-      this.duplicateGuard.check(fingerprint, id),
-      this.names.claim({
-        baseName: baseNameOf(originalFilename),
-        extension,
-        folder: formatDateFolder(nowMs, this.deps.rules.timeZone),
-        imageId: id,
-        idEncoded: codec.encode(id),
-        nowMs,
-      }),
-      // bytes the operator took down with --block may not come back
-      this.deps.gate.checkBytes(fingerprint.md5),
-    ]);
-    if (checked.status === 'fulfilled' && 'claim' in checked.value) held.claim = checked.value.claim;
-    if (named.status === 'fulfilled') held.pending = { name: named.value.keys.original, keys: named.value.keys };
-    if (allowed.status === 'rejected') throw allowed.reason;
-    if (checked.status === 'rejected') throw checked.reason;
-    if (named.status === 'rejected') throw named.reason;
-    let check = checked.value;
-    while ('existing' in check) {
-      const answer = await this.answerDuplicate(check.existing, codec.encode(check.existing.id));
-      if (answer) {
-        // the name claimed goes unused: it stays taken, its claim settled
-        await this.writer.discard(named.value.keys.original, named.value.keys);
-        delete held.pending;
-        return { answer };
-      }
-      // the image was deleted since it was found: this upload is stored after all
-      check = await this.duplicateGuard.check(fingerprint, id);
-      if ('claim' in check) held.claim = check.claim;
-    }
-    return { id, name: named.value.name, keys: named.value.keys, originalFilename, fingerprint };
-  }
-
-  /**
-   * Writes the image's record. A random id that an image holds already (one chance in 2^53 per image) is drawn again
-   * (the files do not depend on it, unless they are named after it: that upload fails and the client tries again).
-   */
-  private async save(record: ImageRecord, held: Holdings): Promise<void> {
-    for (let attempt = 1; !(await this.writer.save(record)); attempt += 1) {
-      if (attempt >= ID_ATTEMPTS || this.names.followsId) throw new Error(`the id ${record.id} is taken`);
-      record.id = await this.newId();
-      if (held.claim) await this.duplicateGuard.rebind(held.claim, record.id);
-    }
-  }
-
-  /** A new id: drawn at random (default), or the next of Chevereto's counter (ID_SCHEME=sequential). */
-  private newId(): Promise<number> {
-    return this.deps.rules.idScheme === 'sequential'
-      ? this.deps.images.allocateId()
-      : Promise.resolve(this.deps.random.safeInteger());
-  }
-
-  private recordOf(
-    claims: Claims,
-    options: UploadOptions,
-    processed: ProcessedImage,
-    tokenHash: string,
-    nowMs: number,
-    claimed: boolean,
-  ): ImageRecord {
-    const { id, keys, name, originalFilename, fingerprint } = claims;
-    return {
-      id,
-      status: 'active',
-      name,
-      extension: processed.original.extension,
-      original: { ...storedFile(keys.original, processed.original), md5: processed.originalMd5 },
-      thumb: storedFile(keys.thumb, processed.thumb),
-      medium: storedFile(keys.medium, processed.medium),
-      title: options.title ?? (titleFromFilename(originalFilename) || name),
-      description: options.description,
-      nsfw: options.nsfw,
-      originalFilename,
-      exif: processed.exif,
-      animated: processed.animated,
-      createdAtMs: nowMs,
-      expiresAtMs: options.expirationSeconds === undefined ? null : nowMs + options.expirationSeconds * 1000,
-      views: 0,
-      sourceMd5: fingerprint.md5,
-      clientIp: fingerprint.clientIp,
-      fingerprint: claimed ? fingerprint : null,
-      deleteTokenHashes: [tokenHash],
-    };
-  }
-
-  /**
    * Fetches a URL source. A slot of the client's fetch-failure budget is taken first and given back when the fetch
    * succeeds: a client whose URLs keep failing is refused before anything more is fetched for it.
    */
@@ -350,46 +236,6 @@ export class UploadService {
     await failureSlot.release();
     if (fetched.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
     return { bytes: fetched.bytes, filename: cleanOriginalFilename(fetched.filename) || undefined };
-  }
-
-  /**
-   * The existing image as a fresh upload would show it, with a delete link of its own for this request; undefined when
-   * it was deleted in the meantime.
-   */
-  private async answerDuplicate(existing: ImageRecord, idEncoded: string): Promise<ImageObject | undefined> {
-    const token = deleteTokens.make(this.deps.random);
-    if (!(await this.deps.images.addDeleteToken(existing.id, token.hash))) return undefined;
-    return this.imageObject(existing, idEncoded, token.token);
-  }
-
-  /** Gives back the flood slot and the duplicate claim, and removes what was written, of an upload that failed. */
-  private async undo(held: Holdings): Promise<void> {
-    const steps: Array<Promise<void>> = [];
-    if (held.reserving) steps.push(held.reserving.then((reservation) => reservation.release()).catch(() => undefined));
-    if (held.claim) steps.push(this.duplicateGuard.release(held.claim));
-    const { pending, saved, saveUnknown } = held;
-    if (pending) {
-      const put = held.originalPut ?? Promise.resolve();
-      steps.push(
-        put
-          .catch(() => undefined)
-          .then(async () => {
-            // A record written alongside files that failed goes first. Should that fail, the name claim stays pending
-            // (naming the files): the sweep then finds the record with a file missing and removes them both.
-            if (saved && (!saveUnknown || (await this.isSaved(saved)))) await this.deps.images.remove(saved.id);
-            await this.writer.discard(pending.name, pending.keys);
-          }),
-      );
-    }
-    for (const result of await Promise.allSettled(steps)) {
-      if (result.status === 'rejected')
-        this.deps.logger.warn('undo of a failed upload did not finish', { error: result.reason as unknown });
-    }
-  }
-
-  /** Whether this record is in the table (under its id, naming its original: no other upload's can). */
-  private async isSaved(record: ImageRecord): Promise<boolean> {
-    return (await this.deps.images.find(record.id))?.original.key === record.original.key;
   }
 
   private imageObject(record: ImageRecord, idEncoded: string, deleteToken: string): ImageObject {
@@ -402,44 +248,8 @@ export class UploadService {
     });
   }
 
-  /** The key of a request, once it is this service's key. */
-  /** Whether a request's key is the service's: refusals are counted apart by it (`docs/operations.md`). */
-  async holdsKey(key: string | undefined): Promise<boolean> {
-    return this.authenticate(key).then(
-      () => true,
-      () => false,
-    );
+  /** Whether a request carried the service's key: refusals are counted apart by it (`docs/operations.md`). */
+  holdsKey(key: string | undefined): Promise<boolean> {
+    return this.keys.holds(key);
   }
-
-  private async authenticate(key: string | undefined): Promise<string> {
-    if (key === undefined || key === '') throw new UploadError('NoKey', 'No key provided');
-    const expected = await this.deps.settings.apiKey();
-    if (expected === undefined || expected === '') throw new UploadError('KeyNotConfigured', 'API key is not configured');
-    if (!constantTimeEquals(key, expected)) throw new UploadError('InvalidKey', 'Invalid API key.');
-    return key;
-  }
-}
-
-/** A promise with its resolve and reject functions at hand; settling it again changes nothing. */
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (reason: unknown) => void } {
-  let resolve: (value: T) => void = () => undefined;
-  let reject: (reason: unknown) => void = () => undefined;
-  const promise = new Promise<T>((settle, fail) => {
-    resolve = settle;
-    reject = fail;
-  });
-  return { promise, resolve, reject };
-}
-
-function storedFile(key: string, image: EncodedImage): StoredFile {
-  return {
-    key,
-    width: image.width,
-    height: image.height,
-    size: image.bytes.length,
-    mime: image.mime,
-    extension: image.extension,
-    bits: image.bits,
-    channels: image.channels,
-  };
 }
