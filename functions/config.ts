@@ -116,36 +116,46 @@ export const SETTINGS = {
 
 type SettingName = keyof typeof SETTINGS;
 
-/** Reads and checks the environment; throws one error that lists every problem. */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>): Readonly<Config> {
+/** Reads settings from the environment, each checked once; every problem is kept, to be told at once. */
+function settingReader(env: Readonly<Record<string, string | undefined>>) {
   const problems: string[] = [];
   const raw = (name: SettingName): string => {
     const value = env[name]?.trim();
     return value === undefined || value === '' ? (SETTINGS[name].default ?? '') : value;
   };
-  const required = (name: SettingName): string => {
-    const value = raw(name);
-    if (value === '') problems.push(`${name} is required`);
-    return value;
+  return {
+    problems,
+    raw,
+    required: (name: SettingName): string => {
+      const value = raw(name);
+      if (value === '') problems.push(`${name} is required`);
+      return value;
+    },
+    integer: (name: SettingName, min: number, max: number): number => {
+      const text = raw(name);
+      const value = /^\d+$/.test(text) ? Number(text) : NaN;
+      if (!(value >= min && value <= max)) problems.push(`${name} must be a whole number from ${min} to ${max}, got "${text}"`);
+      return value;
+    },
+    oneOf: <T extends string>(name: SettingName, allowed: readonly T[]): T => {
+      const value = raw(name);
+      if (!(allowed as readonly string[]).includes(value))
+        problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+      return value as T;
+    },
+    list: (name: SettingName): string[] =>
+      raw(name)
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
   };
-  const integer = (name: SettingName, min: number, max: number): number => {
-    const text = raw(name);
-    const value = /^\d+$/.test(text) ? Number(text) : NaN;
-    if (!(value >= min && value <= max)) problems.push(`${name} must be a whole number from ${min} to ${max}, got "${text}"`);
-    return value;
-  };
-  const oneOf = <T extends string>(name: SettingName, allowed: readonly T[]): T => {
-    const value = raw(name);
-    if (!(allowed as readonly string[]).includes(value))
-      problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
-    return value as T;
-  };
-  const list = (name: SettingName): string[] =>
-    raw(name)
-      .split(',')
-      .map((item) => item.trim())
-      .filter((item) => item !== '');
+}
 
+type SettingReader = ReturnType<typeof settingReader>;
+
+/** The settings that are more than a number or a choice: the public URL, the parameters' prefix, time and expiry. */
+function readShaped(read: SettingReader): Pick<Config, 'publicUrl' | 'parameters' | 'timeZone' | 'forcedExpirationSeconds'> {
+  const { raw, problems } = read;
   const publicUrl = raw('PUBLIC_URL').replace(/\/+$/, '');
   if (publicUrl !== '' && !isPublicUrl(publicUrl)) problems.push(`PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
   const prefix = raw('PARAMETER_PREFIX').replace(/\/+$/, '');
@@ -159,17 +169,25 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   } catch {
     problems.push(`FORCED_EXPIRATION must be seconds or an ISO-8601 duration, got "${raw('FORCED_EXPIRATION')}"`);
   }
-  const keepMetadata = oneOf('KEEP_METADATA', ['true', 'false']) === 'true';
-
-  const config: Config = {
-    bucketName: required('BUCKET_NAME'),
-    tableName: required('TABLE_NAME'),
+  return {
     publicUrl: publicUrl === '' ? undefined : publicUrl,
     parameters: parameterNames(prefix),
+    timeZone,
+    forcedExpirationSeconds,
+  };
+}
+
+/** Reads and checks the environment; throws one error that lists every problem. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Readonly<Config> {
+  const read = settingReader(env);
+  const { integer, oneOf, list } = read;
+  const config: Config = {
+    ...readShaped(read),
+    bucketName: read.required('BUCKET_NAME'),
+    tableName: read.required('TABLE_NAME'),
     originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
     keyCacheSeconds: integer('KEY_CACHE_SECONDS', 0, 300),
     floodLimitsCacheSeconds: integer('FLOOD_LIMITS_CACHE_SECONDS', 0, 3600),
-    timeZone,
     maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),
     maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),
     maxStagedUploadBytes: integer('MAX_STAGED_UPLOAD_BYTES', 1, 1_000_000_000),
@@ -185,13 +203,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     duplicates: oneOf('DUPLICATES', ['return-existing', 'reject', 'allow']),
     idScheme: oneOf('ID_SCHEME', ['random', 'sequential']),
     idPadding: integer('ID_PADDING', 0, 1_000_000),
-    forcedExpirationSeconds,
     corsOrigins: list('CORS_ORIGINS'),
-    keepMetadata,
+    keepMetadata: oneOf('KEEP_METADATA', ['true', 'false']) === 'true',
     urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     urlFetchFailuresPerHour: integer('URL_FETCH_FAILURES_PER_HOUR', 0, 1_000_000),
   };
-  if (problems.length > 0) throw new Error(`invalid configuration:\n- ${problems.join('\n- ')}`);
+  if (read.problems.length > 0) throw new Error(`invalid configuration:\n- ${read.problems.join('\n- ')}`);
   return Object.freeze(config);
 }
 

@@ -64,17 +64,38 @@ export interface DeploymentSettings {
 /** Requests a second the API's stage lets through, per request it can run at once (a request takes 0.5 s or less). */
 export const THROTTLE_RATE_PER_CONCURRENCY = 2;
 
-/**
- * Reads the settings from CDK context (`cdk.json` or `-c key=value`) and checks them with the very function the
- * Lambda runs at cold start, so a bad value fails `cdk synth` instead of the first upload.
- */
-export function readDeploymentSettings(node: Node): DeploymentSettings {
+/** Reads CDK context values: text, a bounded whole number, a choice of two; a bad value throws, naming its key. */
+function contextReader(node: Node) {
   const text = (key: string): string | undefined => {
     const value: unknown = node.tryGetContext(key);
     if (value === undefined || value === null || value === '') return undefined;
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
     throw new Error(`context ${key} must be a string, number or boolean`);
   };
+  const number = (key: string, fallback: number, min: number, max: number): number => {
+    const value = Number(text(key) ?? fallback);
+    if (!Number.isInteger(value) || value < min || value > max)
+      throw new Error(`context ${key} must be a whole number from ${min} to ${max}`);
+    return value;
+  };
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value = text(key) ?? String(fallback);
+    if (value !== 'true' && value !== 'false') throw new Error(`context ${key} must be true or false`);
+    return value === 'true';
+  };
+  const matching = (key: string, pattern: RegExp, what: string): string | undefined => {
+    const value = text(key);
+    if (value !== undefined && !pattern.test(value)) throw new Error(`context ${key} must be ${what}`);
+    return value;
+  };
+  return { text, number, flag, matching };
+}
+
+/** The function's settings from context, checked with the very function the Lambda runs at cold start. */
+function functionSettings(text: (key: string) => string | undefined): {
+  functionEnv: Record<string, string>;
+  parameterPrefix: string;
+} {
   const functionEnv: Record<string, string> = {};
   for (const [key, name] of Object.entries(CONTEXT_SETTINGS)) {
     const value = text(key);
@@ -86,57 +107,60 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     TABLE_NAME: 'synth-check',
     PUBLIC_URL: 'https://synth.check',
   });
-  const number = (key: string, fallback: number, min: number, max: number): number => {
-    const value = Number(text(key) ?? fallback);
-    if (!Number.isInteger(value) || value < min || value > max)
-      throw new Error(`context ${key} must be a whole number from ${min} to ${max}`);
-    return value;
-  };
-  const removal = text('removalPolicy') ?? 'retain';
-  if (removal !== 'retain' && removal !== 'destroy') throw new Error('context removalPolicy must be retain or destroy');
-  const domainName = text('domainName');
-  const certificateArn = text('certificateArn');
-  if (Boolean(domainName) !== Boolean(certificateArn)) throw new Error('context domainName and certificateArn go together');
-  const reserved = text('reservedConcurrency');
-  const alarmEmail = text('alarmEmail');
-  if (alarmEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(alarmEmail))
-    throw new Error('context alarmEmail must be an e-mail address');
-  const gatewayAccountRole = text('gatewayAccountRole') ?? 'true';
-  if (gatewayAccountRole !== 'true' && gatewayAccountRole !== 'false')
-    throw new Error('context gatewayAccountRole must be true or false');
-  const firewall = text('firewall') ?? 'true';
-  if (firewall !== 'true' && firewall !== 'false') throw new Error('context firewall must be true or false');
-  const firewallRateLimit = number('firewallRateLimit', 3000, 0, 2_000_000_000);
-  if (firewallRateLimit > 0 && firewallRateLimit < 10)
-    throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
-  const alarmTopicArn = text('alarmTopicArn');
-  if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/.test(alarmTopicArn))
-    throw new Error('context alarmTopicArn must be the ARN of an SNS topic');
-  // upper bounds are sanity checks only: the account's own quotas (raised on request) bind first (docs/scale.md)
-  const reservedConcurrency = reserved === undefined ? undefined : number('reservedConcurrency', 0, 1, 100_000);
-  const accountConcurrency = number('accountConcurrency', 10, 2, 1_000_000);
+  return { functionEnv, parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, '') };
+}
+
+/**
+ * How many requests the API function can run at once, and the stage throttle that follows it: past it, the gateway's
+ * 429 rather than Lambda's throttle (a 503). Upper bounds are sanity checks only: the account's own quotas (raised on
+ * request) bind first (docs/scale.md).
+ */
+function concurrencySettings(read: ReturnType<typeof contextReader>) {
+  const reservedConcurrency =
+    read.text('reservedConcurrency') === undefined ? undefined : read.number('reservedConcurrency', 0, 1, 100_000);
+  const accountConcurrency = read.number('accountConcurrency', 10, 2, 1_000_000);
   if (reservedConcurrency !== undefined && reservedConcurrency >= accountConcurrency)
     throw new Error('context reservedConcurrency must be below accountConcurrency (the sweep and setup need some)');
   // the sweep runs most of the time (a run every 5 minutes takes up to 4): one of the account's is its own
   const apiConcurrency = reservedConcurrency ?? accountConcurrency - 1;
   return {
-    functionEnv,
-    parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, ''),
-    memorySizeMb: number('memorySize', 1769, 512, 10240),
     reservedConcurrency,
     accountConcurrency,
     apiConcurrency,
-    // by default the stage lets through what the function can run: past it, the gateway's 429 rather than Lambda's
-    // throttle (a 503)
-    throttleRateLimit: number('throttleRateLimit', apiConcurrency * THROTTLE_RATE_PER_CONCURRENCY, 1, 1_000_000),
-    throttleBurstLimit: number('throttleBurstLimit', apiConcurrency, 1, 500_000),
+    throttleRateLimit: read.number('throttleRateLimit', apiConcurrency * THROTTLE_RATE_PER_CONCURRENCY, 1, 1_000_000),
+    throttleBurstLimit: read.number('throttleBurstLimit', apiConcurrency, 1, 500_000),
+  };
+}
+
+/**
+ * Reads the settings from CDK context (`cdk.json` or `-c key=value`) and checks them with the very function the
+ * Lambda runs at cold start, so a bad value fails `cdk synth` instead of the first upload.
+ */
+export function readDeploymentSettings(node: Node): DeploymentSettings {
+  const read = contextReader(node);
+  const removal = read.text('removalPolicy') ?? 'retain';
+  if (removal !== 'retain' && removal !== 'destroy') throw new Error('context removalPolicy must be retain or destroy');
+  const domainName = read.text('domainName');
+  const certificateArn = read.text('certificateArn');
+  if (Boolean(domainName) !== Boolean(certificateArn)) throw new Error('context domainName and certificateArn go together');
+  const firewallRateLimit = read.number('firewallRateLimit', 3000, 0, 2_000_000_000);
+  if (firewallRateLimit > 0 && firewallRateLimit < 10)
+    throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
+  return {
+    ...functionSettings(read.text),
+    memorySizeMb: read.number('memorySize', 1769, 512, 10240),
+    ...concurrencySettings(read),
     domainName,
     certificateArn,
     removal,
-    firewall: firewall === 'true',
+    firewall: read.flag('firewall', true),
     firewallRateLimit,
-    alarmEmail,
-    alarmTopicArn,
-    gatewayAccountRole: gatewayAccountRole === 'true',
+    alarmEmail: read.matching('alarmEmail', /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address'),
+    alarmTopicArn: read.matching(
+      'alarmTopicArn',
+      /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/,
+      'the ARN of an SNS topic',
+    ),
+    gatewayAccountRole: read.flag('gatewayAccountRole', true),
   };
 }

@@ -2,7 +2,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoCounterStore } from '../adapters/dynamo-counter-store';
 import { SafeUrlFetcher } from '../adapters/safe-url-fetcher';
 import { isPublicUrl, loadConfig, type Config } from '../config';
-import { FETCH_FAILURE_RULE, FloodGuard, parseFloodLimits, UPLOAD_URL_RULE, type FloodLimits } from '../core/flood';
+import {
+  FETCH_FAILURE_RULE,
+  FloodGuard,
+  parseFloodLimits,
+  UPLOAD_URL_RULE,
+  type FloodLimits,
+  type GuardRule,
+} from '../core/flood';
 import type { Metrics } from '../core/metrics';
 import type { RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
@@ -11,7 +18,7 @@ import { ImageAccess } from '../core/image-access';
 import { StagedUploads } from '../core/staged-uploads';
 import { UploadGate } from '../core/moderation';
 import { RefusalCounter } from '../core/daily-stats';
-import { UploadService } from '../core/upload-service';
+import { UploadService, type UploadServiceDeps } from '../core/upload-service';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { apiParameters } from '../adapters/parameter-names';
 import { buildStores, clock, type Env } from './stores';
@@ -62,23 +69,14 @@ export async function buildServices(
     objects,
     processor: new SharpImageProcessor(imagingSettings(config)),
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
-    flood: new FloodGuard(counters, floodLimitsReader(settings, logger)),
-    fetchFailures: new FloodGuard(
-      counters,
-      () => Promise.resolve({ minute: 0, hour: config.urlFetchFailuresPerHour, day: 0, week: 0, month: 0 }),
-      FETCH_FAILURE_RULE,
-    ),
+    ...floodGuards(config, counters, settings, logger),
     duplicates,
     gate: new UploadGate(moderation, moderation, clock, config.keyCacheSeconds * 1000),
     staged: new StagedUploads({
       settings,
       staged,
       ledger,
-      issuance: new FloodGuard(
-        counters,
-        () => Promise.resolve({ minute: 0, hour: config.uploadUrlsPerHour, day: 0, week: 0, month: 0 }),
-        UPLOAD_URL_RULE,
-      ),
+      issuance: perHour(counters, config.uploadUrlsPerHour, UPLOAD_URL_RULE),
       random,
       clock,
       logger,
@@ -93,6 +91,24 @@ export async function buildServices(
   const access = new ImageAccess({ images, objects, duplicates, clock, logger, codecs, publicUrl });
   const refusals = new RefusalCounter(stats, clock, logger, config.statsFlushSeconds * 1000);
   return { config, publicUrl, service, access, settings, refusals };
+}
+
+/** The client's upload slots (the flood limits, from their parameter), and its URL sources that may fail an hour. */
+function floodGuards(
+  config: Readonly<Config>,
+  counters: DynamoCounterStore,
+  settings: SettingsStore,
+  logger: Logger,
+): Pick<UploadServiceDeps, 'flood' | 'fetchFailures'> {
+  return {
+    flood: new FloodGuard(counters, floodLimitsReader(settings, logger)),
+    fetchFailures: perHour(counters, config.urlFetchFailuresPerHour, FETCH_FAILURE_RULE),
+  };
+}
+
+/** A guard of `perHour` of something per client and hour (0: no limit). */
+function perHour(counters: DynamoCounterStore, perHourLimit: number, rule: GuardRule): FloodGuard {
+  return new FloodGuard(counters, () => Promise.resolve({ minute: 0, hour: perHourLimit, day: 0, week: 0, month: 0 }), rule);
 }
 
 /** The imaging limits and sizes of a configuration. */
