@@ -9,7 +9,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
-import type { DueRef, ImageRecord, ImageRepository, PendingUpload, StoredFile } from '../core/ports';
+import type { DueRef, ImageRecord, ImageTable, PendingUpload, StoredFile } from '../core/ports';
 import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
 import { readItem, type ItemReader } from './item-reader';
 import { SWEEP_SHARDS, TABLE_SCHEMA } from './table-schema';
@@ -24,7 +24,7 @@ const sweepShard = (id: number): string => sweepShardKey(id % SWEEP_SHARDS);
 const objectKeyPk = (objectKey: string): string => `KEY#${objectKey}`;
 
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
-export class DynamoImageRepository implements ImageRepository {
+export class DynamoImageRepository implements ImageTable {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,

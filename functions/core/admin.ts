@@ -2,7 +2,7 @@ import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { routeOf, viewerUrl } from './links';
 import { canonicalRange, inRange, type Ban, type BanList, type BlockList } from './moderation';
-import type { Clock, ImageRecord, StagedObjectStore, StagedUsage } from './ports';
+import type { Clock, ImageRecord, ImageRecords, ImageScan, NameClaims, StagedObjectStore, StagedUsage } from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
 /** A refusal of an operator's command: told as is, and the command exits non-zero. */
@@ -14,6 +14,7 @@ export class AdminError extends Error {
 }
 
 export interface AdminDeps extends RemovalDeps {
+  images: ImageRecords & Pick<NameClaims, 'imageIdOfName'> & ImageScan;
   codecs: IdCodecs;
   moderation: BanList & BlockList;
   stats: DailyStats;

@@ -1,24 +1,7 @@
 import type { Clock, Logger } from './ports';
+import type { DailyStats, DayFigures } from './ports';
 
-/**
- * Figures per day (UTC) for `npm run admin -- stats`, kept as counters so that reading a day's figures reads one item,
- * and written in batches so that they cost next to nothing per upload: stored uploads and their bytes by the sweep
- * (once per run and day, from the uploads whose name claims it settles, about 15 minutes after they were stored),
- * refusals by each function instance (once a minute at most).
- */
-export interface DayFigures {
-  uploads: number;
-  bytes: number;
-  /** Refused uploads that carried the key: what the service's users met. */
-  refusals: number;
-  /** Refused requests without the key (or with a wrong one): anyone can send them, so they are counted apart. */
-  unauthenticated: number;
-}
-
-export interface DailyStats {
-  add(day: string, figures: Partial<DayFigures>): Promise<void>;
-  read(days: readonly string[]): Promise<Map<string, DayFigures>>;
-}
+export type { DailyStats, DayFigures } from './ports';
 
 /** `YYYY-MM-DD` of an instant, in UTC. */
 export function dayOf(epochMs: number): string {

@@ -1,14 +1,6 @@
 import { UploadError } from './errors';
 import { isLive, PENDING_GRACE_MS } from './lifecycle';
-import type {
-  Clock,
-  DuplicateFingerprint,
-  DuplicateIndex,
-  ImageRecord,
-  ImageRepository,
-  ObjectStore,
-  RandomSource,
-} from './ports';
+import type { Clock, DuplicateFingerprint, DuplicateIndex, ImageRecord, ImageRecords, ObjectStore, RandomSource } from './ports';
 import { fileKeys } from './remove-image';
 
 export type DuplicatePolicy = 'return-existing' | 'reject' | 'allow';
@@ -32,7 +24,7 @@ export type DuplicateCheck = { existing: ImageRecord } | { claim: HeldClaim | un
 
 export interface DuplicateGuardDeps {
   duplicates: DuplicateIndex;
-  images: Pick<ImageRepository, 'find'>;
+  images: Pick<ImageRecords, 'find'>;
   objects: Pick<ObjectStore, 'exist'>;
   clock: Clock;
   random: RandomSource;

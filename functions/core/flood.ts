@@ -1,5 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
+import type { CounterStore, CountWindow, CounterSubject } from './ports';
+
+export type { CounterStore, CountWindow, CounterSubject } from './ports';
 
 const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type FloodWindow = (typeof FLOOD_WINDOWS)[number];
@@ -82,39 +85,6 @@ export function parseFloodLimits(
     else problems.push(`flood limit ${window} must be a whole number >= 0`);
   }
   return { limits, problems };
-}
-
-/** One window of a subject's counters: which one, where it starts, and how many it holds at most. */
-export interface CountWindow {
-  window: FloodWindow;
-  startMs: number;
-  endMs: number;
-  limit: number;
-}
-
-/** What a guard counts (uploads, or URL fetches that failed) and for whom (a client). */
-export interface CounterSubject {
-  rule: GuardRuleName;
-  client: string;
-}
-
-/**
- * Counters with ceilings, every window of a subject kept together (one DynamoDB item per subject and rule), changed
- * all or none, exactly under concurrency.
- */
-export interface CounterStore {
-  /**
-   * Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. `onRoom`
-   * is called once the counters were read and had room, before the write that takes the slot (which another upload of
-   * the same client may still win).
-   */
-  take(
-    subject: CounterSubject,
-    windows: readonly CountWindow[],
-    onRoom?: () => void,
-  ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
-  /** Takes one off every window that still is the one taken from (a window over since is left alone). */
-  giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void>;
 }
 
 /** Slots taken for one upload; given back when the upload fails, kept when it is stored. */

@@ -1,3 +1,7 @@
+import type { Metrics } from './ports';
+
+export type { MetricUnit, Metrics } from './ports';
+
 /** The CloudWatch namespace of every metric of the service. */
 export const METRICS_NAMESPACE = 'ImageUpload';
 
@@ -43,16 +47,6 @@ export const METRIC = {
 /** The latency metric of one store: `S3Latency`, `DynamoDBLatency`, `SSMLatency`, `CloudFrontLatency`. */
 export function storeLatencyMetric(store: string): string {
   return `${store}Latency`;
-}
-
-export type MetricUnit = 'Count' | 'Milliseconds' | 'Bytes' | 'Seconds';
-
-/** Where the service writes its figures (CloudWatch embedded metric format in Lambda; nowhere, or a fake, elsewhere). */
-export interface Metrics {
-  /** Adds a value to a metric; with a dimension, the value counts under that dimension's value only. */
-  add(name: string, unit: MetricUnit, value: number, dimension?: { name: string; value: string }): void;
-  /** Writes what is buffered; called at the end of each invocation. */
-  flush(): void;
 }
 
 /** Metrics that go nowhere. */

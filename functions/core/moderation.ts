@@ -1,30 +1,14 @@
 import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
 import type { Clock } from './ports';
+import type { Ban, BanList, BlockList } from './ports';
+
+export type { Ban, BanList, BlockList } from './ports';
 
 /**
  * The operator's refusals (`npm run admin`, `docs/operations.md`): address ranges banned from uploading, and the
  * fingerprints (md5) of images taken down with `--block`, which may not be uploaded again.
  */
-
-/** An address range banned from uploading, until a moment or for good. */
-export interface Ban {
-  /** A CIDR range in canonical form: `203.0.113.0/24`, `2001:db8::/32`; a single address is a /32 or /128. */
-  range: string;
-  untilMs: number | null;
-}
-
-export interface BanList {
-  all(): Promise<Ban[]>;
-  add(ban: Ban): Promise<void>;
-  /** Removes a ban; false when there was none of that range. */
-  remove(range: string): Promise<boolean>;
-}
-
-export interface BlockList {
-  isBlocked(md5: string): Promise<boolean>;
-  block(md5: string, reason: string, nowMs: number): Promise<void>;
-}
 
 /**
  * A range as given (`203.0.113.7`, `203.0.113.0/24`, `2001:db8::/32`) in canonical CIDR form; undefined if none. An

@@ -1,7 +1,7 @@
 import { PENDING_GRACE_MS } from './lifecycle';
 import { objectKey } from './links';
 import { sanitizeName, type NamingMode } from './naming';
-import type { ImageKeys, ImageRepository, RandomSource } from './ports';
+import type { ImageKeys, NameClaims, RandomSource } from './ports';
 
 const NAME_SUFFIX_HEX_CHARS = 16;
 const RANDOM_NAME_HEX_CHARS = 32;
@@ -24,7 +24,7 @@ export class NameClaimer {
   private readonly taken = new Set<string>();
 
   constructor(
-    private readonly images: Pick<ImageRepository, 'claimName'>,
+    private readonly images: Pick<NameClaims, 'claimName'>,
     private readonly random: RandomSource,
     private readonly naming: NamingMode,
   ) {}

@@ -1,40 +1,49 @@
-/** The interfaces the core needs from the outside world; adapters implement them, tests fake them. */
+/**
+ * Every port of the core, in one place: the interfaces it needs from the outside world, one per role. Adapters
+ * implement them (`functions/adapters`, `functions/imaging`), tests fake them (`test/support/in-memory.ts`), and a
+ * contract suite per port runs against both (`test/contract`). The shapes they pass are in `records.ts`.
+ */
+import type {
+  ProcessedImage,
+  ProcessOptions,
+  StoredObject,
+  StagedUsage,
+  StagedObject,
+  DuplicateFingerprint,
+  PendingUpload,
+  ImageRecord,
+  DueRef,
+  DuplicateClaim,
+  CountWindow,
+  CounterSubject,
+  DayFigures,
+  Ban,
+  MetricUnit,
+} from './records';
+
+export type {
+  EncodedImage,
+  ProcessedImage,
+  ProcessOptions,
+  StoredObject,
+  StagedUsage,
+  StagedObject,
+  StoredFile,
+  ImageKeys,
+  DuplicateFingerprint,
+  PendingUpload,
+  ImageStatus,
+  ImageRecord,
+  DueRef,
+  DuplicateClaim,
+  CountWindow,
+  CounterSubject,
+  DayFigures,
+  Ban,
+  MetricUnit,
+} from './records';
 import type { PurgeRequest } from './purge-plan';
-
-/** One encoded image: the stored original or a rendition. */
-export interface EncodedImage {
-  bytes: Uint8Array;
-  width: number;
-  height: number;
-  /** `image/jpeg`, `image/png`, ... */
-  mime: string;
-  /** `jpg`, `png`, `gif`, `webp`, `avif` */
-  extension: string;
-  bits: number;
-  channels: number | null;
-}
-
-export interface ProcessedImage {
-  original: EncodedImage;
-  /** md5 of the stored original's bytes. */
-  originalMd5: string;
-  thumb: EncodedImage;
-  medium: EncodedImage;
-  exif: Record<string, unknown> | null;
-  animated: boolean;
-}
-
-export interface ProcessOptions {
-  /** Downscale the stored original to this width (keeps the ratio). */
-  targetWidth: number | undefined;
-  /** Called with the stored original as soon as its bytes are final, before the renditions are made. */
-  onOriginal?: (original: EncodedImage) => void;
-  /**
-   * The input's md5, computed at most once and shared with the caller (the duplicate fingerprint): the stored
-   * original's md5 when the original is the input itself (nothing to remove), instead of hashing the same bytes again.
-   */
-  inputMd5?: () => string;
-}
+import type { FloodWindow } from './flood';
 
 /** Turns uploaded bytes into what is stored. Throws UploadError for refused input. */
 export interface ImageProcessor {
@@ -44,13 +53,6 @@ export interface ImageProcessor {
    */
   storedExtension(input: Uint8Array): string;
   process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage>;
-}
-
-export interface StoredObject {
-  key: string;
-  body: Uint8Array;
-  contentType: string;
-  cacheControl: string;
 }
 
 export interface ObjectStore {
@@ -73,18 +75,6 @@ export interface StagedObjectStore {
   usage(): Promise<StagedUsage>;
 }
 
-export interface StagedUsage {
-  files: number;
-  bytes: number;
-}
-
-export interface StagedObject {
-  size: number;
-  /** Reads the whole object; call `discard` instead to leave it unread. */
-  read(): Promise<Uint8Array>;
-  discard(): void;
-}
-
 /** The uses of single-use tokens. */
 export interface TokenLedger {
   /** Records the use of a token; false when it was used already. */
@@ -102,101 +92,38 @@ export interface CachePurger {
   purge(request: PurgeRequest): Promise<number>;
 }
 
-/** What is kept of one stored file (original or rendition). */
-export interface StoredFile {
-  key: string;
-  width: number;
-  height: number;
-  size: number;
-  mime: string;
-  extension: string;
-  bits: number;
-  channels: number | null;
-}
-
-/** The three files of an image: its original and renditions. */
-export interface ImageKeys {
-  original: string;
-  thumb: string;
-  medium: string;
-}
-
-/** What makes an upload a duplicate of another: the same client, the same bytes, the same width asked for. */
-export interface DuplicateFingerprint {
-  clientIp: string;
-  md5: string;
-  width: number | undefined;
-}
-
 /**
- * An upload being stored, as the claim of its original's name records it until the sweep settles it: the files it
- * may write (written before any of them), so that the sweep can remove them should the upload die half way.
+ * The name claims of uploads (contract, section 4: an object is never overwritten): an original's object key, claimed
+ * before any file is written, records the upload as pending there until it is over.
  */
-export interface PendingUpload {
-  status: 'pending';
-  /** The original's object key: the name claimed. */
-  name: string;
-  imageId: number;
-  keys: ImageKeys;
-  createdAtMs: number;
-}
-
-/** active: shown; deleting: a delete began and the sweep finishes it if it stops. */
-export type ImageStatus = 'active' | 'deleting';
-
-/** The record of a stored image. */
-export interface ImageRecord {
-  id: number;
-  status: ImageStatus;
-  /** Stored file name without extension. */
-  name: string;
-  extension: string;
-  original: StoredFile & { md5: string };
-  thumb: StoredFile;
-  medium: StoredFile;
-  title: string;
-  description: string | null;
-  nsfw: boolean;
-  originalFilename: string;
-  exif: Record<string, unknown> | null;
-  animated: boolean;
-  createdAtMs: number;
-  expiresAtMs: number | null;
-  views: number;
-  /** md5 of the bytes as uploaded, for duplicate detection. */
-  sourceMd5: string;
-  clientIp: string;
-  /** The duplicate-index entry this image holds, released when it goes. */
-  fingerprint: DuplicateFingerprint | null;
-  /** sha256 of every delete token handed out for this image. */
-  deleteTokenHashes: string[];
-}
-
-/** What the sweep may find due: an image (expired, or a delete left unfinished), or an upload's name claim. */
-export type DueRef = { id: number } | { name: string };
-
-export interface ImageRepository {
-  /** The next id of the atomic counter (ID_SCHEME=sequential). */
-  allocateId(): Promise<number>;
+export interface NameClaims {
   /**
    * Claims the original's object key for an upload, recording the upload as pending there (its three files, due for
    * the sweep at `sweepAtMs`); false when another image holds the key. Claims are never released. The same upload's
-   * claim already there (a write retried after its answer was lost) counts as claimed.
+   * claim already there (its write retried: `docs/reliability.md`) counts as claimed.
    */
   claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean>;
-  /**
-   * Writes the record of a stored image (active from then on); false, writing nothing, when another image holds its id
-   * (the same upload's record, from a write retried after its answer was lost, is written over).
-   */
-  saveActive(record: ImageRecord): Promise<boolean>;
   /**
    * Marks a name claim's upload as over (stored, or removed): out of the sweep's sight, the name still held; false when
    * it was not pending (settled already).
    */
   settleName(name: string): Promise<boolean>;
-  find(id: number): Promise<ImageRecord | undefined>;
   /** The upload a name claim records as pending; undefined when it is settled or there is no claim. */
   findPending(name: string): Promise<PendingUpload | undefined>;
+  /** The image whose original's object key is this claimed name; undefined when no image claimed it. */
+  imageIdOfName(objectKey: string): Promise<number | undefined>;
+}
+
+/** The records of stored images: written once the files are, read by the pages, marked when they go. */
+export interface ImageRecords {
+  /** The next id of the atomic counter (ID_SCHEME=sequential). */
+  allocateId(): Promise<number>;
+  /**
+   * Writes the record of a stored image (active from then on); false, writing nothing, when another image holds its id
+   * (the same upload's record, its write retried, is written over).
+   */
+  saveActive(record: ImageRecord): Promise<boolean>;
+  find(id: number): Promise<ImageRecord | undefined>;
   /** Adds one view to an active record and answers the record after it; undefined when there is none. */
   addView(id: number): Promise<ImageRecord | undefined>;
   /** Hands out one more delete token for an active record; false when it is not active. */
@@ -206,9 +133,20 @@ export interface ImageRepository {
    * each answer with a link of its own); false, changing nothing, when it is the record's last token or not its own.
    */
   releaseDeleteToken(id: number, tokenHash: string): Promise<boolean>;
-  /** Marks an active record holding this token hash as being deleted, due for the sweep now; false when none. */
+  /**
+   * Marks a record holding this token hash as being deleted, due for the sweep now: an active one, or one this very
+   * mark made deleting already (its write retried); false when none.
+   */
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
-  /** How many parts what is due is kept in: the sweep reads several at once. */
+  /** Marks a record as being deleted by the operator (whoever holds delete links), due now; false when none. */
+  markTakenDown(id: number, nowMs: number): Promise<boolean>;
+  /** Removes a record; false when there was none (another run removed it). */
+  remove(id: number): Promise<boolean>;
+}
+
+/** What is due for the sweep, kept in parts the sweep reads several at once. */
+export interface SweepQueue {
+  /** How many parts what is due is kept in. */
   readonly duePartitions: number;
   /**
    * What is due for the sweep (expired images, unfinished deletes, uploads' name claims) in one part (0 to
@@ -217,24 +155,18 @@ export interface ImageRepository {
   dueRefs(nowMs: number, pageSize: number, partition: number): AsyncIterable<DueRef[]>;
   /** When the oldest thing still due became due; undefined when nothing is. */
   oldestDueAtMs(nowMs: number): Promise<number | undefined>;
-  /** Removes a record; false when there was none (another run removed it). */
-  remove(id: number): Promise<boolean>;
-  /** The image whose original's object key is this claimed name; undefined when no image claimed it. */
-  imageIdOfName(objectKey: string): Promise<number | undefined>;
-  /** Marks a record as being deleted by the operator (whoever holds delete links), due now; false when none. */
-  markTakenDown(id: number, nowMs: number): Promise<boolean>;
-  /** Every record made at or after `sinceMs`, page by page, in no order (the whole table is read: an operator's tool). */
+}
+
+/** The operator's reads of every record (the whole table: `npm run admin`, never a request's path). */
+export interface ImageScan {
+  /** Every record made at or after `sinceMs`, page by page, in no order. */
   recent(sinceMs: number): AsyncIterable<ImageRecord[]>;
-  /** Every record of these bytes (its `sourceMd5` or its original's md5 among them), page by page, the whole table read. */
+  /** Every record of these bytes (its `sourceMd5` or its original's md5 among them), page by page. */
   withContent(md5s: string[]): AsyncIterable<ImageRecord[]>;
 }
 
-/** A claim on a fingerprint: which upload holds it, for which image, since when. */
-export interface DuplicateClaim {
-  claimId: string;
-  imageId: number;
-  claimedAtMs: number;
-}
+/** The one table serves the four roles: where the stores are wired, one adapter stands for all of them. */
+export type ImageTable = NameClaims & ImageRecords & SweepQueue & ImageScan;
 
 /** Fingerprints of recent uploads, one conditional item each. */
 export interface DuplicateIndex {
@@ -295,4 +227,48 @@ export interface Logger {
   info(message: string, ...extra: Record<string, unknown>[]): void;
   warn(message: string, ...extra: Record<string, unknown>[]): void;
   error(message: string, ...extra: Record<string, unknown>[]): void;
+}
+
+/**
+ * Counters with ceilings, every window of a subject kept together (one DynamoDB item per subject and rule), changed
+ * all or none, exactly under concurrency.
+ */
+export interface CounterStore {
+  /**
+   * Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. `onRoom`
+   * is called once the counters were read and had room, before the write that takes the slot (which another upload of
+   * the same client may still win).
+   */
+  take(
+    subject: CounterSubject,
+    windows: readonly CountWindow[],
+    onRoom?: () => void,
+  ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
+  /** Takes one off every window that still is the one taken from (a window over since is left alone). */
+  giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void>;
+}
+
+export interface DailyStats {
+  add(day: string, figures: Partial<DayFigures>): Promise<void>;
+  read(days: readonly string[]): Promise<Map<string, DayFigures>>;
+}
+
+export interface BanList {
+  all(): Promise<Ban[]>;
+  add(ban: Ban): Promise<void>;
+  /** Removes a ban; false when there was none of that range. */
+  remove(range: string): Promise<boolean>;
+}
+
+export interface BlockList {
+  isBlocked(md5: string): Promise<boolean>;
+  block(md5: string, reason: string, nowMs: number): Promise<void>;
+}
+
+/** Where the service writes its figures (CloudWatch embedded metric format in Lambda; nowhere, or a fake, elsewhere). */
+export interface Metrics {
+  /** Adds a value to a metric; with a dimension, the value counts under that dimension's value only. */
+  add(name: string, unit: MetricUnit, value: number, dimension?: { name: string; value: string }): void;
+  /** Writes what is buffered; called at the end of each invocation. */
+  flush(): void;
 }

@@ -1,7 +1,7 @@
-import type { CachePurger, DuplicateIndex, ImageRecord, ImageRepository, Logger, ObjectStore } from './ports';
+import type { CachePurger, DuplicateIndex, ImageRecord, ImageRecords, Logger, ObjectStore } from './ports';
 
 export interface RemovalDeps {
-  images: ImageRepository;
+  images: ImageRecords;
   objects: ObjectStore;
   duplicates: DuplicateIndex;
   purger: CachePurger;

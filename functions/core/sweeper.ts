@@ -1,12 +1,13 @@
 import { DayTally, dayOf, type DailyStats } from './daily-stats';
 import { isDue, isLive } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
-import type { Clock, ImageRecord, StagedObjectStore } from './ports';
+import type { Clock, ImageRecord, ImageRecords, NameClaims, StagedObjectStore, SweepQueue } from './ports';
 import { planPurge, PURGE_PATHS_PER_RUN } from './purge-plan';
 import { fileKeys, removeFiles, type RemovalDeps } from './remove-image';
 import { STAGED_KEEP_MS } from './staged-uploads';
 
 export interface SweeperDeps extends RemovalDeps {
+  images: SweepQueue & ImageRecords & Pick<NameClaims, 'findPending' | 'settleName'>;
   /** The daily figures of stored uploads, added once per run and day. */
   stats?: DailyStats;
   /** The two-step upload's staging place: what no token can use any more goes (`STAGED_KEEP_MS`). */

@@ -11,7 +11,7 @@ import type {
   EncodedImage,
   ImageKeys,
   ImageRecord,
-  ImageRepository,
+  ImageRecords,
   ProcessedImage,
   RandomSource,
   StoredFile,
@@ -34,7 +34,7 @@ export interface Claims {
 }
 
 export interface UploadClaimsDeps {
-  images: Pick<ImageRepository, 'allocateId' | 'addDeleteToken'>;
+  images: Pick<ImageRecords, 'allocateId' | 'addDeleteToken'>;
   duplicateGuard: DuplicateGuard;
   names: NameClaimer;
   gate: Pick<UploadGate, 'checkBytes'>;

@@ -15,7 +15,8 @@ import type {
   EncodedImage,
   ImageProcessor,
   ImageRecord,
-  ImageRepository,
+  ImageRecords,
+  NameClaims,
   Logger,
   ObjectStore,
   ProcessedImage,
@@ -55,7 +56,7 @@ export type IdScheme = 'random' | 'sequential';
 export interface UploadServiceDeps {
   rules: UploadRules;
   settings: SettingsStore;
-  images: ImageRepository;
+  images: ImageRecords & NameClaims;
   objects: ObjectStore;
   processor: ImageProcessor;
   fetcher: SourceFetcher;

@@ -1,13 +1,22 @@
 import type { DuplicateGuard, HeldClaim } from './duplicate-guard';
 import type { FloodGuard, FloodReservation } from './flood';
-import type { EncodedImage, ImageKeys, ImageRecord, ImageRepository, Logger, ObjectStore, ProcessedImage } from './ports';
+import type {
+  EncodedImage,
+  ImageKeys,
+  ImageRecord,
+  ImageRecords,
+  Logger,
+  NameClaims,
+  ObjectStore,
+  ProcessedImage,
+} from './ports';
 import { fileKeys } from './remove-image';
 import { awaitedLater, settled } from './settle';
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
 export interface UploadWritesDeps {
-  images: Pick<ImageRepository, 'saveActive' | 'settleName' | 'remove' | 'find'>;
+  images: Pick<ImageRecords, 'saveActive' | 'remove' | 'find'> & Pick<NameClaims, 'settleName'>;
   objects: ObjectStore;
   duplicateGuard: Pick<DuplicateGuard, 'release'>;
   logger: Logger;

@@ -6,7 +6,7 @@ import type {
   DuplicateFingerprint,
   DuplicateIndex,
   ImageRecord,
-  ImageRepository,
+  ImageTable,
   ObjectStore,
   PendingUpload,
   DueRef,
@@ -106,7 +106,7 @@ export class CallLog {
 }
 
 /** Image records and name claims in memory, with the same conditions as the DynamoDB repository. */
-export class InMemoryImageRepository implements ImageRepository {
+export class InMemoryImageRepository implements ImageTable {
   readonly records = new Map<number, ImageRecord>();
   /** Name claims: the image id they were made for, and the upload while it is pending. */
   readonly claims = new Map<string, { imageId: number; pending: PendingUpload | undefined; sweepAtMs: number }>();

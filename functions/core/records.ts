@@ -1,0 +1,177 @@
+/**
+ * The shapes the core and its ports pass around: images as encoded and as stored, records, claims, bans, figures.
+ * The ports themselves are in `ports.ts`.
+ */
+import type { FloodWindow, GuardRuleName } from './flood';
+
+/** One encoded image: the stored original or a rendition. */
+export interface EncodedImage {
+  bytes: Uint8Array;
+  width: number;
+  height: number;
+  /** `image/jpeg`, `image/png`, ... */
+  mime: string;
+  /** `jpg`, `png`, `gif`, `webp`, `avif` */
+  extension: string;
+  bits: number;
+  channels: number | null;
+}
+
+export interface ProcessedImage {
+  original: EncodedImage;
+  /** md5 of the stored original's bytes. */
+  originalMd5: string;
+  thumb: EncodedImage;
+  medium: EncodedImage;
+  exif: Record<string, unknown> | null;
+  animated: boolean;
+}
+
+export interface ProcessOptions {
+  /** Downscale the stored original to this width (keeps the ratio). */
+  targetWidth: number | undefined;
+  /** Called with the stored original as soon as its bytes are final, before the renditions are made. */
+  onOriginal?: (original: EncodedImage) => void;
+  /**
+   * The input's md5, computed at most once and shared with the caller (the duplicate fingerprint): the stored
+   * original's md5 when the original is the input itself (nothing to remove), instead of hashing the same bytes again.
+   */
+  inputMd5?: () => string;
+}
+
+export interface StoredObject {
+  key: string;
+  body: Uint8Array;
+  contentType: string;
+  cacheControl: string;
+}
+
+export interface StagedUsage {
+  files: number;
+  bytes: number;
+}
+
+export interface StagedObject {
+  size: number;
+  /** Reads the whole object; call `discard` instead to leave it unread. */
+  read(): Promise<Uint8Array>;
+  discard(): void;
+}
+
+/** What is kept of one stored file (original or rendition). */
+export interface StoredFile {
+  key: string;
+  width: number;
+  height: number;
+  size: number;
+  mime: string;
+  extension: string;
+  bits: number;
+  channels: number | null;
+}
+
+/** The three files of an image: its original and renditions. */
+export interface ImageKeys {
+  original: string;
+  thumb: string;
+  medium: string;
+}
+
+/** What makes an upload a duplicate of another: the same client, the same bytes, the same width asked for. */
+export interface DuplicateFingerprint {
+  clientIp: string;
+  md5: string;
+  width: number | undefined;
+}
+
+/**
+ * An upload being stored, as the claim of its original's name records it until the sweep settles it: the files it
+ * may write (written before any of them), so that the sweep can remove them should the upload die half way.
+ */
+export interface PendingUpload {
+  status: 'pending';
+  /** The original's object key: the name claimed. */
+  name: string;
+  imageId: number;
+  keys: ImageKeys;
+  createdAtMs: number;
+}
+
+/** active: shown; deleting: a delete began and the sweep finishes it if it stops. */
+export type ImageStatus = 'active' | 'deleting';
+
+/** The record of a stored image. */
+export interface ImageRecord {
+  id: number;
+  status: ImageStatus;
+  /** Stored file name without extension. */
+  name: string;
+  extension: string;
+  original: StoredFile & { md5: string };
+  thumb: StoredFile;
+  medium: StoredFile;
+  title: string;
+  description: string | null;
+  nsfw: boolean;
+  originalFilename: string;
+  exif: Record<string, unknown> | null;
+  animated: boolean;
+  createdAtMs: number;
+  expiresAtMs: number | null;
+  views: number;
+  /** md5 of the bytes as uploaded, for duplicate detection. */
+  sourceMd5: string;
+  clientIp: string;
+  /** The duplicate-index entry this image holds, released when it goes. */
+  fingerprint: DuplicateFingerprint | null;
+  /** sha256 of every delete token handed out for this image. */
+  deleteTokenHashes: string[];
+}
+
+/** What the sweep may find due: an image (expired, or a delete left unfinished), or an upload's name claim. */
+export type DueRef = { id: number } | { name: string };
+
+/** A claim on a fingerprint: which upload holds it, for which image, since when. */
+export interface DuplicateClaim {
+  claimId: string;
+  imageId: number;
+  claimedAtMs: number;
+}
+
+/** One window of a subject's counters: which one, where it starts, and how many it holds at most. */
+export interface CountWindow {
+  window: FloodWindow;
+  startMs: number;
+  endMs: number;
+  limit: number;
+}
+
+/** What a guard counts (uploads, or URL fetches that failed) and for whom (a client). */
+export interface CounterSubject {
+  rule: GuardRuleName;
+  client: string;
+}
+
+/**
+ * Figures per day (UTC) for `npm run admin -- stats`, kept as counters so that reading a day's figures reads one item,
+ * and written in batches so that they cost next to nothing per upload: stored uploads and their bytes by the sweep
+ * (once per run and day, from the uploads whose name claims it settles, about 15 minutes after they were stored),
+ * refusals by each function instance (once a minute at most).
+ */
+export interface DayFigures {
+  uploads: number;
+  bytes: number;
+  /** Refused uploads that carried the key: what the service's users met. */
+  refusals: number;
+  /** Refused requests without the key (or with a wrong one): anyone can send them, so they are counted apart. */
+  unauthenticated: number;
+}
+
+/** An address range banned from uploading, until a moment or for good. */
+export interface Ban {
+  /** A CIDR range in canonical form: `203.0.113.0/24`, `2001:db8::/32`; a single address is a /32 or /128. */
+  range: string;
+  untilMs: number | null;
+}
+
+export type MetricUnit = 'Count' | 'Milliseconds' | 'Bytes' | 'Seconds';

@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+
+/**
+ * The shape the code keeps (docs/architecture.md), measured with the TypeScript parser: short functions, an upload
+ * that reads as its order, CDK classes of one screen, narrow ports, core files under 300 lines, and no error dropped
+ * without a name. A change that grows past one of these fails here, and is split instead.
+ */
+const ROOT = join(__dirname, '..', '..');
+
+function filesUnder(folder: string): string[] {
+  return readdirSync(folder).flatMap((name) => {
+    const path = join(folder, name);
+    if (statSync(path).isDirectory()) return filesUnder(path);
+    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const parsed = (file: string): ts.SourceFile =>
+  ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+
+/** Every function, method and constructor of a file, with its length in lines. */
+function functionsOf(file: string): Array<{ where: string; lines: number; constructor: boolean }> {
+  const source = parsed(file);
+  const found: Array<{ where: string; lines: number; constructor: boolean }> = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = source.getLineAndCharacterOfPosition(node.getStart()).line;
+      const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const name = ts.isConstructorDeclaration(node) ? 'constructor' : (node.name?.getText() ?? '(anonymous)');
+      found.push({
+        where: `${relative(ROOT, file)}:${start + 1} ${name}`,
+        lines: end - start + 1,
+        constructor: ts.isConstructorDeclaration(node),
+      });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+const longerThan = (rows: Array<{ where: string; lines: number }>, max: number): string[] =>
+  rows.filter((row) => row.lines > max).map((row) => `${row.where}: ${row.lines} lines`);
+
+describe('the shape of the code', () => {
+  const functions = filesUnder(join(ROOT, 'functions')).flatMap(functionsOf);
+  const lib = filesUnder(join(ROOT, 'lib')).flatMap(functionsOf);
+
+  it('keeps every function of functions/ within 60 lines', () => {
+    expect(longerThan(functions, 60)).toEqual([]);
+  });
+
+  it("reads the upload's order in 30 lines at most", () => {
+    const upload = functions.find((row) => /upload-service\.ts:\d+ upload$/.test(row.where));
+    expect(upload?.lines).toBeLessThanOrEqual(30);
+  });
+
+  it('keeps every CDK constructor within 80 lines (the stack is its parts)', () => {
+    expect(
+      longerThan(
+        lib.filter((row) => row.constructor),
+        80,
+      ),
+    ).toEqual([]);
+  });
+
+  it('keeps every port of the core to 10 members at most: one port per role', () => {
+    const wide: string[] = [];
+    const visit = (file: string, node: ts.Node): void => {
+      // a port: an interface with methods (the shapes it passes are data, whatever their size)
+      if (ts.isInterfaceDeclaration(node) && node.members.some(ts.isMethodSignature) && node.members.length > 10)
+        wide.push(`${relative(ROOT, file)} ${node.name.text}: ${node.members.length} members`);
+      ts.forEachChild(node, (child) => visit(file, child));
+    };
+    for (const file of filesUnder(join(ROOT, 'functions', 'core'))) visit(file, parsed(file));
+    expect(wide).toEqual([]);
+  });
+
+  it('keeps every core file under 300 lines', () => {
+    const long = filesUnder(join(ROOT, 'functions', 'core'))
+      .map((file) => ({ where: relative(ROOT, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .filter((file) => file.lines > 300);
+    expect(long).toEqual([]);
+  });
+
+  it('drops no error without a name: no bare .catch(() => undefined) in the upload', () => {
+    const text = ['upload-service.ts', 'upload-writes.ts', 'upload-claims.ts']
+      .map((name) => readFileSync(join(ROOT, 'functions', 'core', name), 'utf8'))
+      .join('\n');
+    expect(text.match(/\.catch\(\(\) => undefined\)/g) ?? []).toHaveLength(0);
+  });
+});
