@@ -110,6 +110,8 @@ export class InMemoryImageRepository implements ImageTable {
   readonly records = new Map<number, ImageRecord>();
   /** Name claims: the image id they were made for, and the upload while it is pending. */
   readonly claims = new Map<string, { imageId: number; pending: PendingUpload | undefined; sweepAtMs: number }>();
+  /** When each record was marked deleting: it is due for the sweep from then on, as the table's index has it. */
+  private readonly deletingSinceMs = new Map<number, number>();
   private counter = 0;
 
   constructor(private readonly log = new CallLog()) {}
@@ -180,11 +182,11 @@ export class InMemoryImageRepository implements ImageTable {
     return true;
   }
 
-  async markDeleting(id: number, tokenHash: string): Promise<boolean> {
+  async markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
     const record = this.records.get(id);
+    if (record?.status === 'deleting' && record.deleteTokenHashes.includes(tokenHash)) return true;
     if (record?.status !== 'active' || !record.deleteTokenHashes.includes(tokenHash)) return false;
-    record.status = 'deleting';
-    return true;
+    return this.markDue(record, nowMs);
   }
 
   readonly duePartitions = 1;
@@ -198,10 +200,14 @@ export class InMemoryImageRepository implements ImageTable {
     return this.claims.get(objectKey)?.imageId;
   }
 
-  async markTakenDown(id: number): Promise<boolean> {
+  async markTakenDown(id: number, nowMs: number): Promise<boolean> {
     const record = this.records.get(id);
-    if (!record) return false;
+    return record ? this.markDue(record, nowMs) : false;
+  }
+
+  private markDue(record: ImageRecord, nowMs: number): true {
     record.status = 'deleting';
+    this.deletingSinceMs.set(record.id, nowMs);
     return true;
   }
 
@@ -226,7 +232,7 @@ export class InMemoryImageRepository implements ImageTable {
   /** What the sweep index would hold by `nowMs`: unfinished deletes (due at once), expired images, pending claims. */
   private due(nowMs: number): Array<{ ref: DueRef; atMs: number }> {
     const images = [...this.records.values()].flatMap((record) => {
-      const atMs = record.status === 'deleting' ? 0 : record.expiresAtMs;
+      const atMs = record.status === 'deleting' ? (this.deletingSinceMs.get(record.id) ?? 0) : record.expiresAtMs;
       return atMs !== null && atMs <= nowMs ? [{ ref: { id: record.id }, atMs }] : [];
     });
     const names = [...this.claims].flatMap(([name, claim]) =>
@@ -237,6 +243,7 @@ export class InMemoryImageRepository implements ImageTable {
 
   async remove(id: number): Promise<boolean> {
     this.log.record('images.remove');
+    this.deletingSinceMs.delete(id);
     return this.records.delete(id);
   }
 }

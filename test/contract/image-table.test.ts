@@ -1,0 +1,228 @@
+import { buildStores } from '../../functions/api/stores';
+import { loadConfig } from '../../functions/config';
+import type { ImageRecord, ImageTable, PendingUpload } from '../../functions/core/ports';
+import { InMemoryImageRepository } from '../support/in-memory';
+import { createTestService, PUBLIC_URL } from '../support/test-service';
+
+/**
+ * One contract per port of the image table (NameClaims, ImageRecords, SweepQueue, ImageScan), run against the
+ * in-memory fake the unit tests use and the DynamoDB adapter on the stand-in (dynalite): a fake that drifts from the
+ * store fails here (it once refused to mark a record being deleted a second time, which DynamoDB allows for the same
+ * link).
+ */
+const implementations: Array<[string, () => Promise<ImageTable>]> = [
+  ['the in-memory fake', () => Promise.resolve(new InMemoryImageRepository())],
+  [
+    'DynamoDB (dynalite)',
+    async () => {
+      const service = await createTestService();
+      const env = {
+        BUCKET_NAME: service.bucket,
+        TABLE_NAME: service.table,
+        PARAMETER_PREFIX: service.parameterPrefix,
+        PUBLIC_URL,
+      };
+      return buildStores(loadConfig(env), env).images;
+    },
+  ],
+];
+
+let sequence = 0;
+/** A fresh id and name for each case: the stores are shared within a suite. */
+const fresh = (): { id: number; name: string } => {
+  sequence += 1;
+  return { id: 1_000_000 + sequence * 7, name: `images/2026/11/25/contract-${Date.now()}-${sequence}.png` };
+};
+
+function pending(name: string, imageId: number, createdAtMs = 1_000): PendingUpload {
+  return {
+    status: 'pending',
+    name,
+    imageId,
+    keys: { original: name, thumb: name.replace('.png', '.th.png'), medium: name.replace('.png', '.md.png') },
+    createdAtMs,
+  };
+}
+
+function record(id: number, name: string, overrides: Partial<ImageRecord> = {}): ImageRecord {
+  const file = (key: string) => ({
+    key,
+    width: 10,
+    height: 8,
+    size: 100,
+    mime: 'image/png',
+    extension: 'png',
+    bits: 8,
+    channels: 3,
+  });
+  return {
+    id,
+    status: 'active',
+    name: 'contract',
+    extension: 'png',
+    original: { ...file(name), md5: 'a'.repeat(32) },
+    thumb: file(name.replace('.png', '.th.png')),
+    medium: file(name.replace('.png', '.md.png')),
+    title: 'contract',
+    description: null,
+    nsfw: false,
+    originalFilename: 'contract.png',
+    exif: null,
+    animated: false,
+    createdAtMs: 5_000,
+    expiresAtMs: null,
+    views: 0,
+    sourceMd5: 'b'.repeat(32),
+    clientIp: '203.0.113.9',
+    fingerprint: null,
+    deleteTokenHashes: ['t'.repeat(64)],
+    ...overrides,
+  };
+}
+
+async function collect<T>(pages: AsyncIterable<T[]>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const page of pages) all.push(...page);
+  return all;
+}
+
+describe.each(implementations)('the image table ports, on %s', (_name, open) => {
+  let table: ImageTable;
+
+  beforeAll(async () => {
+    table = await open();
+  });
+
+  describe('NameClaims', () => {
+    it('claims a name once: another image is refused, the same upload again (a retried write) is not', async () => {
+      const { id, name } = fresh();
+      expect(await table.claimName(pending(name, id), 9_000)).toBe(true);
+      expect(await table.claimName(pending(name, id + 1), 9_000)).toBe(false);
+      expect(await table.claimName(pending(name, id), 9_000)).toBe(true);
+      expect(await table.imageIdOfName(name)).toBe(id);
+    });
+
+    it('records the upload as pending until it is settled, once; the name stays taken', async () => {
+      const { id, name } = fresh();
+      await table.claimName(pending(name, id), 9_000);
+      expect(await table.findPending(name)).toEqual(pending(name, id));
+      expect(await table.settleName(name)).toBe(true);
+      expect(await table.settleName(name)).toBe(false);
+      expect(await table.findPending(name)).toBeUndefined();
+      expect(await table.imageIdOfName(name)).toBe(id);
+      expect(await table.claimName(pending(name, id + 1), 9_000)).toBe(false);
+      expect(await table.imageIdOfName(`${name}.unknown`)).toBeUndefined();
+    });
+  });
+
+  describe('ImageRecords', () => {
+    it('saves a record once: another image under its id is refused, the same record again (retried) is not', async () => {
+      const { id, name } = fresh();
+      expect(await table.saveActive(record(id, name))).toBe(true);
+      expect(await table.find(id)).toEqual(record(id, name));
+      expect(await table.saveActive(record(id, `${name}.other.png`))).toBe(false);
+      expect(await table.saveActive(record(id, name))).toBe(true);
+      expect(await table.find(id + 3)).toBeUndefined();
+    });
+
+    it('counts views, and hands out and takes back delete tokens of active records only', async () => {
+      const { id, name } = fresh();
+      await table.saveActive(record(id, name));
+      expect((await table.addView(id))?.views).toBe(1);
+      expect(await table.addView(id + 3)).toBeUndefined();
+      const [first] = record(id, name).deleteTokenHashes;
+      // the last token stays: a link that would take it takes the image (markDeleting) instead
+      expect(await table.releaseDeleteToken(id, first ?? '')).toBe(false);
+      expect(await table.addDeleteToken(id, 'u'.repeat(64))).toBe(true);
+      expect(await table.releaseDeleteToken(id, 'x'.repeat(64))).toBe(false);
+      expect(await table.releaseDeleteToken(id, 'u'.repeat(64))).toBe(true);
+      expect((await table.find(id))?.deleteTokenHashes).toEqual([first]);
+      await table.markTakenDown(id, 6_000);
+      expect(await table.addDeleteToken(id, 'v'.repeat(64))).toBe(false);
+      expect(await table.addView(id)).toBeUndefined();
+    });
+
+    it('marks a record being deleted by a link it holds; the same mark again (retried) counts too', async () => {
+      const { id, name } = fresh();
+      await table.saveActive(record(id, name));
+      const token = record(id, name).deleteTokenHashes[0] ?? '';
+      expect(await table.markDeleting(id, 'x'.repeat(64), 6_000)).toBe(false);
+      expect(await table.markDeleting(id, token, 6_000)).toBe(true);
+      expect((await table.find(id))?.status).toBe('deleting');
+      expect(await table.markDeleting(id, token, 6_000)).toBe(true);
+      expect(await table.markDeleting(id + 3, token, 6_000)).toBe(false);
+    });
+
+    it('lets the operator take any record down, and removes a record once', async () => {
+      const { id, name } = fresh();
+      await table.saveActive(record(id, name));
+      expect(await table.markTakenDown(id, 6_000)).toBe(true);
+      expect((await table.find(id))?.status).toBe('deleting');
+      expect(await table.markTakenDown(id + 3, 6_000)).toBe(false);
+      expect(await table.remove(id)).toBe(true);
+      expect(await table.remove(id)).toBe(false);
+      expect(await table.find(id)).toBeUndefined();
+    });
+
+    it('allocates ids of a counter, one after the other', async () => {
+      const first = await table.allocateId();
+      expect(await table.allocateId()).toBe(first + 1);
+    });
+  });
+
+  describe('SweepQueue', () => {
+    let queue: ImageTable;
+
+    beforeEach(async () => {
+      queue = await open();
+    });
+
+    const everythingDue = async (nowMs: number) => {
+      const parts = Array.from({ length: queue.duePartitions }, (_, partition) => collect(queue.dueRefs(nowMs, 2, partition)));
+      return (await Promise.all(parts)).flat();
+    };
+
+    it('holds what is due: expired images, records being deleted, name claims past their grace; oldest first', async () => {
+      const expiring = fresh();
+      const deleting = fresh();
+      const later = fresh();
+      const claim = fresh();
+      await queue.saveActive(record(expiring.id, expiring.name, { expiresAtMs: 7_000 }));
+      await queue.saveActive(record(later.id, later.name, { expiresAtMs: 50_000 }));
+      await queue.saveActive(record(deleting.id, deleting.name));
+      await queue.markDeleting(deleting.id, record(deleting.id, deleting.name).deleteTokenHashes[0] ?? '', 8_000);
+      await queue.claimName(pending(claim.name, claim.id), 9_000);
+      const due = await everythingDue(10_000);
+      expect(due).toEqual(expect.arrayContaining([{ id: expiring.id }, { id: deleting.id }, { name: claim.name }]));
+      expect(due).toHaveLength(3);
+      expect(await queue.oldestDueAtMs(10_000)).toBe(7_000);
+    });
+
+    it('lets go of what is settled or removed, and of nothing before it is due', async () => {
+      const claim = fresh();
+      const expiring = fresh();
+      await queue.claimName(pending(claim.name, claim.id), 9_000);
+      await queue.saveActive(record(expiring.id, expiring.name, { expiresAtMs: 9_500 }));
+      expect(await everythingDue(8_000)).toEqual([]);
+      expect(await queue.oldestDueAtMs(8_000)).toBeUndefined();
+      await queue.settleName(claim.name);
+      await queue.remove(expiring.id);
+      expect(await everythingDue(10_000)).toEqual([]);
+    });
+  });
+
+  describe('ImageScan', () => {
+    it('finds records made since a moment, and records of given bytes (as uploaded, or as stored)', async () => {
+      const scanned = await open();
+      const old = fresh();
+      const recent = fresh();
+      await scanned.saveActive(record(old.id, old.name, { createdAtMs: 1_000, sourceMd5: 'c'.repeat(32) }));
+      await scanned.saveActive(record(recent.id, recent.name, { createdAtMs: 90_000 }));
+      expect((await collect(scanned.recent(50_000))).map((found) => found.id)).toEqual([recent.id]);
+      const bySource = await collect(scanned.withContent(['c'.repeat(32)]));
+      expect(bySource.map((found) => found.id)).toEqual([old.id]);
+      const byStored = await collect(scanned.withContent(['a'.repeat(32)]));
+      expect(byStored.map((found) => found.id).sort()).toEqual([old.id, recent.id].sort());
+    });
+  });
+});
