@@ -6,6 +6,7 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { SettingsParameters } from '../functions/adapters/parameter-names';
+import { IMAGES_PREFIX } from '../functions/core/links';
 import { ORIGIN_VERIFY_HEADER, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import type { ImageUploadStack } from './image-upload-stack';
 import { acknowledge } from './nag-suppressions';
@@ -54,7 +55,7 @@ export class Edge {
       additionalBehaviors: {
         // uploads are never redirected: plain HTTP is refused rather than turned into a GET
         '/api/*': { ...toApi, viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY },
-        '/images/*': {
+        [`/${IMAGES_PREFIX}*`]: {
           // LIST as well as READ: S3 then answers a missing file with 404, not 403 (it hides what it may not list)
           origin: origins.S3BucketOrigin.withOriginAccessControl(sources.bucket, {
             originAccessLevels: [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],

@@ -7,6 +7,7 @@ import type { ApiHandler } from '../functions/api/handler';
 import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import { errorEnvelope, respond } from '../functions/http/responses';
 import { eventBytes, localContext, toApiGatewayEvent } from './api-gateway-event';
+import { IMAGES_PREFIX } from '../functions/core/links';
 import { isStoredMimeType } from '../functions/core/stored-formats';
 
 export interface DevServerOptions {
@@ -49,7 +50,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       send(response, errorEnvelope(414, 414, `URL too long - max ${MAX_URL_BYTES} bytes`, 'json'));
       return;
     }
-    if (url.startsWith('/images/') && (request.method === 'GET' || request.method === 'HEAD')) {
+    if (url.startsWith(`/${IMAGES_PREFIX}`) && (request.method === 'GET' || request.method === 'HEAD')) {
       await serveImage(url, request.method === 'HEAD', response);
       return;
     }

@@ -1,9 +1,10 @@
+import { uploadUrl } from '../functions/core/links';
 import { startLocalService } from './local-service';
 
 /** `npm start`: the service on this machine, with its stores in DATA_DIR. */
 async function main(): Promise<void> {
   const service = await startLocalService({ env: process.env });
-  const curl = `curl -F "source=@photo.jpg" -F "key=${service.apiKey}" "${service.publicUrl}/api/1/upload?format=json"`;
+  const curl = `curl -F "source=@photo.jpg" -F "key=${service.apiKey}" "${uploadUrl(service.publicUrl)}?format=json"`;
   process.stdout.write(
     [
       '',

@@ -1,10 +1,12 @@
+import { IMAGES_PREFIX } from '../core/links';
+
 /**
  * The bucket's two places: the stored files under `images/` (the only prefix CloudFront serves), and the two-step
  * upload's bytes under `staging/` (written through presigned URLs, read and removed by the function, and expired by
  * a lifecycle rule within a day). The stack gives the function rights on these and nothing else.
  */
 export const BUCKET_LAYOUT = {
-  imagesPrefix: 'images/',
+  imagesPrefix: IMAGES_PREFIX,
   stagingPrefix: 'staging/',
   /** Days after which the lifecycle rule removes a staged object nobody finished. */
   stagingExpirationDays: 1,

@@ -4,9 +4,13 @@ import { DependencyError } from '../core/errors';
 import type { CounterStore, CounterSubject, CountWindow, GuardRuleName } from '../core/flood';
 import type { FloodWindow } from '../core/flood';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
-import { TABLE_SCHEMA } from './table-schema';
+import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 
-const PREFIX: Record<GuardRuleName, string> = { uploads: 'FLOOD', 'fetch-failures': 'FETCHFAIL', 'upload-urls': 'UPLOADURL' };
+const PREFIX: Record<GuardRuleName, string> = {
+  uploads: ITEM_PREFIX.uploads,
+  'fetch-failures': ITEM_PREFIX.fetchFailures,
+  'upload-urls': ITEM_PREFIX.uploadUrls,
+};
 /** The item outlives its longest window (a month) by a day, then DynamoDB TTL removes it. */
 const ITEM_TTL_SECONDS = 32 * 86_400;
 /** Rounds of read and conditional write before a burst of one client's own uploads is taken for a failure. */
@@ -18,7 +22,7 @@ type Stored = Partial<Record<FloodWindow, { s: number; c: number }>> & {
   back?: string;
 };
 
-const itemKey = (subject: CounterSubject): Record<string, string> => ({ pk: `${PREFIX[subject.rule]}#${subject.client}` });
+const itemKey = (subject: CounterSubject): Record<string, string> => ({ pk: `${PREFIX[subject.rule]}${subject.client}` });
 
 /**
  * Flood counters: one item per client and rule, holding every window as `{window: {s: start, c: count}}`. A take reads

@@ -1,8 +1,9 @@
 import { BatchGetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DailyStats, DayFigures } from '../core/daily-stats';
 import { sendOrFail } from './dynamo-calls';
+import { ITEM_PREFIX } from './table-schema';
 
-const PREFIX = 'STATS#';
+const PREFIX = ITEM_PREFIX.dayStats;
 const dayPk = (day: string): string => `${PREFIX}${day}`;
 /** Tries of a batch read whose keys DynamoDB left unprocessed (throttled), before the command gives up. */
 const BATCH_TRIES = 5;

@@ -2,18 +2,19 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import { DependencyError } from '../core/errors';
 import type { DuplicateClaim, DuplicateFingerprint, DuplicateIndex } from '../core/ports';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
-import { TABLE_SCHEMA } from './table-schema';
+import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 
 type ClaimAnswer = Awaited<ReturnType<DuplicateIndex['claim']>>;
 
 /** The item key of a fingerprint: `DUP#{ip}#{md5}#{width or -}`. */
 export function duplicateKey(fingerprint: DuplicateFingerprint): string {
-  return `DUP#${fingerprint.clientIp}#${fingerprint.md5}#${fingerprint.width ?? '-'}`;
+  return `${ITEM_PREFIX.duplicate}${fingerprint.clientIp}#${fingerprint.md5}#${fingerprint.width ?? '-'}`;
 }
 
 /** The fingerprint of a key written by `duplicateKey` (records keep it so). */
 export function fingerprintOfKey(key: string): DuplicateFingerprint | null {
-  const match = /^DUP#(.+)#([0-9a-f]{32})#(\d+|-)$/.exec(key);
+  if (!key.startsWith(ITEM_PREFIX.duplicate)) return null;
+  const match = /^(.+)#([0-9a-f]{32})#(\d+|-)$/.exec(key.slice(ITEM_PREFIX.duplicate.length));
   if (!match) return null;
   return { clientIp: match[1] ?? '', md5: match[2] ?? '', width: match[3] === '-' ? undefined : Number(match[3]) };
 }

@@ -12,16 +12,14 @@ import { sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
 import type { DueRef, ImageRecord, ImageTable, PendingUpload, StoredFile } from '../core/ports';
 import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
 import { readItem, type ItemReader } from './item-reader';
-import { SWEEP_SHARDS, TABLE_SCHEMA } from './table-schema';
+import { ITEM_PREFIX, SINGLE_ITEM, SWEEP_SHARDS, sweepShardKey, TABLE_SCHEMA } from './table-schema';
 
-const ID_COUNTER_PK = 'COUNTER#image-id';
 /** DynamoDB TTL is only a backstop behind the sweep; it may lag by days. */
 const TTL_BACKSTOP_SECONDS = 7 * 86400;
 
-const imagePk = (id: number): string => `IMG#${id}`;
-const sweepShardKey = (shard: number): string => `S#${shard}`;
+const imagePk = (id: number): string => `${ITEM_PREFIX.image}${id}`;
 const sweepShard = (id: number): string => sweepShardKey(id % SWEEP_SHARDS);
-const objectKeyPk = (objectKey: string): string => `KEY#${objectKey}`;
+const objectKeyPk = (objectKey: string): string => `${ITEM_PREFIX.nameClaim}${objectKey}`;
 
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
 export class DynamoImageRepository implements ImageTable {
@@ -35,7 +33,7 @@ export class DynamoImageRepository implements ImageTable {
       this.db.send(
         new UpdateCommand({
           TableName: this.table,
-          Key: { pk: ID_COUNTER_PK },
+          Key: { pk: SINGLE_ITEM.idCounter },
           UpdateExpression: 'ADD #value :one',
           ExpressionAttributeNames: { '#value': 'value' },
           ExpressionAttributeValues: { ':one': 1 },
@@ -285,7 +283,7 @@ export class DynamoImageRepository implements ImageTable {
           new ScanCommand({
             TableName: this.table,
             FilterExpression: `begins_with(pk, :img) AND ${filter}`,
-            ExpressionAttributeValues: { ':img': 'IMG#', ...values },
+            ExpressionAttributeValues: { ':img': ITEM_PREFIX.image, ...values },
             ExpressionAttributeNames: names,
             ExclusiveStartKey: start,
           }),
@@ -309,8 +307,8 @@ export class DynamoImageRepository implements ImageTable {
 /** What an item of the sweep index is: an image's record (`IMG#42`) or a name claim (`KEY#2026/11/23/a.png`). */
 function dueRefOfPk(pk: unknown): DueRef | undefined {
   if (typeof pk !== 'string') return undefined;
-  if (pk.startsWith('KEY#')) return { name: pk.slice(4) };
-  const id = pk.startsWith('IMG#') ? Number(pk.slice(4)) : NaN;
+  if (pk.startsWith(ITEM_PREFIX.nameClaim)) return { name: pk.slice(ITEM_PREFIX.nameClaim.length) };
+  const id = pk.startsWith(ITEM_PREFIX.image) ? Number(pk.slice(ITEM_PREFIX.image.length)) : NaN;
   return Number.isSafeInteger(id) ? { id } : undefined;
 }
 

@@ -1,10 +1,10 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Ban, BanList, BlockList } from '../core/moderation';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
+import { ITEM_PREFIX, SINGLE_ITEM } from './table-schema';
 
-/** Every ban in one item: the list is read whole (cached by the function) and is short. */
-const BANS_PK = 'BANS';
-const blockPk = (md5: string): string => `BLOCK#${md5}`;
+const BANS_PK = SINGLE_ITEM.bans;
+const blockPk = (md5: string): string => `${ITEM_PREFIX.block}${md5}`;
 
 /** Bans in one DynamoDB item (a map of range to end), blocked fingerprints one item each. */
 export class DynamoModeration implements BanList, BlockList {

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TokenLedger } from '../core/ports';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
-import { TABLE_SCHEMA } from './table-schema';
+import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 
-const tokenPk = (id: string): string => `TOKEN#${id}`;
+const tokenPk = (id: string): string => `${ITEM_PREFIX.uploadToken}${id}`;
 /** A used token is remembered a day past its expiry (it is refused as expired by then anyway); TTL removes it. */
 const KEPT_SECONDS = 86_400;
 

@@ -14,3 +14,32 @@ export const TABLE_SCHEMA = {
  * would strand items in the shards left out; raising it is safe.
  */
 export const SWEEP_SHARDS = 64;
+
+/**
+ * Every kind of item the table holds, by the start of its partition key: the one list of them, so no two kinds can
+ * meet, and an operator reading the table knows each item by its key.
+ */
+export const ITEM_PREFIX = {
+  /** An image's record: `IMG#42`. */
+  image: 'IMG#',
+  /** A stored name's claim: `KEY#2026/11/23/a.png`. */
+  nameClaim: 'KEY#',
+  /** A client's duplicate fingerprint: `DUP#{ip}#{md5}#{width or -}`. */
+  duplicate: 'DUP#',
+  /** A used two-step upload token: `TOKEN#{id}`. */
+  uploadToken: 'TOKEN#',
+  /** A blocked fingerprint: `BLOCK#{md5}`. */
+  block: 'BLOCK#',
+  /** One day's figures: `STATS#2026-11-23`. */
+  dayStats: 'STATS#',
+  /** A client's counts under each rule of the guard: `FLOOD#{client}`, `FETCHFAIL#{client}`, `UPLOADURL#{client}`. */
+  uploads: 'FLOOD#',
+  fetchFailures: 'FETCHFAIL#',
+  uploadUrls: 'UPLOADURL#',
+} as const;
+
+/** Items of which the table holds one: the image id counter, and every ban (the list is short and read whole). */
+export const SINGLE_ITEM = { idCounter: 'COUNTER#image-id', bans: 'BANS' } as const;
+
+/** The sweep index's partition of a shard (`S#0` ... `S#63`); not a table key. */
+export const sweepShardKey = (shard: number): string => `S#${shard}`;

@@ -1,6 +1,6 @@
 import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
-import { routeOf, viewerUrl } from './links';
+import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
 import { canonicalRange, inRange, type Ban, type BanList, type BlockList } from './moderation';
 import type { Clock, ImageRecord, ImageRecords, ImageScan, NameClaims, StagedObjectStore, StagedUsage } from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
@@ -61,7 +61,7 @@ export class Admin {
       throw new AdminError(`not a URL: ${text}`);
     }
     let id: number | undefined;
-    if (path?.startsWith('/images/')) {
+    if (path?.startsWith(`/${IMAGES_PREFIX}`)) {
       // a rendition's key names its original's: `name.th.png` -> `name.png`
       const key = decodeURIComponent(path.slice(1)).replace(/\.(th|md)(\.[a-z0-9]+)$/, '$2');
       id = await this.deps.images.imageIdOfName(key);

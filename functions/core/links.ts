@@ -3,9 +3,20 @@
  * Image object, the router and the pages alike.
  */
 
+/** The bucket's folder of stored files, served at `/images/...`: the one prefix the edge and the roles open. */
+export const IMAGES_PREFIX = 'images/';
+
+/** The upload endpoint, under the public base URL. */
+export const UPLOAD_PATH = '/api/1/upload';
+
+/** The upload endpoint of a base URL (a trailing slash or not). */
+export function uploadUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${UPLOAD_PATH}`;
+}
+
 /** Where the stored files are: `images/YYYY/MM/DD/{name}{suffix}.{ext}`. */
 export function objectKey(folder: string, name: string, suffix: '' | '.th' | '.md', extension: string): string {
-  return `images/${folder}/${name}${suffix}.${extension}`;
+  return `${IMAGES_PREFIX}${folder}/${name}${suffix}.${extension}`;
 }
 
 /** Absolute URL of a stored object; keys hold only URL-safe characters by construction. */

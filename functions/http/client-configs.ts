@@ -1,3 +1,5 @@
+import { uploadUrl } from '../core/links';
+
 /**
  * Ready configurations of the clients people upload with, for one host: the home page shows the ShareX one, and
  * `npm run client-config` prints each. The key goes in the `X-API-Key` header (never in a URL, where logs and
@@ -8,8 +10,6 @@ export const KEY_PLACEHOLDER = 'YOUR_KEY';
 
 export type ClientName = 'sharex' | 'picgo' | 'flameshot';
 export const CLIENTS: readonly ClientName[] = ['sharex', 'picgo', 'flameshot'];
-
-const uploadUrl = (baseUrl: string): string => `${baseUrl.replace(/\/+$/, '')}/api/1/upload`;
 
 /** A ShareX custom uploader (`.sxcu`): multipart, file field `source`, links and errors read from the JSON answer. */
 export function sharexConfig(baseUrl: string, key: string): string {

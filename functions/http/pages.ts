@@ -1,5 +1,6 @@
 import { formatDateTime, formatSize, howLongAgo, howLongUntil } from '../core/formatting';
 import type { FileView, ImageView } from '../core/image-view';
+import { uploadUrl } from '../core/links';
 import { KEY_PLACEHOLDER, sharexConfig } from './client-configs';
 import { embedCodes } from './embed-codes';
 import { cspHash, escapeHtml } from './html';
@@ -203,7 +204,7 @@ export function errorPage(message: string): string {
 
 /** The root page: what this host is and how to upload to it. The key is the operator's and never shown. */
 export function homePage(publicUrl: string): string {
-  const api = `${publicUrl}/api/1/upload`;
+  const api = uploadUrl(publicUrl);
   const curl = `curl -F "source=@photo.jpg" -F "key=${KEY_PLACEHOLDER}" "${api}?format=json"`;
   const sharex = sharexConfig(publicUrl, KEY_PLACEHOLDER);
   return page({
