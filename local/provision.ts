@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -15,10 +14,10 @@ import {
   type BucketLocationConstraint,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { OperatorParameters } from '../functions/adapters/operator-parameters';
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
-import { DEFAULT_FLOOD_LIMITS } from '../functions/core/flood';
 import { STAND_IN_REGION } from './stand-ins';
 
 export interface Endpoints {
@@ -83,14 +82,12 @@ export async function provision(options: ProvisionOptions): Promise<Provisioned>
   try {
     await ensureBucket(clients.s3, options.bucket);
     await ensureTable(clients.dynamodb, options.table, external);
-    const names = parameterNames(options.parameterPrefix);
-    if (options.apiKey) await putParameter(clients.ssm, names.apiKey, options.apiKey, 'SecureString', true);
-    const apiKey = (await getParameter(clients.ssm, names.apiKey)) ?? randomBytes(20).toString('hex');
-    await putParameter(clients.ssm, names.apiKey, apiKey, 'SecureString', false);
-    await putParameter(clients.ssm, names.idSalt, randomBytes(32).toString('hex'), 'SecureString', false);
-    if (options.floodLimits) await putParameter(clients.ssm, names.floodLimits, options.floodLimits, 'String', true);
-    await putParameter(clients.ssm, names.floodLimits, JSON.stringify(DEFAULT_FLOOD_LIMITS), 'String', false);
-    return { apiKey };
+    const parameters = new OperatorParameters(clients.ssm, parameterNames(options.parameterPrefix));
+    if (options.apiKey) await parameters.put('apiKey', options.apiKey);
+    if (options.floodLimits) await parameters.put('floodLimits', options.floodLimits);
+    await parameters.ensure('idSalt');
+    await parameters.ensure('floodLimits');
+    return { apiKey: await parameters.ensure('apiKey') };
   } finally {
     if (!external) {
       clients.s3.destroy();
@@ -162,25 +159,4 @@ async function ensureTable(dynamodb: DynamoDBClient, table: string, external: bo
       TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
     }),
   );
-}
-
-async function getParameter(ssm: SSMClient, name: string): Promise<string | undefined> {
-  try {
-    return (await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter?.Value;
-  } catch (error) {
-    if (error instanceof ParameterNotFound) return undefined;
-    throw error;
-  }
-}
-
-/** Puts a parameter; without `overwrite`, only when it is missing. */
-async function putParameter(
-  ssm: SSMClient,
-  name: string,
-  value: string,
-  type: 'String' | 'SecureString',
-  overwrite: boolean,
-): Promise<void> {
-  if (!overwrite && (await getParameter(ssm, name)) !== undefined) return;
-  await ssm.send(new PutParameterCommand({ Name: name, Value: value, Type: type, Overwrite: overwrite }));
 }

@@ -1,15 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { DescribeTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
-import {
-  GetParameterCommand,
-  ParameterAlreadyExists,
-  ParameterNotFound,
-  PutParameterCommand,
-  SSMClient,
-} from '@aws-sdk/client-ssm';
+import { SSMClient } from '@aws-sdk/client-ssm';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { OperatorParameters } from '../adapters/operator-parameters';
 import { parameterNames } from '../adapters/parameter-names';
-import { DEFAULT_FLOOD_LIMITS } from '../core/flood';
 
 export interface SetupResult {
   PhysicalResourceId: string;
@@ -33,37 +26,14 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
   const table: unknown = event.ResourceProperties['ProtectTable'];
   if (typeof table === 'string' && table !== '') return protectTable(event, table);
   const prefix = String(event.ResourceProperties['ParameterPrefix'] ?? '');
-  const names = parameterNames(prefix);
+  const parameters = new OperatorParameters(ssm, parameterNames(prefix));
   const physicalId = `${prefix.replace(/\/+$/, '')}/setup`;
   if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId };
-  await ensureParameter(names.apiKey, 'SecureString', () => randomBytes(24).toString('base64url'));
-  await ensureParameter(names.idSalt, 'SecureString', () => randomBytes(32).toString('hex'));
-  await ensureParameter(names.floodLimits, 'String', () => JSON.stringify(DEFAULT_FLOOD_LIMITS));
-  const originSecret = await ensureParameter(names.originSecret, 'SecureString', () => randomBytes(32).toString('hex'));
+  await parameters.ensure('apiKey');
+  await parameters.ensure('idSalt');
+  await parameters.ensure('floodLimits');
+  const originSecret = await parameters.ensure('originSecret');
   return { PhysicalResourceId: physicalId, Data: { OriginSecret: originSecret }, NoEcho: true };
-}
-
-/** The parameter's value, created with `make()` when it is missing; an existing one is never changed. */
-async function ensureParameter(name: string, type: 'String' | 'SecureString', make: () => string): Promise<string> {
-  const existing = await read(name);
-  if (existing !== undefined) return existing;
-  try {
-    await ssm.send(new PutParameterCommand({ Name: name, Value: make(), Type: type, Overwrite: false }));
-  } catch (error) {
-    if (!(error instanceof ParameterAlreadyExists)) throw error;
-  }
-  const created = await read(name);
-  if (created === undefined) throw new Error(`parameter ${name} could not be created`);
-  return created;
-}
-
-async function read(name: string): Promise<string | undefined> {
-  try {
-    return (await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter?.Value;
-  } catch (error) {
-    if (error instanceof ParameterNotFound) return undefined;
-    throw error;
-  }
 }
 
 /**

@@ -45,7 +45,7 @@ describe('the settings in SSM', () => {
     expect(await store.publicUrl()).toBe('https://img.example');
     expect(await store.originSecret()).toBe('secret');
     expect(await store.distributionId()).toBeUndefined(); // missing: no error, no second call
-    expect(key).toMatch(/^[0-9a-f]{40}$/);
+    expect(key).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(salt).toMatch(/^[0-9a-f]{64}$/);
     expect(calls).toEqual(['GetParametersCommand']);
   });
