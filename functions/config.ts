@@ -14,8 +14,10 @@ export interface Config {
   parameters: SettingsParameters;
   /** Only requests that carry the distribution's secret origin header are served (AWS, behind CloudFront). */
   originVerify: boolean;
-  keyCacheSeconds: number;
-  floodLimitsCacheSeconds: number;
+  /** How long the SSM parameters are kept (all read in one call). */
+  parametersCacheSeconds: number;
+  /** How long the ban list is kept. */
+  banCacheSeconds: number;
   timeZone: string;
   maxUploadBytes: number;
   maxUrlUploadBytes: number;
@@ -40,43 +42,77 @@ export interface Config {
   urlFetchFailuresPerHour: number;
 }
 
-/** Every setting: its environment variable, default and meaning; the README's table is written from this. */
+/** A setting of the function: its default, what it means, and how the docs show its default. */
+interface Setting {
+  default: string | undefined;
+  /** What it does (Markdown), as `docs/settings.md` shows it. */
+  meaning: string;
+  /** The default as the docs show it, when not the value itself. */
+  shown?: string;
+  /** The stack sets it on the function: no context key. */
+  setByStack?: true;
+}
+
+/**
+ * Every setting: its environment variable, default and meaning. `docs/settings.md` is written from it (`npm run
+ * docs:settings`), and the stack's context keys are its names in camel case (`THUMB_SIZE`: `thumbSize`).
+ */
 export const SETTINGS = {
-  BUCKET_NAME: { default: undefined, meaning: 'S3 bucket of the stored files' },
-  TABLE_NAME: { default: undefined, meaning: 'DynamoDB table of the image records' },
+  BUCKET_NAME: {
+    default: undefined,
+    meaning: 'S3 bucket of the stored files',
+    shown: 'set by the stack / local server',
+    setByStack: true,
+  },
+  TABLE_NAME: {
+    default: undefined,
+    meaning: 'DynamoDB table of the image records',
+    shown: 'set by the stack / local server',
+    setByStack: true,
+  },
   PUBLIC_URL: {
     default: '',
-    meaning: 'base of every URL in responses; empty: read from the `/public-url` parameter (the stack writes it)',
+    meaning: 'base of every URL in responses; in AWS empty, and read from the `/public-url` parameter the stack writes',
+    shown: 'set by the local server',
+    setByStack: true,
   },
   PARAMETER_PREFIX: {
     default: '/image-upload',
     meaning:
-      'prefix of the SSM parameters (`/api-key`, `/flood-limits`, `/id-salt`, `/public-url`, `/origin-secret`, `/distribution-id`)',
+      'prefix of the SSM parameters `/api-key`, `/flood-limits`, `/id-salt`, `/public-url`, `/origin-secret`, `/distribution-id`',
   },
   ORIGIN_VERIFY: {
     default: 'off',
     meaning:
-      "`required`: serve only requests that carry the distribution's secret origin header, and take the client IP from the viewer address CloudFront writes",
+      "`required`: serve only requests that carry the distribution's secret origin header, and take the client IP from the viewer address CloudFront writes (`X-Viewer-Address`)",
+    shown: '`off` (the stack sets `required`)',
+    setByStack: true,
   },
-  KEY_CACHE_SECONDS: { default: '30', meaning: 'how long the API key is cached; a rotated key is in force within this time' },
-  FLOOD_LIMITS_CACHE_SECONDS: {
-    default: '60',
-    meaning: 'how long the flood limits are cached; a change is in force within this time',
+  PARAMETERS_CACHE_SECONDS: {
+    default: '30',
+    meaning:
+      'how long each function instance keeps the SSM parameters (all read in one call): a rotated API key or edited flood limits are in force within this time',
+  },
+  BAN_CACHE_SECONDS: {
+    default: '30',
+    meaning: 'how long each function instance keeps the list of bans: a ban or its lifting is in force within this time',
   },
   TIME_ZONE: { default: 'UTC', meaning: 'IANA time zone of `date` and of the date folders' },
   MAX_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image accepted, in bytes (decoded)' },
   MAX_URL_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image fetched from a URL source, in bytes' },
   MAX_STAGED_UPLOAD_BYTES: {
     default: '32000000',
-    meaning: 'largest image of a two-step upload (`POST /api/1/upload-url`, then the upload with `upload_token`), in bytes',
-  },
-  STATS_FLUSH_SECONDS: {
-    default: '60',
-    meaning: 'how often each function instance writes its count of refused uploads to the daily figures (0: at once)',
+    meaning:
+      'largest image of a two-step upload (`POST /api/1/upload-url`, then the upload with `upload_token`; [large-uploads.md](large-uploads.md))',
   },
   UPLOAD_URLS_PER_HOUR: {
     default: '100',
-    meaning: 'upload URLs of the two-step upload handed out per client and hour (0: no limit)',
+    meaning: 'upload URLs of the two-step upload handed out per client and hour (`0`: no limit)',
+  },
+  STATS_FLUSH_SECONDS: {
+    default: '60',
+    meaning:
+      'how often each function instance writes its count of refused uploads to the daily figures of `npm run admin -- stats` (`0`: at once)',
   },
   MAX_PIXELS: { default: '100000000', meaning: 'most pixels of an image (all frames of an animation together)' },
   MAX_FRAMES: { default: '300', meaning: 'most frames of an animation' },
@@ -87,7 +123,7 @@ export const SETTINGS = {
   IMAGING_TIME_LIMIT_SECONDS: {
     default: '10',
     meaning:
-      "longest the imaging of one upload may take; past it the upload answers 413, code 615 (the function's timeout is 28 s)",
+      "longest the imaging of one upload may take; past it the upload answers `413`, code `615` (the function's timeout is 28 s)",
   },
   THUMB_SIZE: { default: '320', meaning: 'side of the square thumb, in pixels' },
   MEDIUM_WIDTH: { default: '500', meaning: 'width of the medium rendition, in pixels (never upscaled)' },
@@ -95,14 +131,20 @@ export const SETTINGS = {
   DUPLICATES: { default: 'return-existing', meaning: 'repeated uploads: `return-existing`, `reject` or `allow`' },
   ID_SCHEME: {
     default: 'random',
-    meaning: "`random` (ids drawn from 2^53, unguessable) or `sequential` (Chevereto's counter, for migrated data)",
+    meaning:
+      "`random`: ids drawn from 2^53, so links cannot be guessed; `sequential`: Chevereto's counter (for data migrated from it)",
   },
   ID_PADDING: { default: '999', meaning: 'padding of the id codec (Chevereto compatible)' },
   FORCED_EXPIRATION: {
     default: '',
-    meaning: 'every guest upload expires after at most this (seconds or ISO-8601 duration); empty: never',
+    meaning: 'every guest upload expires after at most this (seconds or ISO-8601 duration)',
+    shown: 'empty (never)',
   },
-  CORS_ORIGINS: { default: '', meaning: 'comma-separated origins allowed to call the API from a browser; empty: none' },
+  CORS_ORIGINS: {
+    default: '',
+    meaning: 'comma-separated origins allowed to call the API from a browser (`*` for any)',
+    shown: 'empty (none)',
+  },
   KEEP_METADATA: { default: 'false', meaning: '`true` keeps EXIF/XMP/IPTC in stored originals' },
   URL_FETCH_ALLOW_HOSTS: {
     default: '',
@@ -110,11 +152,25 @@ export const SETTINGS = {
   },
   URL_FETCH_FAILURES_PER_HOUR: {
     default: '20',
-    meaning: 'URL sources per client and hour that may fail to be fetched before its URL uploads get 429 (0: no limit)',
+    meaning: 'URL sources per client and hour that may fail to be fetched before its URL uploads answer `429` (`0`: no limit)',
   },
-} as const;
+} as const satisfies Record<string, Setting>;
 
-type SettingName = keyof typeof SETTINGS;
+export type SettingName = keyof typeof SETTINGS;
+
+/**
+ * Settings of earlier versions and the ones that took their place (`docs/settings.md`, "Replaced settings"): one still
+ * set is refused, naming them, rather than ignored.
+ */
+export const REPLACED_SETTINGS: Readonly<Record<string, readonly SettingName[]>> = {
+  KEY_CACHE_SECONDS: ['PARAMETERS_CACHE_SECONDS', 'BAN_CACHE_SECONDS'],
+  FLOOD_LIMITS_CACHE_SECONDS: ['PARAMETERS_CACHE_SECONDS'],
+};
+
+/** The stack's context key of a setting: its name in camel case (`MAX_UPLOAD_BYTES`: `maxUploadBytes`). */
+export function contextKeyOf(name: string): string {
+  return name.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
 
 /** Reads settings from the environment, each checked once; every problem is kept, to be told at once. */
 function settingReader(env: Readonly<Record<string, string | undefined>>) {
@@ -186,8 +242,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     bucketName: read.required('BUCKET_NAME'),
     tableName: read.required('TABLE_NAME'),
     originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
-    keyCacheSeconds: integer('KEY_CACHE_SECONDS', 0, 300),
-    floodLimitsCacheSeconds: integer('FLOOD_LIMITS_CACHE_SECONDS', 0, 3600),
+    parametersCacheSeconds: integer('PARAMETERS_CACHE_SECONDS', 0, 300),
+    banCacheSeconds: integer('BAN_CACHE_SECONDS', 0, 300),
     maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),
     maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),
     maxStagedUploadBytes: integer('MAX_STAGED_UPLOAD_BYTES', 1, 1_000_000_000),
@@ -208,6 +264,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     urlFetchFailuresPerHour: integer('URL_FETCH_FAILURES_PER_HOUR', 0, 1_000_000),
   };
+  for (const [name, replacements] of Object.entries(REPLACED_SETTINGS))
+    if (env[name] !== undefined) read.problems.push(`${name} is no longer read: use ${replacements.join(' or ')}`);
   if (read.problems.length > 0) throw new Error(`invalid configuration:\n- ${read.problems.join('\n- ')}`);
   return Object.freeze(config);
 }

@@ -1,33 +1,34 @@
 import type { Node } from 'constructs';
-import { loadConfig } from '../functions/config';
+import { contextKeyOf, loadConfig, REPLACED_SETTINGS, SETTINGS, type SettingName } from '../functions/config';
 
-/** CDK context keys of the function's settings, and the environment variable each one becomes. */
-export const CONTEXT_SETTINGS = {
-  parameterPrefix: 'PARAMETER_PREFIX',
-  keyCacheSeconds: 'KEY_CACHE_SECONDS',
-  floodLimitsCacheSeconds: 'FLOOD_LIMITS_CACHE_SECONDS',
-  timeZone: 'TIME_ZONE',
-  maxUploadBytes: 'MAX_UPLOAD_BYTES',
-  maxUrlUploadBytes: 'MAX_URL_UPLOAD_BYTES',
-  maxStagedUploadBytes: 'MAX_STAGED_UPLOAD_BYTES',
-  uploadUrlsPerHour: 'UPLOAD_URLS_PER_HOUR',
-  statsFlushSeconds: 'STATS_FLUSH_SECONDS',
-  maxPixels: 'MAX_PIXELS',
-  maxFrames: 'MAX_FRAMES',
-  maxHeicPixels: 'MAX_HEIC_PIXELS',
-  imagingTimeLimitSeconds: 'IMAGING_TIME_LIMIT_SECONDS',
-  thumbSize: 'THUMB_SIZE',
-  mediumWidth: 'MEDIUM_WIDTH',
-  naming: 'NAMING',
-  duplicates: 'DUPLICATES',
-  idScheme: 'ID_SCHEME',
-  idPadding: 'ID_PADDING',
-  forcedExpiration: 'FORCED_EXPIRATION',
-  corsOrigins: 'CORS_ORIGINS',
-  keepMetadata: 'KEEP_METADATA',
-  urlFetchAllowHosts: 'URL_FETCH_ALLOW_HOSTS',
-  urlFetchFailuresPerHour: 'URL_FETCH_FAILURES_PER_HOUR',
+/** CDK context keys of the function's settings (all but those the stack sets), and the environment variable of each. */
+export const CONTEXT_SETTINGS: ReadonlyArray<{ key: string; name: SettingName }> = (Object.keys(SETTINGS) as SettingName[])
+  .filter((name) => !('setByStack' in SETTINGS[name]))
+  .map((name) => ({ key: contextKeyOf(name), name }));
+
+/** The context keys of deployment choices that are not function settings, and what each does (Markdown). */
+export const DEPLOYMENT_CONTEXT = {
+  domainName: 'a custom domain, with `certificateArn` (an ACM certificate in us-east-1)',
+  certificateArn: 'the certificate of `domainName`',
+  memorySize: 'function memory, MB (default 1769: one vCPU)',
+  accountConcurrency:
+    "your account's Lambda concurrency quota (default 10, a new account's); the API may run it less one (the sweep's)",
+  reservedConcurrency: "the API function's reserved concurrency (default: none); below `accountConcurrency`",
+  throttleRateLimit:
+    'stage throttling, requests a second (default: 2 per request the API function can run at once: 18 on a new account)',
+  throttleBurstLimit: 'stage throttling, burst (default: 1 per request the API function can run at once: 9 on a new account)',
+  removalPolicy:
+    '`retain` (default) keeps bucket and table on destroy (not re-attached by a redeploy: `docs/deployment.md`); `destroy` removes them',
+  firewall: '`true` (default): the WAF web ACL on the API; `false`: none',
+  firewallRateLimit: 'requests per viewer IP in any 5 minutes (default 3000; `0`: no rate rule)',
+  alarmEmail: 'an address the alarms are e-mailed to (it must confirm the subscription)',
+  alarmTopicArn:
+    "an SNS topic of your own that gets the alarms (instead of the stack's); synth warns when neither this nor `alarmEmail` is set",
+  gatewayAccountRole:
+    "`true` (default): the stack sets the account's API Gateway logging role (account-wide, kept on destroy); `false`: the account has one already",
 } as const;
+
+type DeploymentContextKey = keyof typeof DEPLOYMENT_CONTEXT;
 
 /** Deployment choices that are not function settings. */
 export interface DeploymentSettings {
@@ -72,18 +73,18 @@ function contextReader(node: Node) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
     throw new Error(`context ${key} must be a string, number or boolean`);
   };
-  const number = (key: string, fallback: number, min: number, max: number): number => {
+  const number = (key: DeploymentContextKey, fallback: number, min: number, max: number): number => {
     const value = Number(text(key) ?? fallback);
     if (!Number.isInteger(value) || value < min || value > max)
       throw new Error(`context ${key} must be a whole number from ${min} to ${max}`);
     return value;
   };
-  const flag = (key: string, fallback: boolean): boolean => {
+  const flag = (key: DeploymentContextKey, fallback: boolean): boolean => {
     const value = text(key) ?? String(fallback);
     if (value !== 'true' && value !== 'false') throw new Error(`context ${key} must be true or false`);
     return value === 'true';
   };
-  const matching = (key: string, pattern: RegExp, what: string): string | undefined => {
+  const matching = (key: DeploymentContextKey, pattern: RegExp, what: string): string | undefined => {
     const value = text(key);
     if (value !== undefined && !pattern.test(value)) throw new Error(`context ${key} must be ${what}`);
     return value;
@@ -97,9 +98,13 @@ function functionSettings(text: (key: string) => string | undefined): {
   parameterPrefix: string;
 } {
   const functionEnv: Record<string, string> = {};
-  for (const [key, name] of Object.entries(CONTEXT_SETTINGS)) {
+  for (const { key, name } of CONTEXT_SETTINGS) {
     const value = text(key);
     if (value !== undefined) functionEnv[name] = value;
+  }
+  for (const [name, replacements] of Object.entries(REPLACED_SETTINGS)) {
+    if (text(contextKeyOf(name)) !== undefined)
+      throw new Error(`context ${contextKeyOf(name)} is no longer read: use ${replacements.map(contextKeyOf).join(' or ')}`);
   }
   const config = loadConfig({
     ...functionEnv,

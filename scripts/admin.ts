@@ -233,12 +233,12 @@ async function run(
     case 'ban': {
       const ban = await admin.ban(argument ?? '', values.for === undefined ? undefined : parseDuration(values.for));
       print(
-        `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within KEY_CACHE_SECONDS, 30 s by default)`,
+        `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within BAN_CACHE_SECONDS, 30 s by default)`,
       );
       return 0;
     }
     case 'unban':
-      print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within KEY_CACHE_SECONDS)`);
+      print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within BAN_CACHE_SECONDS)`);
       return 0;
     case 'bans': {
       const bans = await admin.bans();

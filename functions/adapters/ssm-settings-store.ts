@@ -9,7 +9,8 @@ type Values = Partial<Record<keyof SettingsParameters, string>>;
  * Settings read from SSM Parameter Store, SecureStrings decrypted: every parameter in one `GetParameters` call per
  * refresh (Parameter Store's default throughput is 40 calls a second per account and region, which a burst of cold
  * starts would use up several times faster with a call per parameter). The values, missing ones included, are kept
- * for `maxAgeSeconds`, the shortest age any setting may be cached for (the key's); reads during a refresh share it.
+ * for `maxAgeSeconds` (`PARAMETERS_CACHE_SECONDS`: one age for all, since one call reads all); reads during a
+ * refresh share it.
  * It reads only the parameters it is given (the sweep: the distribution id), which its function's role allows; a
  * setting it was not given reads as missing.
  */

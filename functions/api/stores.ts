@@ -89,7 +89,7 @@ export function buildStores(
   ssm.middlewareStack.add(measureCalls('SSM', metrics), MEASURE);
   const cloudfront = new CloudFrontClient(small);
   cloudfront.middlewareStack.add(measureCalls('CloudFront', metrics), MEASURE);
-  const settings = new SsmSettingsStore(ssm, parameters, Math.min(config.keyCacheSeconds, config.floodLimitsCacheSeconds));
+  const settings = new SsmSettingsStore(ssm, parameters, config.parametersCacheSeconds);
   // signs upload URLs only (no request is sent through it), without a checksum of a body it has not seen
   const presigner = new S3Client({ forcePathStyle: pathStyle, requestChecksumCalculation: 'WHEN_REQUIRED' });
   return {

@@ -4,7 +4,7 @@ import type { SettingsStore } from './ports';
 
 /**
  * The key check (contract, section 13): the one API key, read from its parameter (cached there for
- * `KEY_CACHE_SECONDS`), compared in constant time.
+ * `PARAMETERS_CACHE_SECONDS`), compared in constant time.
  */
 export class ApiKeyCheck {
   constructor(private readonly settings: Pick<SettingsStore, 'apiKey'>) {}

@@ -43,7 +43,7 @@ export function inRange(ip: string, range: string): boolean {
 
 /**
  * The checks an upload passes before anything is taken: its address is not banned (the ban list is cached like the
- * key, so a ban is in force within `KEY_CACHE_SECONDS`), and later its bytes are not blocked.
+ * key, so a ban is in force within `BAN_CACHE_SECONDS`), and later its bytes are not blocked.
  */
 export class UploadGate {
   private cached: { bans: Ban[]; readAtMs: number } | undefined;

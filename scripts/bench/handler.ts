@@ -88,8 +88,8 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           TABLE_NAME: names.table,
           PARAMETER_PREFIX: names.parameterPrefix,
           PUBLIC_URL: 'https://img.example.test',
-          KEY_CACHE_SECONDS: '300',
-          FLOOD_LIMITS_CACHE_SECONDS: '300',
+          PARAMETERS_CACHE_SECONDS: '300',
+          BAN_CACHE_SECONDS: '300',
         },
         { metrics },
       );

@@ -579,6 +579,16 @@ describe('settings from context', () => {
     expect(() => synth({ timeZone: 'Mars/Olympus' })).toThrow(/TIME_ZONE/);
   });
 
+  it('refuses a setting of an earlier version, naming what replaced it, and passes the new ones on', () => {
+    expect(() => synth({ keyCacheSeconds: 60 })).toThrow(
+      'context keyCacheSeconds is no longer read: use parametersCacheSeconds or banCacheSeconds',
+    );
+    expect(() => synth({ floodLimitsCacheSeconds: 60 })).toThrow(/use parametersCacheSeconds$/);
+    synth({ parametersCacheSeconds: 60, banCacheSeconds: 5 }).hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ PARAMETERS_CACHE_SECONDS: '60', BAN_CACHE_SECONDS: '5' }) },
+    });
+  });
+
   it('serves a custom domain with its certificate and TLS 1.2', () => {
     const template = synth({
       domainName: 'img.example.com',

@@ -106,7 +106,7 @@ describe('npm run admin: takedown', () => {
 
 describe('npm run admin: ban and unban', () => {
   it('refuses uploads from a banned address or range (IPv4 and IPv6) with 403, code 150, until unbanned', async () => {
-    const service = await createTestService({ KEY_CACHE_SECONDS: '0' });
+    const service = await createTestService({ BAN_CACHE_SECONDS: '0' });
     const admin = adminOf(service);
     expect(await admin.ban('203.0.113.0/24', undefined)).toEqual({ range: '203.0.113.0/24', untilMs: null });
     expect(await admin.ban('2001:db8:0:0::1/48', 3_600_000)).toMatchObject({ range: '2001:db8::/48' });
@@ -123,7 +123,7 @@ describe('npm run admin: ban and unban', () => {
   });
 
   it('lets a ban with an end lapse', async () => {
-    const service = await createTestService({ KEY_CACHE_SECONDS: '0' });
+    const service = await createTestService({ BAN_CACHE_SECONDS: '0' });
     const admin = adminOf(service);
     await admin.ban('198.51.100.9', 1);
     await new Promise((resolve) => setTimeout(resolve, 5));

@@ -4,7 +4,7 @@ import { createTestService, multipartUpload } from '../support/test-service';
 
 describe('the API key in SSM', () => {
   it('puts a rotated key in force within the cache age: the old key stops working, the new one works', async () => {
-    const service = await createTestService({ KEY_CACHE_SECONDS: '1', DUPLICATES: 'allow' });
+    const service = await createTestService({ PARAMETERS_CACHE_SECONDS: '1', DUPLICATES: 'allow' });
     const bytes = await makePng(16, 16);
     const oldKey = service.apiKey;
     expect((await service.send(multipartUpload({ key: oldKey, source: { bytes, filename: 'a.png' } }))).statusCode).toBe(200);

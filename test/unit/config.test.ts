@@ -8,7 +8,8 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       publicUrl: 'https://img.example.test',
       parameters: { apiKey: '/image-upload/api-key', floodLimits: '/image-upload/flood-limits', idSalt: '/image-upload/id-salt' },
-      keyCacheSeconds: 30,
+      parametersCacheSeconds: 30,
+      banCacheSeconds: 30,
       timeZone: 'UTC',
       maxUploadBytes: 10_000_000,
       maxPixels: 100_000_000,
@@ -52,5 +53,18 @@ describe('loadConfig', () => {
     }
     for (const name of ['BUCKET_NAME', 'TABLE_NAME', 'PUBLIC_URL', 'THUMB_SIZE', 'NAMING', 'TIME_ZONE', 'FORCED_EXPIRATION'])
       expect(message).toContain(name);
+  });
+
+  it('refuses a setting of an earlier version, naming what replaced it, rather than ignoring it', () => {
+    expect(() => loadConfig({ ...REQUIRED, KEY_CACHE_SECONDS: '30' })).toThrow(
+      'KEY_CACHE_SECONDS is no longer read: use PARAMETERS_CACHE_SECONDS or BAN_CACHE_SECONDS',
+    );
+    expect(() => loadConfig({ ...REQUIRED, FLOOD_LIMITS_CACHE_SECONDS: '' })).toThrow(
+      'FLOOD_LIMITS_CACHE_SECONDS is no longer read: use PARAMETERS_CACHE_SECONDS',
+    );
+    expect(loadConfig({ ...REQUIRED, PARAMETERS_CACHE_SECONDS: '0', BAN_CACHE_SECONDS: '300' })).toMatchObject({
+      parametersCacheSeconds: 0,
+      banCacheSeconds: 300,
+    });
   });
 });

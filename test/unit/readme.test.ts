@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SETTINGS } from '../../functions/config';
+import { settingsDoc } from '../../scripts/settings-doc';
 
 describe('README and docs/settings.md', () => {
   const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
@@ -8,6 +9,10 @@ describe('README and docs/settings.md', () => {
 
   it.each(Object.keys(SETTINGS))('docs/settings.md documents the setting %s', (name) => {
     expect(settings).toMatch(new RegExp(`\\|\\s*\`${name}\`\\s*\\|`));
+  });
+
+  it('docs/settings.md holds the tables npm run docs:settings writes from the settings themselves', () => {
+    expect(settings).toBe(settingsDoc(settings));
   });
 
   it('shows the two commands of a fresh machine', () => {
