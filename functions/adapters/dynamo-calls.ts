@@ -24,3 +24,35 @@ export async function sendConditional<T extends object>(what: string, send: () =
 export async function sendIfCondition(what: string, send: () => Promise<object>): Promise<boolean> {
   return (await sendConditional(what, send)) !== undefined;
 }
+
+/** A conditional write's condition, with its names and values. */
+interface Conditional {
+  ConditionExpression: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+/**
+ * A conditional write made safe to be sent twice (`docs/reliability.md`, "Lost answers"): its condition also holds
+ * where the item already bears `own`, values only this write puts there (a mark, a claim id, its original's name;
+ * dotted paths reach into maps), so the SDK's retry of a write that was carried out counts as written, not refused.
+ * For writes that set values; one that adds would count twice (the flood counters refuse their retry instead).
+ */
+export function retrySafe<T extends Conditional>(write: T, own: Readonly<Record<string, unknown>>): T {
+  const names: Record<string, string> = { ...write.ExpressionAttributeNames };
+  const values: Record<string, unknown> = { ...write.ExpressionAttributeValues };
+  const checks = Object.entries(own).map(([path, value], index) => {
+    const parts = path.split('.').map((part, depth) => {
+      names[`#own${index}_${depth}`] = part;
+      return `#own${index}_${depth}`;
+    });
+    values[`:own${index}`] = value;
+    return `${parts.join('.')} = :own${index}`;
+  });
+  return {
+    ...write,
+    ConditionExpression: `(${write.ConditionExpression}) OR (${checks.join(' AND ')})`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}

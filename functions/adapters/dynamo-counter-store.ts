@@ -45,7 +45,7 @@ export class DynamoCounterStore implements CounterStore {
     const mark = randomUUID();
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const stored = await this.read(subject);
-      // this take written already: its answer was lost, and the SDK's retry refused (see `marked`)
+      // this take written already, and its retry refused (see `marked`)
       if (stored.take === mark) return { taken: true };
       const full = windows.filter(({ window, startMs, limit }) => {
         const entry = stored[window];
@@ -144,9 +144,9 @@ export class DynamoCounterStore implements CounterStore {
 }
 
 /**
- * An update that also writes its mark, on the condition that the mark is not there yet. The SDK sends an update again
- * when its answer is lost (a timeout, a broken connection), and DynamoDB may have carried out the first attempt: the
- * retry is then refused instead of counting twice, and the next read finds the mark.
+ * An update that also writes its mark, on the condition that the mark is not there yet: an addition cannot be
+ * `retrySafe` (carried out twice, it counts twice), so its retry is refused instead, and the next read finds the mark
+ * (`docs/reliability.md`, "Lost answers").
  */
 function marked(
   attribute: 'take' | 'back',

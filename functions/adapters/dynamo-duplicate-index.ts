@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
 import type { DuplicateClaim, DuplicateFingerprint, DuplicateIndex } from '../core/ports';
-import { sendIfCondition, sendOrFail } from './dynamo-calls';
+import { retrySafe, sendIfCondition, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 
 type ClaimAnswer = Awaited<ReturnType<DuplicateIndex['claim']>>;
@@ -36,8 +36,6 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
         this.db.send(new GetCommand({ TableName: this.table, Key: { pk: key }, ConsistentRead: true })),
       );
       const item = held.Item;
-      // this upload's own claim: the SDK retried a put whose answer was lost, and the retry was refused
-      if (item?.['claimId'] === claim.claimId) return { claimed: true };
       if (
         item &&
         typeof item['claimId'] === 'string' &&
@@ -104,19 +102,24 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
     const expiresAtMs = claim.claimedAtMs + windowMs;
     return sendIfCondition('claim duplicate', () =>
       this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            pk: key,
-            claimId: claim.claimId,
-            imageId: claim.imageId,
-            claimedAtMs: claim.claimedAtMs,
-            expiresAtMs,
-            [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + 86400,
-          },
-          ConditionExpression: condition,
-          ExpressionAttributeValues: values,
-        }),
+        new PutCommand(
+          retrySafe(
+            {
+              TableName: this.table,
+              Item: {
+                pk: key,
+                claimId: claim.claimId,
+                imageId: claim.imageId,
+                claimedAtMs: claim.claimedAtMs,
+                expiresAtMs,
+                [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + 86400,
+              },
+              ConditionExpression: condition,
+              ExpressionAttributeValues: values,
+            },
+            { claimId: claim.claimId },
+          ),
+        ),
       ),
     );
   }

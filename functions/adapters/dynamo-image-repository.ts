@@ -8,7 +8,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
+import { retrySafe, sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
 import type { DueRef, ImageRecord, ImageTable, PendingUpload, StoredFile } from '../core/ports';
 import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
 import { readItem, type ItemReader } from './item-reader';
@@ -49,22 +49,24 @@ export class DynamoImageRepository implements ImageTable {
   async claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean> {
     return sendIfCondition('claim name', () =>
       this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            pk: objectKeyPk(upload.name),
-            imageId: upload.imageId,
-            status: 'pending',
-            keys: upload.keys,
-            createdAtMs: upload.createdAtMs,
-            sweepShard: sweepShard(upload.imageId),
-            sweepAtMs,
-          },
-          // this upload's own claim may be there already: the SDK retried a put whose answer was lost
-          ConditionExpression: 'attribute_not_exists(pk) OR (imageId = :imageId AND #status = :pending)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':imageId': upload.imageId, ':pending': 'pending' },
-        }),
+        new PutCommand(
+          retrySafe(
+            {
+              TableName: this.table,
+              Item: {
+                pk: objectKeyPk(upload.name),
+                imageId: upload.imageId,
+                status: 'pending',
+                keys: upload.keys,
+                createdAtMs: upload.createdAtMs,
+                sweepShard: sweepShard(upload.imageId),
+                sweepAtMs,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+            { imageId: upload.imageId, status: 'pending' },
+          ),
+        ),
       ),
     );
   }
@@ -74,33 +76,36 @@ export class DynamoImageRepository implements ImageTable {
     const sweep = record.expiresAtMs === null ? {} : { sweepShard: sweepShard(record.id), sweepAtMs: record.expiresAtMs };
     return sendIfCondition('save record', () =>
       this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...toItem(record), ...sweep },
-          // the same upload's record may be there already: the SDK retried a put whose answer was lost, and the put
-          // must then succeed, not count as an id taken (its original's name is this upload's alone)
-          ConditionExpression: 'attribute_not_exists(pk) OR #original.#key = :originalKey',
-          ExpressionAttributeNames: { '#original': 'original', '#key': 'key' },
-          ExpressionAttributeValues: { ':originalKey': record.original.key },
-        }),
+        new PutCommand(
+          // its original's name is this upload's alone: a record naming it is this very write
+          retrySafe(
+            { TableName: this.table, Item: { ...toItem(record), ...sweep }, ConditionExpression: 'attribute_not_exists(pk)' },
+            { 'original.key': record.original.key },
+          ),
+        ),
       ),
     );
   }
 
   async settleName(name: string): Promise<boolean> {
-    // The claim stays (the name is never given again); only what made it pending goes. The settling's own mark lets
-    // the SDK's retry of it (its answer lost) count as this settling, and a concurrent one's be refused.
+    // The claim stays (the name is never given again); only what made it pending goes, once: a concurrent settling
+    // is refused, this one's retry is not (its mark).
     const mark = randomUUID();
     return sendIfCondition('settle name', () =>
       this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: objectKeyPk(name) },
-          UpdateExpression: 'SET settledBy = :mark REMOVE #status, #keys, createdAtMs, sweepShard, sweepAtMs',
-          ConditionExpression: '#status = :pending OR settledBy = :mark',
-          ExpressionAttributeNames: { '#status': 'status', '#keys': 'keys' },
-          ExpressionAttributeValues: { ':pending': 'pending', ':mark': mark },
-        }),
+        new UpdateCommand(
+          retrySafe(
+            {
+              TableName: this.table,
+              Key: { pk: objectKeyPk(name) },
+              UpdateExpression: 'SET settledBy = :mark REMOVE #status, #keys, createdAtMs, sweepShard, sweepAtMs',
+              ConditionExpression: '#status = :pending',
+              ExpressionAttributeNames: { '#status': 'status', '#keys': 'keys' },
+              ExpressionAttributeValues: { ':pending': 'pending', ':mark': mark },
+            },
+            { settledBy: mark },
+          ),
+        ),
       ),
     );
   }
@@ -176,8 +181,8 @@ export class DynamoImageRepository implements ImageTable {
   }
 
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
-    // `deleting` already, with this token still in: this very mark, met by the SDK's retry of the update after its
-    // answer was lost (the delete read the record live just before), so this link's deletion, answered as done
+    // `deleting` already, with this token still in: this very mark met by its retry (the delete read the record live
+    // just before; `docs/reliability.md`, "Lost answers"), so this link's deletion, answered as done
     const condition = '(#status = :active OR #status = :deleting) AND contains(deleteTokens, :token)';
     return this.markDue('mark deleting', id, nowMs, condition, {
       ':active': 'active',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TokenLedger } from '../core/ports';
-import { sendIfCondition, sendOrFail } from './dynamo-calls';
+import { retrySafe, sendIfCondition, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 
 const tokenPk = (id: string): string => `${ITEM_PREFIX.uploadToken}${id}`;
@@ -16,18 +16,20 @@ export class DynamoTokenLedger implements TokenLedger {
   ) {}
 
   use(id: string, expiresAtMs: number): Promise<boolean> {
-    // this use's own mark: the SDK sends the same put again when its answer is lost, and the retry that meets the item
-    // its first attempt wrote must not count as a second use
+    // this use's own mark: its retry is not a second use
     const use = randomUUID();
     return sendIfCondition('use upload token', () =>
       this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { pk: tokenPk(id), use, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + KEPT_SECONDS },
-          ConditionExpression: 'attribute_not_exists(pk) OR #use = :use',
-          ExpressionAttributeNames: { '#use': 'use' },
-          ExpressionAttributeValues: { ':use': use },
-        }),
+        new PutCommand(
+          retrySafe(
+            {
+              TableName: this.table,
+              Item: { pk: tokenPk(id), use, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + KEPT_SECONDS },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+            { use },
+          ),
+        ),
       ),
     );
   }

@@ -172,7 +172,7 @@ export type ImageTable = NameClaims & ImageRecords & SweepQueue & ImageScan;
 export interface DuplicateIndex {
   /**
    * Claims a fingerprint for an upload about to store `imageId`. When another claim younger than the window holds it,
-   * answers that claim instead (this claim itself, written by a retry after its answer was lost, counts as claimed).
+   * answers that claim instead (this claim itself, met by its retry, counts as claimed: `docs/reliability.md`).
    */
   claim(
     fingerprint: DuplicateFingerprint,

@@ -117,11 +117,8 @@ export class StagedUploads {
    * failed on the service's side (a store) keeps them and gives the token back, so the same request can be tried again.
    */
   async finish(ticket: UploadTicket, error: unknown): Promise<void> {
-    if (error instanceof DependencyError || !(error === undefined || error instanceof UploadError)) {
-      await this.forgetUse(ticket);
-      return;
-    }
-    await this.removeStaged(ticket);
+    if (isFinal(error)) await this.removeStaged(ticket);
+    else await this.forgetUse(ticket);
   }
 
   private declaredSize(text: string | undefined): number {
@@ -149,4 +146,11 @@ export class StagedUploads {
       this.deps.logger.warn('a staged upload was left for the lifecycle rule', { id: ticket.id, error });
     });
   }
+}
+
+/** Whether an upload's outcome is final: stored, or refused for what was sent; not a store's failure, nor a bug. */
+function isFinal(error: unknown): boolean {
+  if (error === undefined) return true;
+  if (error instanceof DependencyError) return false;
+  return error instanceof UploadError;
 }

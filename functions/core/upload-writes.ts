@@ -41,8 +41,8 @@ export class UploadWrites {
   /** The image's record, once its write was tried. */
   private saved: ImageRecord | undefined;
   /**
-   * The record's write failed without saying whether DynamoDB carried it out (its answer lost after the SDK's
-   * retries, a server error): a take-back reads it first, and removes it only if it is there and this upload's.
+   * The record's write failed without saying whether DynamoDB carried it out (`docs/reliability.md`, "Lost answers"):
+   * a take-back reads it first, and removes it only if it is there and this upload's.
    */
   private saveUnknown = false;
 
@@ -157,7 +157,7 @@ export class UploadWrites {
     const failedKeys = fileKeys(record).filter((_key, index) => puts[index]?.status === 'rejected');
     const failed = puts.find((put): put is PromiseRejectedResult => put.status === 'rejected');
     if (!failed) return;
-    // A put answered as failed may have stored its file all the same (its answer lost: `docs/reliability.md`), and a
+    // A put answered as failed may have stored its file all the same (`docs/reliability.md`, "Lost answers"), and a
     // waiting duplicate may have seen it there and answered this image already. S3 stores an object whole or not at
     // all, so a file that is there is written: the upload goes on instead of taking it back.
     if (await this.deps.objects.exist(failedKeys).catch(() => false)) {
