@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { readUpTo } from '../functions/adapters/bounded-read';
 
 /**
  * The one door of a local stand-in (s3rver, dynalite, our SSM server), which itself listens only on a socket in a
@@ -136,24 +137,6 @@ function claimOf(request: IncomingMessage, query: Record<string, string | string
   };
 }
 
-function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_HASHED_BODY_BYTES) {
-        request.destroy();
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
-
 /**
  * Whether the request carries a valid signature of these credentials; `body` is read when the signature covers it
  * (no `x-amz-content-sha256` header names its hash). Answers the body read, if any, to be sent on.
@@ -184,7 +167,8 @@ async function verify(
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const presigned = claim.expiresSeconds !== undefined;
-  const body = presigned || headers['x-amz-content-sha256'] !== undefined ? undefined : await readBody(request);
+  const body =
+    presigned || headers['x-amz-content-sha256'] !== undefined ? undefined : await readUpTo(request, MAX_HASHED_BODY_BYTES);
   if (!presigned && headers['x-amz-content-sha256'] === undefined && body === undefined) return { valid: false };
   const signer = new SignatureV4({
     credentials,

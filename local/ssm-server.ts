@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { readUpTo } from '../functions/adapters/bounded-read';
 
 /**
  * A small SSM Parameter Store that speaks the real JSON 1.1 wire protocol (`X-Amz-Target: AmazonSSM.<Op>`), so the
@@ -152,7 +153,8 @@ export async function startSsmServer(options: SsmServerOptions): Promise<SsmServ
       const operation =
         request.method === 'POST' && target.startsWith('AmazonSSM.') ? operations[target.slice('AmazonSSM.'.length)] : undefined;
       if (!operation) throw new SsmFault('InvalidAction', `Unsupported operation ${target}`);
-      const body = await readBody(request);
+      const body = await readUpTo(request, MAX_BODY_BYTES);
+      if (body === undefined) throw new SsmFault('ValidationException', 'Request too large');
       const input: unknown = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
       if (typeof input !== 'object' || input === null) throw new SsmFault('SerializationException', 'Body must be a JSON object');
       reply(200, operation(input as Record<string, unknown>));
@@ -177,24 +179,6 @@ function text(input: Record<string, unknown>, name: string): string {
   const value = input[name];
   if (typeof value !== 'string') throw new SsmFault('ValidationException', `${name} is required`);
   return value;
-}
-
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new SsmFault('ValidationException', 'Request too large'));
-        request.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
 }
 
 function load(file: string | undefined): [string, StoredParameter][] {

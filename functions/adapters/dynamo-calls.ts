@@ -1,4 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  PutCommand,
+  UpdateCommand,
+  type DeleteCommandInput,
+  type DynamoDBDocumentClient,
+  type PutCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
 
 /** Sends a DynamoDB request; any failure becomes a DependencyError (503), never a 4xx. */
@@ -55,4 +64,33 @@ export function retrySafe<T extends Conditional>(write: T, own: Readonly<Record<
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
+}
+
+type UpdateParams = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
+
+/**
+ * An adapter of the one table: its writes by partition key, each named for the log. A failure is a DependencyError
+ * (503), and a conditional write answers whether it took place.
+ */
+export abstract class DynamoTable {
+  constructor(
+    protected readonly db: DynamoDBDocumentClient,
+    protected readonly table: string,
+  ) {}
+
+  protected async update(what: string, pk: string, params: UpdateParams): Promise<void> {
+    await sendOrFail(what, () => this.db.send(new UpdateCommand({ ...params, TableName: this.table, Key: { pk } })));
+  }
+
+  protected updateIf(what: string, pk: string, params: UpdateParams): Promise<boolean> {
+    return sendIfCondition(what, () => this.db.send(new UpdateCommand({ ...params, TableName: this.table, Key: { pk } })));
+  }
+
+  protected putIf(what: string, params: Omit<PutCommandInput, 'TableName'>): Promise<boolean> {
+    return sendIfCondition(what, () => this.db.send(new PutCommand({ ...params, TableName: this.table })));
+  }
+
+  protected deleteIf(what: string, pk: string, params: Omit<DeleteCommandInput, 'TableName' | 'Key'>): Promise<boolean> {
+    return sendIfCondition(what, () => this.db.send(new DeleteCommand({ ...params, TableName: this.table, Key: { pk } })));
+  }
 }

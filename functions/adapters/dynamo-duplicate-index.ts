@@ -1,7 +1,7 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
 import type { DuplicateClaim, DuplicateFingerprint, DuplicateIndex } from '../core/ports';
-import { retrySafe, sendIfCondition, sendOrFail } from './dynamo-calls';
+import { DynamoTable, retrySafe, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 
 type ClaimAnswer = Awaited<ReturnType<DuplicateIndex['claim']>>;
@@ -20,12 +20,7 @@ export function fingerprintOfKey(key: string): DuplicateFingerprint | null {
 }
 
 /** Duplicate fingerprints: one item per (client, md5, width), written only by conditional puts and deletes. */
-export class DynamoDuplicateIndex implements DuplicateIndex {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
-
+export class DynamoDuplicateIndex extends DynamoTable implements DuplicateIndex {
   async claim(fingerprint: DuplicateFingerprint, claim: DuplicateClaim, windowMs: number): Promise<ClaimAnswer> {
     const key = duplicateKey(fingerprint);
     // A claim that vanishes between the refused put and the read (its image was deleted) is simply tried again.
@@ -58,38 +53,26 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
   }
 
   async rebind(fingerprint: DuplicateFingerprint, claimId: string, imageId: number): Promise<void> {
-    await sendIfCondition('rebind duplicate claim', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: duplicateKey(fingerprint) },
-          UpdateExpression: 'SET imageId = :image',
-          ConditionExpression: 'claimId = :claim',
-          ExpressionAttributeValues: { ':image': imageId, ':claim': claimId },
-        }),
-      ),
-    );
+    await this.updateIf('rebind duplicate claim', duplicateKey(fingerprint), {
+      UpdateExpression: 'SET imageId = :image',
+      ConditionExpression: 'claimId = :claim',
+      ExpressionAttributeValues: { ':image': imageId, ':claim': claimId },
+    });
   }
 
   async releaseClaim(fingerprint: DuplicateFingerprint, claimId: string): Promise<void> {
-    await this.deleteIf(fingerprint, 'claimId = :value', claimId, 'release duplicate claim');
+    await this.deleteHeld(fingerprint, 'claimId = :value', claimId, 'release duplicate claim');
   }
 
   async releaseImage(fingerprint: DuplicateFingerprint, imageId: number): Promise<void> {
-    await this.deleteIf(fingerprint, 'imageId = :value', imageId, 'release duplicate entry');
+    await this.deleteHeld(fingerprint, 'imageId = :value', imageId, 'release duplicate entry');
   }
 
-  private async deleteIf(fingerprint: DuplicateFingerprint, condition: string, value: unknown, what: string): Promise<void> {
-    await sendIfCondition(what, () =>
-      this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: { pk: duplicateKey(fingerprint) },
-          ConditionExpression: condition,
-          ExpressionAttributeValues: { ':value': value },
-        }),
-      ),
-    );
+  private async deleteHeld(fingerprint: DuplicateFingerprint, condition: string, value: unknown, what: string): Promise<void> {
+    await this.deleteIf(what, duplicateKey(fingerprint), {
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ':value': value },
+    });
   }
 
   private put(
@@ -100,27 +83,15 @@ export class DynamoDuplicateIndex implements DuplicateIndex {
     values: Record<string, unknown>,
   ): Promise<boolean> {
     const expiresAtMs = claim.claimedAtMs + windowMs;
-    return sendIfCondition('claim duplicate', () =>
-      this.db.send(
-        new PutCommand(
-          retrySafe(
-            {
-              TableName: this.table,
-              Item: {
-                pk: key,
-                claimId: claim.claimId,
-                imageId: claim.imageId,
-                claimedAtMs: claim.claimedAtMs,
-                expiresAtMs,
-                [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + 86400,
-              },
-              ConditionExpression: condition,
-              ExpressionAttributeValues: values,
-            },
-            { claimId: claim.claimId },
-          ),
-        ),
-      ),
-    );
+    const item = {
+      pk: key,
+      claimId: claim.claimId,
+      imageId: claim.imageId,
+      claimedAtMs: claim.claimedAtMs,
+      expiresAtMs,
+      [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + 86400,
+    };
+    const write = { Item: item, ConditionExpression: condition, ExpressionAttributeValues: values };
+    return this.putIf('claim duplicate', retrySafe(write, { claimId: claim.claimId }));
   }
 }

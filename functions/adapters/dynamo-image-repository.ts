@@ -1,14 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  ScanCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
-import { retrySafe, sendConditional, sendIfCondition, sendOrFail } from './dynamo-calls';
+import { GetCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoTable, retrySafe, sendConditional, sendOrFail } from './dynamo-calls';
 import type { DueRef, ImageRecord, ImageTable, PendingUpload, StoredFile } from '../core/ports';
 import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
 import { readItem, type ItemReader } from './item-reader';
@@ -22,12 +14,7 @@ const sweepShard = (id: number): string => sweepShardKey(id % SWEEP_SHARDS);
 const objectKeyPk = (objectKey: string): string => `${ITEM_PREFIX.nameClaim}${objectKey}`;
 
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
-export class DynamoImageRepository implements ImageTable {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
-
+export class DynamoImageRepository extends DynamoTable implements ImageTable {
   async allocateId(): Promise<number> {
     const result = await sendOrFail('allocate id', () =>
       this.db.send(
@@ -47,67 +34,38 @@ export class DynamoImageRepository implements ImageTable {
   }
 
   async claimName(upload: PendingUpload, sweepAtMs: number): Promise<boolean> {
-    return sendIfCondition('claim name', () =>
-      this.db.send(
-        new PutCommand(
-          retrySafe(
-            {
-              TableName: this.table,
-              Item: {
-                pk: objectKeyPk(upload.name),
-                imageId: upload.imageId,
-                status: 'pending',
-                keys: upload.keys,
-                createdAtMs: upload.createdAtMs,
-                sweepShard: sweepShard(upload.imageId),
-                sweepAtMs,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-            { imageId: upload.imageId, status: 'pending' },
-          ),
-        ),
-      ),
-    );
+    const item = {
+      pk: objectKeyPk(upload.name),
+      imageId: upload.imageId,
+      status: 'pending',
+      keys: upload.keys,
+      createdAtMs: upload.createdAtMs,
+      sweepShard: sweepShard(upload.imageId),
+      sweepAtMs,
+    };
+    const write = { Item: item, ConditionExpression: 'attribute_not_exists(pk)' };
+    return this.putIf('claim name', retrySafe(write, { imageId: upload.imageId, status: 'pending' }));
   }
 
   async saveActive(record: ImageRecord): Promise<boolean> {
     // Due for the sweep at its expiry; out of the sweep index when it never expires.
     const sweep = record.expiresAtMs === null ? {} : { sweepShard: sweepShard(record.id), sweepAtMs: record.expiresAtMs };
-    return sendIfCondition('save record', () =>
-      this.db.send(
-        new PutCommand(
-          // its original's name is this upload's alone: a record naming it is this very write
-          retrySafe(
-            { TableName: this.table, Item: { ...toItem(record), ...sweep }, ConditionExpression: 'attribute_not_exists(pk)' },
-            { 'original.key': record.original.key },
-          ),
-        ),
-      ),
-    );
+    const write = { Item: { ...toItem(record), ...sweep }, ConditionExpression: 'attribute_not_exists(pk)' };
+    // its original's name is this upload's alone: a record naming it is this very write
+    return this.putIf('save record', retrySafe(write, { 'original.key': record.original.key }));
   }
 
   async settleName(name: string): Promise<boolean> {
     // The claim stays (the name is never given again); only what made it pending goes, once: a concurrent settling
     // is refused, this one's retry is not (its mark).
     const mark = randomUUID();
-    return sendIfCondition('settle name', () =>
-      this.db.send(
-        new UpdateCommand(
-          retrySafe(
-            {
-              TableName: this.table,
-              Key: { pk: objectKeyPk(name) },
-              UpdateExpression: 'SET settledBy = :mark REMOVE #status, #keys, createdAtMs, sweepShard, sweepAtMs',
-              ConditionExpression: '#status = :pending',
-              ExpressionAttributeNames: { '#status': 'status', '#keys': 'keys' },
-              ExpressionAttributeValues: { ':pending': 'pending', ':mark': mark },
-            },
-            { settledBy: mark },
-          ),
-        ),
-      ),
-    );
+    const write = {
+      UpdateExpression: 'SET settledBy = :mark REMOVE #status, #keys, createdAtMs, sweepShard, sweepAtMs',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status', '#keys': 'keys' },
+      ExpressionAttributeValues: { ':pending': 'pending', ':mark': mark },
+    };
+    return this.updateIf('settle name', objectKeyPk(name), retrySafe(write, { settledBy: mark }));
   }
 
   async findPending(name: string): Promise<PendingUpload | undefined> {
@@ -151,33 +109,21 @@ export class DynamoImageRepository implements ImageTable {
   }
 
   async addDeleteToken(id: number, tokenHash: string): Promise<boolean> {
-    return sendIfCondition('add delete token', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: imagePk(id) },
-          UpdateExpression: 'ADD deleteTokens :token',
-          ConditionExpression: 'attribute_exists(pk) AND #status = :active',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':active': 'active' },
-        }),
-      ),
-    );
+    return this.updateIf('add delete token', imagePk(id), {
+      UpdateExpression: 'ADD deleteTokens :token',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :active',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':active': 'active' },
+    });
   }
 
   async releaseDeleteToken(id: number, tokenHash: string): Promise<boolean> {
-    return sendIfCondition('release delete token', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: imagePk(id) },
-          UpdateExpression: 'DELETE deleteTokens :token',
-          ConditionExpression: '#status = :active AND contains(deleteTokens, :hash) AND size(deleteTokens) > :one',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':hash': tokenHash, ':active': 'active', ':one': 1 },
-        }),
-      ),
-    );
+    return this.updateIf('release delete token', imagePk(id), {
+      UpdateExpression: 'DELETE deleteTokens :token',
+      ConditionExpression: '#status = :active AND contains(deleteTokens, :hash) AND size(deleteTokens) > :one',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':hash': tokenHash, ':active': 'active', ':one': 1 },
+    });
   }
 
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {
@@ -250,18 +196,12 @@ export class DynamoImageRepository implements ImageTable {
     condition: string,
     values: Record<string, unknown>,
   ): Promise<boolean> {
-    return sendIfCondition(operation, () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: imagePk(id) },
-          UpdateExpression: 'SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now',
-          ConditionExpression: condition,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':deleting': 'deleting', ':shard': sweepShard(id), ':now': nowMs, ...values },
-        }),
-      ),
-    );
+    return this.updateIf(operation, imagePk(id), {
+      UpdateExpression: 'SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now',
+      ConditionExpression: condition,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':deleting': 'deleting', ':shard': sweepShard(id), ':now': nowMs, ...values },
+    });
   }
 
   recent(sinceMs: number): AsyncIterable<ImageRecord[]> {
@@ -300,12 +240,8 @@ export class DynamoImageRepository implements ImageTable {
     } while (start);
   }
 
-  async remove(id: number): Promise<boolean> {
-    return sendIfCondition('delete record', () =>
-      this.db.send(
-        new DeleteCommand({ TableName: this.table, Key: { pk: imagePk(id) }, ConditionExpression: 'attribute_exists(pk)' }),
-      ),
-    );
+  remove(id: number): Promise<boolean> {
+    return this.deleteIf('delete record', imagePk(id), { ConditionExpression: 'attribute_exists(pk)' });
   }
 }
 

@@ -1,18 +1,13 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ban, BanList, BlockList } from '../core/moderation';
-import { sendIfCondition, sendOrFail } from './dynamo-calls';
+import { DynamoTable, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, SINGLE_ITEM } from './table-schema';
 
 const BANS_PK = SINGLE_ITEM.bans;
 const blockPk = (md5: string): string => `${ITEM_PREFIX.block}${md5}`;
 
 /** Bans in one DynamoDB item (a map of range to end), blocked fingerprints one item each. */
-export class DynamoModeration implements BanList, BlockList {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
-
+export class DynamoModeration extends DynamoTable implements BanList, BlockList {
   async all(): Promise<Ban[]> {
     const result = await sendOrFail('read bans', () =>
       this.db.send(new GetCommand({ TableName: this.table, Key: { pk: BANS_PK }, ConsistentRead: true })),
@@ -22,42 +17,25 @@ export class DynamoModeration implements BanList, BlockList {
   }
 
   async add(ban: Ban): Promise<void> {
-    await sendOrFail('add ban', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: BANS_PK },
-          UpdateExpression: 'SET #ranges = if_not_exists(#ranges, :empty)',
-          ExpressionAttributeNames: { '#ranges': 'ranges' },
-          ExpressionAttributeValues: { ':empty': {} },
-        }),
-      ),
-    );
-    await sendOrFail('add ban', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: BANS_PK },
-          UpdateExpression: 'SET #ranges.#range = :until',
-          ExpressionAttributeNames: { '#ranges': 'ranges', '#range': ban.range },
-          ExpressionAttributeValues: { ':until': ban.untilMs },
-        }),
-      ),
-    );
+    // the map first (a nested SET needs its parent), then the range in it
+    await this.update('add ban', BANS_PK, {
+      UpdateExpression: 'SET #ranges = if_not_exists(#ranges, :empty)',
+      ExpressionAttributeNames: { '#ranges': 'ranges' },
+      ExpressionAttributeValues: { ':empty': {} },
+    });
+    await this.update('add ban', BANS_PK, {
+      UpdateExpression: 'SET #ranges.#range = :until',
+      ExpressionAttributeNames: { '#ranges': 'ranges', '#range': ban.range },
+      ExpressionAttributeValues: { ':until': ban.untilMs },
+    });
   }
 
   remove(range: string): Promise<boolean> {
-    return sendIfCondition('remove ban', () =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: BANS_PK },
-          UpdateExpression: 'REMOVE #ranges.#range',
-          ConditionExpression: 'attribute_exists(#ranges.#range)',
-          ExpressionAttributeNames: { '#ranges': 'ranges', '#range': range },
-        }),
-      ),
-    );
+    return this.updateIf('remove ban', BANS_PK, {
+      UpdateExpression: 'REMOVE #ranges.#range',
+      ConditionExpression: 'attribute_exists(#ranges.#range)',
+      ExpressionAttributeNames: { '#ranges': 'ranges', '#range': range },
+    });
   }
 
   async isBlocked(md5: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { TokenLedger } from '../core/ports';
-import { retrySafe, sendIfCondition, sendOrFail } from './dynamo-calls';
+import { DynamoTable, retrySafe, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 
 const tokenPk = (id: string): string => `${ITEM_PREFIX.uploadToken}${id}`;
@@ -9,29 +9,12 @@ const tokenPk = (id: string): string => `${ITEM_PREFIX.uploadToken}${id}`;
 const KEPT_SECONDS = 86_400;
 
 /** The uses of two-step upload tokens: one conditional item per used token. */
-export class DynamoTokenLedger implements TokenLedger {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
-
+export class DynamoTokenLedger extends DynamoTable implements TokenLedger {
   use(id: string, expiresAtMs: number): Promise<boolean> {
     // this use's own mark: its retry is not a second use
     const use = randomUUID();
-    return sendIfCondition('use upload token', () =>
-      this.db.send(
-        new PutCommand(
-          retrySafe(
-            {
-              TableName: this.table,
-              Item: { pk: tokenPk(id), use, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + KEPT_SECONDS },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-            { use },
-          ),
-        ),
-      ),
-    );
+    const item = { pk: tokenPk(id), use, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(expiresAtMs / 1000) + KEPT_SECONDS };
+    return this.putIf('use upload token', retrySafe({ Item: item, ConditionExpression: 'attribute_not_exists(pk)' }, { use }));
   }
 
   async forget(id: string): Promise<void> {

@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { fileTooBig, UploadError } from '../core/errors';
 import type { SourceFetcher } from '../core/ports';
+import { readUpTo } from './bounded-read';
 
 /** `dns.lookup` with `all: true`: every address of a name. */
 export type Resolver = (
@@ -172,29 +173,18 @@ function lastPathSegment(url: URL): string {
 }
 
 /** The body up to `maxBytes`; one byte more ends the transfer with 413, without reading on. */
-function readCapped(response: IncomingMessage, maxBytes: number, deadline: AbortSignal): Promise<Uint8Array> {
-  const tooBig = (): UploadError => fileTooBig(maxBytes);
+async function readCapped(response: IncomingMessage, maxBytes: number, deadline: AbortSignal): Promise<Uint8Array> {
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     response.destroy();
-    return Promise.reject(tooBig());
+    throw fileTooBig(maxBytes);
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    response.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        // settled before destroy(), whose 'aborted' and 'error' would otherwise speak first
-        reject(tooBig());
-        chunks.length = 0;
-        response.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    response.on('end', () => resolve(Buffer.concat(chunks)));
-    response.on('error', (error) => reject(deadline.aborted ? unableToFetch(deadline.reason) : unableToFetch(error)));
-    response.on('aborted', () => reject(unableToFetch(new Error('response aborted'))));
-  });
+  let body: Buffer | undefined;
+  try {
+    body = await readUpTo(response, maxBytes);
+  } catch (error) {
+    throw unableToFetch(deadline.aborted ? deadline.reason : error);
+  }
+  if (body === undefined) throw fileTooBig(maxBytes);
+  return body;
 }

@@ -21,27 +21,7 @@ import type {
   MetricUnit,
 } from './records';
 
-export type {
-  EncodedImage,
-  ProcessedImage,
-  ProcessOptions,
-  StoredObject,
-  StagedUsage,
-  StagedObject,
-  StoredFile,
-  ImageKeys,
-  DuplicateFingerprint,
-  PendingUpload,
-  ImageStatus,
-  ImageRecord,
-  DueRef,
-  DuplicateClaim,
-  CountWindow,
-  CounterSubject,
-  DayFigures,
-  Ban,
-  MetricUnit,
-} from './records';
+export type * from './records';
 import type { PurgeRequest } from './purge-plan';
 import type { FloodWindow } from './flood';
 

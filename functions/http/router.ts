@@ -105,13 +105,7 @@ async function api(deps: RouterDeps, event: APIGatewayProxyEvent, target: ApiRou
     if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
     if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
     if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');
-    refuseCrossSite(event, deps.settings);
-    const request = await parseUploadRequest(
-      event,
-      { maxUploadBytes: deps.settings.maxUploadBytes },
-      clientIp(event, deps.settings),
-    );
-    given.key = request.key;
+    const request = await readApiRequest(deps, event, given, parseUploadRequest);
     format = request.format;
     const image = await deps.service.upload(request);
     return withHeaders(uploadResponse(image, request.imgbb, format), cors);
@@ -142,14 +136,21 @@ async function uploadUrl(
     const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
     return withHeaders({ ...refused, headers: { ...refused.headers, Allow: 'POST' } }, cors);
   }
-  refuseCrossSite(event, deps.settings);
-  const request = await parseUploadUrlRequest(
-    event,
-    { maxUploadBytes: deps.settings.maxUploadBytes },
-    clientIp(event, deps.settings),
-  );
-  given.key = request.key;
+  const request = await readApiRequest(deps, event, given, parseUploadUrlRequest);
   return withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), cors);
+}
+
+/** What both API actions do first: refuse a cross-site browser, then read the request, noting the key it gave. */
+async function readApiRequest<T extends { key?: string | undefined }>(
+  deps: RouterDeps,
+  event: APIGatewayProxyEvent,
+  given: { key?: string | undefined },
+  parse: (event: APIGatewayProxyEvent, limits: { maxUploadBytes: number }, clientIp: string) => Promise<T>,
+): Promise<T> {
+  refuseCrossSite(event, deps.settings);
+  const request = await parse(event, { maxUploadBytes: deps.settings.maxUploadBytes }, clientIp(event, deps.settings));
+  given.key = request.key;
+  return request;
 }
 
 /** The viewer page (GET, HEAD); 404 for an image not shown (anymore). */
