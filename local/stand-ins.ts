@@ -18,6 +18,12 @@ export interface StandIns {
   ssm: string;
   /** What a request must be signed with to pass: the data folder's own (random) credentials. */
   credentials: Credentials;
+  /**
+   * The stand-ins' own sockets, behind the gates, in a folder only this user may enter: for a tool of this process's
+   * owner that stands for the network and changes requests on the way (the bench's latency proxy), which a gate
+   * would refuse.
+   */
+  sockets: { s3: string; dynamodb: string; ssm: string };
   close(): Promise<void>;
 }
 
@@ -107,6 +113,7 @@ export async function startStandIns(options: { dataDir?: string } = {}): Promise
     dynamodb: dynamoGate.url,
     ssm: ssmGate.url,
     credentials,
+    sockets: { s3: s3Socket, dynamodb: dynamoSocket, ssm: ssmSocket },
     async close() {
       await Promise.all(gates.map((one) => one.close()));
       await Promise.all([s3rver.close(), new Promise<void>((resolve) => dynamo.close(() => resolve())), ssm.close()]);

@@ -57,6 +57,8 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
   const standIns = stores.direct;
   try {
     const names = { bucket: 'bench', table: 'bench-table', parameterPrefix: '/bench' };
+    // the stand-ins take requests signed with their own credentials only: the SDK finds them in the environment
+    Object.assign(process.env, standInEnvironment(standIns));
     const { apiKey } = await provision({ endpoints: standIns, ...names });
     const { ssm } = localClients(standIns);
     // flood windows on (they cost what they cost in production), wide enough for the runs

@@ -38,17 +38,18 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
 /**
  * An HTTP proxy in front of a stand-in that adds `delayMs()` to every call (the round trip of a store in AWS), and
  * records each call: when it started and ended, what it was, and, for DynamoDB writes, the write units the stand-in
- * counts (it asks for them by adding `ReturnConsumedCapacity`; the stand-ins check no signatures). Bodies it need not
+ * counts (it asks for them by adding `ReturnConsumedCapacity`, which is why it talks to the stand-in's own socket, behind
+ * the signature gate, where dynalite checks no signature). Bodies it need not
  * read (an S3 object, every answer but a DynamoDB write's) are streamed through, not gathered: the proxy stands for
  * the network, and its own work shares the machine with the handler measured.
  */
 export async function startLatencyProxy(
   store: string,
-  target: string,
+  /** The stand-in's own socket. */
+  socketPath: string,
   delayMs: () => number,
   calls: StoreCall[],
 ): Promise<LatencyProxy> {
-  const targetUrl = new URL(target);
   const agent = new Agent({ keepAlive: true });
   const server: Server = createServer((incoming, outgoing) => {
     void (async () => {
@@ -60,33 +61,30 @@ export async function startLatencyProxy(
       const counted = store === 'DynamoDB' && DYNAMO_WRITES.has(operation);
       let parsed: Record<string, unknown> | undefined;
       let body: Buffer | undefined;
-      const headers = { ...incoming.headers, host: targetUrl.host };
+      const headers = { ...incoming.headers };
       if (counted) {
         parsed = JSON.parse((await readAll(incoming)).toString('utf8')) as Record<string, unknown>;
         body = Buffer.from(JSON.stringify({ ...parsed, ReturnConsumedCapacity: 'TOTAL' }));
         headers['content-length'] = String(body.length);
       }
       await new Promise((resolve) => setTimeout(resolve, delayMs()));
-      const proxied = forward(
-        { host: targetUrl.hostname, port: targetUrl.port, method: incoming.method, path: incoming.url, headers, agent },
-        (response) => {
-          if (!parsed) {
-            outgoing.writeHead(response.statusCode ?? 500, response.headers);
-            response.pipe(outgoing);
-            response.on('end', () => calls.push({ store, operation, startMs, endMs: nowMs() }));
-            return;
-          }
-          const written = parsed;
-          void readAll(response).then((answer) => {
-            const consumed = (JSON.parse(answer.toString('utf8') || '{}') as { ConsumedCapacity?: { CapacityUnits?: number } })
-              .ConsumedCapacity;
-            // a write whose condition failed costs a write unit too; the stand-in reports none then
-            calls.push({ store, operation, startMs, endMs: nowMs(), body: written, writeUnits: consumed?.CapacityUnits ?? 1 });
-            outgoing.writeHead(response.statusCode ?? 500, response.headers);
-            outgoing.end(answer);
-          });
-        },
-      );
+      const proxied = forward({ socketPath, method: incoming.method, path: incoming.url, headers, agent }, (response) => {
+        if (!parsed) {
+          outgoing.writeHead(response.statusCode ?? 500, response.headers);
+          response.pipe(outgoing);
+          response.on('end', () => calls.push({ store, operation, startMs, endMs: nowMs() }));
+          return;
+        }
+        const written = parsed;
+        void readAll(response).then((answer) => {
+          const consumed = (JSON.parse(answer.toString('utf8') || '{}') as { ConsumedCapacity?: { CapacityUnits?: number } })
+            .ConsumedCapacity;
+          // a write whose condition failed costs a write unit too; the stand-in reports none then
+          calls.push({ store, operation, startMs, endMs: nowMs(), body: written, writeUnits: consumed?.CapacityUnits ?? 1 });
+          outgoing.writeHead(response.statusCode ?? 500, response.headers);
+          outgoing.end(answer);
+        });
+      });
       proxied.on('error', () => outgoing.destroy());
       if (body) proxied.end(body);
       else incoming.pipe(proxied);

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { localClients, provision } from '../../local/provision';
+import { standInEnvironment } from '../../local/stand-ins';
 import { makeBenchFixtures } from './fixtures';
 import { startStoresProcess } from './handler';
 
@@ -93,6 +94,8 @@ async function main(): Promise<void> {
   const stores = await startStoresProcess();
   try {
     const names = { bucket: 'memory', table: 'memory-table', parameterPrefix: '/memory' };
+    // the stand-ins take requests signed with their own credentials only: the SDK finds them in the environment
+    Object.assign(process.env, standInEnvironment(stores.direct));
     const { apiKey } = await provision({ endpoints: stores.direct, ...names });
     const { ssm } = localClients(stores.direct);
     await ssm.send(

@@ -11,9 +11,9 @@ async function main(): Promise<void> {
   const calls: StoreCall[] = [];
   let latencyMs = 0;
   const [s3, dynamodb, ssm] = await Promise.all([
-    startLatencyProxy('S3', standIns.s3, () => latencyMs, calls),
-    startLatencyProxy('DynamoDB', standIns.dynamodb, () => latencyMs, calls),
-    startLatencyProxy('SSM', standIns.ssm, () => latencyMs, calls),
+    startLatencyProxy('S3', standIns.sockets.s3, () => latencyMs, calls),
+    startLatencyProxy('DynamoDB', standIns.sockets.dynamodb, () => latencyMs, calls),
+    startLatencyProxy('SSM', standIns.sockets.ssm, () => latencyMs, calls),
   ]);
   process.on('message', (message: { latencyMs?: number; calls?: boolean }) => {
     if (message.latencyMs !== undefined) latencyMs = message.latencyMs;
