@@ -16,8 +16,8 @@ export interface Config {
   originVerify: boolean;
   /** How long the SSM parameters are kept (all read in one call). */
   parametersCacheSeconds: number;
-  /** How long the ban list is kept. */
-  banCacheSeconds: number;
+  /** How long the bans and the blocked pictures are kept. */
+  moderationCacheSeconds: number;
   timeZone: string;
   maxUploadBytes: number;
   maxUrlUploadBytes: number;
@@ -93,9 +93,10 @@ export const SETTINGS = {
     meaning:
       'how long each function instance keeps the SSM parameters (all read in one call): a rotated API key or edited flood limits are in force within this time',
   },
-  BAN_CACHE_SECONDS: {
+  MODERATION_CACHE_SECONDS: {
     default: '30',
-    meaning: 'how long each function instance keeps the list of bans: a ban or its lifting is in force within this time',
+    meaning:
+      'how long each function instance keeps the bans and the blocked pictures: a ban, a block or their lifting is in force within this time',
   },
   TIME_ZONE: { default: 'UTC', meaning: 'IANA time zone of `date` and of the date folders' },
   MAX_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image accepted, in bytes (decoded)' },
@@ -163,7 +164,7 @@ export type SettingName = keyof typeof SETTINGS;
  * set is refused, naming them, rather than ignored.
  */
 export const REPLACED_SETTINGS: Readonly<Record<string, readonly SettingName[]>> = {
-  KEY_CACHE_SECONDS: ['PARAMETERS_CACHE_SECONDS', 'BAN_CACHE_SECONDS'],
+  KEY_CACHE_SECONDS: ['PARAMETERS_CACHE_SECONDS', 'MODERATION_CACHE_SECONDS'],
   FLOOD_LIMITS_CACHE_SECONDS: ['PARAMETERS_CACHE_SECONDS'],
 };
 
@@ -243,7 +244,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     tableName: read.required('TABLE_NAME'),
     originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
     parametersCacheSeconds: integer('PARAMETERS_CACHE_SECONDS', 0, 300),
-    banCacheSeconds: integer('BAN_CACHE_SECONDS', 0, 300),
+    moderationCacheSeconds: integer('MODERATION_CACHE_SECONDS', 0, 300),
     maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),
     maxUrlUploadBytes: integer('MAX_URL_UPLOAD_BYTES', 1, 1_000_000_000),
     maxStagedUploadBytes: integer('MAX_STAGED_UPLOAD_BYTES', 1, 1_000_000_000),

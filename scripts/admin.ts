@@ -1,6 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildStores, clock } from '../functions/api/stores';
 import { loadConfig } from '../functions/config';
@@ -18,7 +18,9 @@ import { NO_METRICS } from '../functions/core/metrics';
  */
 const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --outputs FILE] COMMAND
   takedown REFERENCE [--block]   remove an image (viewer URL, file URL or id) for every upload of it, and
-                                 every other image of the same bytes; --block refuses those bytes from then on
+                                 every other image of the same bytes; --block refuses those bytes and that
+                                 picture (re-encoded, resized, edited: docs/moderation.md) from then on
+  block-hashes import FILE       block the pictures of a list of PDQ hashes (one a line, 64 hex digits)
   ban RANGE [--for DURATION]     refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for 30m, 12h, 7d...
   unban RANGE                    lift a ban
   bans                           the bans in force
@@ -168,7 +170,7 @@ export async function main(argv: readonly string[], print: (line: string) => voi
       json: { type: 'boolean', default: false },
     },
   });
-  const [command, argument] = positionals;
+  const [command, argument, file] = positionals;
   const padding = values['id-padding'];
   const target = values.outputs
     ? stackTarget(outputsOfFile(values.outputs), padding)
@@ -176,12 +178,18 @@ export async function main(argv: readonly string[], print: (line: string) => voi
       ? stackTarget(await outputsOfStack(values.stack), padding)
       : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
   const needsArgument = ['takedown', 'ban', 'unban'].includes(command ?? '');
-  if (!command || (needsArgument && !argument)) {
+  const hashList = command === 'block-hashes' ? (argument === 'import' && file ? file : undefined) : '';
+  if (!command || (needsArgument && !argument) || hashList === undefined) {
     print(USAGE);
     return 2;
   }
   const opened = adminFor(target);
   try {
+    if (hashList) {
+      const count = await opened.admin.importPictureHashes(readFileSync(hashList, 'utf8'), basename(hashList));
+      print(`blocked ${count} pictures by their PDQ hashes (in force within MODERATION_CACHE_SECONDS, 30 s by default)`);
+      return 0;
+    }
     return await run(opened.admin, command, argument, values, print);
   } catch (error) {
     throw unreachable(error, target) ?? error;
@@ -228,17 +236,19 @@ async function run(
       }
       if (done.blocked.length > 0)
         print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
+      if (done.blockedPictures.length > 0)
+        print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')}): edited copies of it are refused too`);
       return 0;
     }
     case 'ban': {
       const ban = await admin.ban(argument ?? '', values.for === undefined ? undefined : parseDuration(values.for));
       print(
-        `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within BAN_CACHE_SECONDS, 30 s by default)`,
+        `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within MODERATION_CACHE_SECONDS, 30 s by default)`,
       );
       return 0;
     }
     case 'unban':
-      print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within BAN_CACHE_SECONDS)`);
+      print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within MODERATION_CACHE_SECONDS)`);
       return 0;
     case 'bans': {
       const bans = await admin.bans();

@@ -254,10 +254,12 @@ function dueRefOfPk(pk: unknown): DueRef | undefined {
 }
 
 function toItem(record: ImageRecord): Record<string, unknown> {
-  const { exif, deleteTokenHashes, fingerprint, ...rest } = record;
+  const { exif, deleteTokenHashes, fingerprint, perceptual, ...rest } = record;
   return {
     pk: imagePk(record.id),
     ...rest,
+    // the hashes in one string: 64 hex digits each, a space between
+    ...(perceptual ? { pdq: perceptual.hashes.join(' '), pdqQuality: perceptual.quality } : {}),
     duplicateKey: fingerprint === null ? null : duplicateKey(fingerprint),
     exifJson: exif === null ? null : JSON.stringify(exif),
     deleteTokens: new Set(deleteTokenHashes),
@@ -275,6 +277,7 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
   if (!STATUSES.has(status)) throw new Error(`unknown image status ${status}`);
   const exifJson = read.optionalString('exifJson');
   const duplicate = read.optionalString('duplicateKey');
+  const pdq = read.optionalString('pdq');
   return {
     id: read.number('id'),
     status: status as ImageRecord['status'],
@@ -296,6 +299,7 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
     clientIp: read.string('clientIp'),
     fingerprint: duplicate === null ? null : fingerprintOfKey(duplicate),
     deleteTokenHashes: read.stringSet('deleteTokens'),
+    ...(pdq === null ? {} : { perceptual: { hashes: pdq.split(' '), quality: read.number('pdqQuality') } }),
   };
 }
 

@@ -5,6 +5,10 @@ import { ITEM_PREFIX, SINGLE_ITEM } from './table-schema';
 
 const BANS_PK = SINGLE_ITEM.bans;
 const blockPk = (md5: string): string => `${ITEM_PREFIX.block}${md5}`;
+/** The 16 items of blocked pictures, one per first hex digit of their hashes. */
+const PICTURE_CHUNKS = [...'0123456789abcdef'].map((digit) => `${ITEM_PREFIX.pictureBlocks}${digit}`);
+/** Hashes set by one update: its expression stays far under DynamoDB's 4 KB. */
+const PICTURES_PER_UPDATE = 50;
 
 /** Bans in one DynamoDB item (a map of range to end), blocked fingerprints one item each. */
 export class DynamoModeration extends DynamoTable implements BanList, BlockList {
@@ -49,5 +53,41 @@ export class DynamoModeration extends DynamoTable implements BanList, BlockList 
     await sendOrFail('block', () =>
       this.db.send(new PutCommand({ TableName: this.table, Item: { pk: blockPk(md5), reason, blockedAtMs: nowMs } })),
     );
+  }
+
+  async pictures(): Promise<string[]> {
+    const chunks = await Promise.all(
+      PICTURE_CHUNKS.map((pk) =>
+        sendOrFail('read blocked pictures', () => this.db.send(new GetCommand({ TableName: this.table, Key: { pk } }))),
+      ),
+    );
+    return chunks.flatMap((chunk) => Object.keys((chunk.Item?.['hashes'] ?? {}) as Record<string, unknown>));
+  }
+
+  /** Each hash into its chunk's map (hash to reason and time), the map made first where missing, as the bans' is. */
+  async blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>, nowMs: number): Promise<void> {
+    for (const pk of PICTURE_CHUNKS) {
+      const digit = pk.slice(-1);
+      const mine = entries.filter((entry) => entry.hash.toLowerCase().startsWith(digit));
+      if (mine.length === 0) continue;
+      await this.update('block pictures', pk, {
+        UpdateExpression: 'SET #hashes = if_not_exists(#hashes, :empty)',
+        ExpressionAttributeNames: { '#hashes': 'hashes' },
+        ExpressionAttributeValues: { ':empty': {} },
+      });
+      for (let at = 0; at < mine.length; at += PICTURES_PER_UPDATE) {
+        const batch = mine.slice(at, at + PICTURES_PER_UPDATE);
+        await this.update('block pictures', pk, {
+          UpdateExpression: `SET ${batch.map((_, index) => `#hashes.#h${index} = :r${index}`).join(', ')}`,
+          ExpressionAttributeNames: {
+            '#hashes': 'hashes',
+            ...Object.fromEntries(batch.map((entry, index) => [`#h${index}`, entry.hash.toLowerCase()])),
+          },
+          ExpressionAttributeValues: Object.fromEntries(
+            batch.map((entry, index) => [`:r${index}`, { reason: entry.reason.slice(0, 200), blockedAtMs: nowMs }]),
+          ),
+        });
+      }
+    }
   }
 }

@@ -30,6 +30,8 @@ export const ITEM_PREFIX = {
   uploadToken: 'TOKEN#',
   /** A blocked fingerprint: `BLOCK#{md5}`. */
   block: 'BLOCK#',
+  /** Blocked pictures' PDQ hashes, by their first hex digit (16 items, read whole): `PDQBLOCK#a`. */
+  pictureBlocks: 'PDQBLOCK#',
   /** One day's figures: `STATS#2026-11-23`. */
   dayStats: 'STATS#',
   /** A client's counts under each rule of the guard: `FLOOD#{client}`, `FETCHFAIL#{client}`, `UPLOADURL#{client}`. */

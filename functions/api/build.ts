@@ -71,7 +71,7 @@ export async function buildServices(
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     ...floodGuards(config, counters, settings, logger),
     duplicates,
-    gate: new UploadGate(moderation, moderation, clock, config.banCacheSeconds * 1000),
+    gate: new UploadGate(moderation, moderation, clock, config.moderationCacheSeconds * 1000),
     staged: new StagedUploads({
       settings,
       staged,

@@ -1,6 +1,7 @@
 import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
+import { isPdqHash } from './pdq';
 import { canonicalRange, inRange, type Ban, type BanList, type BlockList } from './moderation';
 import type { Clock, ImageRecord, ImageRecords, ImageScan, NameClaims, StagedObjectStore, StagedUsage } from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
@@ -30,6 +31,8 @@ export interface Takedown {
   idEncoded: string;
   removed: Array<{ idEncoded: string; clientIp: string; files: string[] }>;
   blocked: string[];
+  /** The PDQ hashes of the picture blocked with it. */
+  blockedPictures: string[];
 }
 
 export interface ListedUpload {
@@ -91,7 +94,15 @@ export class Admin {
     const nowMs = this.deps.clock.nowMs();
     const idEncoded = codec.encode(record.id);
     if (options.block) {
-      for (const md5 of fingerprints) await this.deps.moderation.block(md5, `taken down: ${idEncoded}`, nowMs);
+      const reason = `taken down: ${idEncoded}`;
+      for (const md5 of fingerprints) await this.deps.moderation.block(md5, reason, nowMs);
+      // the picture too, so that a re-encoded, resized or edited copy is refused as well
+      const pictures = record.perceptual?.hashes ?? [];
+      if (pictures.length > 0)
+        await this.deps.moderation.blockPictures(
+          pictures.map((hash) => ({ hash, reason })),
+          nowMs,
+        );
     }
     const copies = [record];
     for await (const page of this.deps.images.withContent(fingerprints)) {
@@ -107,7 +118,28 @@ export class Admin {
       await removeImage(this.deps, copy);
       removed.push({ idEncoded: codec.encode(copy.id), clientIp: copy.clientIp, files: fileKeys(copy) });
     }
-    return { idEncoded, removed, blocked: options.block ? fingerprints : [] };
+    const blockedPictures = options.block ? (record.perceptual?.hashes ?? []) : [];
+    return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures };
+  }
+
+  /**
+   * Blocks the pictures of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; what
+   * follows it, blank lines and `#` comments are passed over); a line without a hash is refused, naming it.
+   */
+  async importPictureHashes(text: string, source: string): Promise<number> {
+    const hashes = new Set<string>();
+    text.split(/\r?\n/).forEach((line, index) => {
+      const field = line.trim().split(/[\s,;]+/)[0] ?? '';
+      if (field === '' || field.startsWith('#')) return;
+      if (!isPdqHash(field)) throw new AdminError(`line ${index + 1} holds no PDQ hash (64 hex digits): ${line.slice(0, 80)}`);
+      hashes.add(field.toLowerCase());
+    });
+    const reason = `imported: ${source}`;
+    await this.deps.moderation.blockPictures(
+      [...hashes].map((hash) => ({ hash, reason })),
+      this.deps.clock.nowMs(),
+    );
+    return hashes.size;
   }
 
   /** Bans a range (an address or CIDR, IPv4 or IPv6) from uploading, for `forMs` or for good. */

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
-import type { Clock } from './ports';
-import type { Ban, BanList, BlockList } from './ports';
+import { pdqDistance } from './pdq';
+import type { Ban, BanList, BlockList, Clock, ProcessedImage } from './ports';
 
 export type { Ban, BanList, BlockList } from './ports';
 
@@ -41,31 +41,69 @@ export function inRange(ip: string, range: string): boolean {
   return address.kind() === network.kind() && address.match(network, prefix);
 }
 
+/** The PDQ distance at or under which an upload is taken for a blocked picture (`docs/moderation.md`). */
+export const PICTURE_MATCH_DISTANCE = 31;
+
+/** Whether any of an upload's hashes (turned and mirrored) comes within the match distance of a blocked one. */
+export function matchesPicture(turned: readonly string[], blocked: readonly string[]): boolean {
+  return blocked.some((hash) => turned.some((upload) => pdqDistance(hash, upload) <= PICTURE_MATCH_DISTANCE));
+}
+
+const blocked = (): UploadError => new UploadError('Blocked', 'This image was taken down and may not be uploaded again');
+
 /**
- * The checks an upload passes before anything is taken: its address is not banned (the ban list is cached like the
- * key, so a ban is in force within `BAN_CACHE_SECONDS`), and later its bytes are not blocked.
+ * The checks an upload passes: before anything is taken, its address is not banned; then its bytes are not blocked;
+ * once decoded, neither its stored bytes nor its picture. The bans and the blocked pictures are read whole and kept
+ * for `MODERATION_CACHE_SECONDS`, so a ban or a block is in force within that time.
  */
 export class UploadGate {
-  private cached: { bans: Ban[]; readAtMs: number } | undefined;
+  private readonly bans: Kept<Ban[]>;
+  private readonly pictures: Kept<string[]>;
 
   constructor(
-    private readonly bans: Pick<BanList, 'all'>,
-    private readonly blocks: Pick<BlockList, 'isBlocked'>,
+    bans: Pick<BanList, 'all'>,
+    private readonly blocks: Pick<BlockList, 'isBlocked' | 'pictures'>,
     private readonly clock: Clock,
-    private readonly cacheMs: number,
-  ) {}
+    cacheMs: number,
+  ) {
+    this.bans = new Kept(() => bans.all(), clock, cacheMs);
+    this.pictures = new Kept(() => blocks.pictures(), clock, cacheMs);
+  }
 
   async admit(ip: string): Promise<void> {
     const nowMs = this.clock.nowMs();
-    if (!this.cached || nowMs - this.cached.readAtMs >= this.cacheMs) {
-      this.cached = { bans: await this.bans.all(), readAtMs: nowMs };
-    }
-    const banned = this.cached.bans.some((ban) => (ban.untilMs === null || ban.untilMs > nowMs) && inRange(ip, ban.range));
+    const bans = await this.bans.value();
+    const banned = bans.some((ban) => (ban.untilMs === null || ban.untilMs > nowMs) && inRange(ip, ban.range));
     if (banned) throw new UploadError('Banned', 'Uploads from your address are not allowed');
   }
 
   async checkBytes(md5: string): Promise<void> {
-    if (await this.blocks.isBlocked(md5))
-      throw new UploadError('Blocked', 'This image was taken down and may not be uploaded again');
+    if (await this.blocks.isBlocked(md5)) throw blocked();
+  }
+
+  /** The decoded upload: its stored original's bytes (when they differ from those sent) and its picture. */
+  async checkPicture(processed: Pick<ProcessedImage, 'originalMd5' | 'perceptual'>, sourceMd5: string): Promise<void> {
+    const [storedBlocked, pictures] = await Promise.all([
+      processed.originalMd5 === sourceMd5 ? false : this.blocks.isBlocked(processed.originalMd5),
+      this.pictures.value(),
+    ]);
+    if (storedBlocked || (processed.perceptual && matchesPicture(processed.perceptual.turned, pictures))) throw blocked();
+  }
+}
+
+/** A value read again once it is older than `maxAgeMs`. */
+class Kept<T> {
+  private kept: { value: T; readAtMs: number } | undefined;
+
+  constructor(
+    private readonly read: () => Promise<T>,
+    private readonly clock: Clock,
+    private readonly maxAgeMs: number,
+  ) {}
+
+  async value(): Promise<T> {
+    const nowMs = this.clock.nowMs();
+    if (!this.kept || nowMs - this.kept.readAtMs >= this.maxAgeMs) this.kept = { value: await this.read(), readAtMs: nowMs };
+    return this.kept.value;
   }
 }

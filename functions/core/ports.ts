@@ -243,6 +243,10 @@ export interface BanList {
 export interface BlockList {
   isBlocked(md5: string): Promise<boolean>;
   block(md5: string, reason: string, nowMs: number): Promise<void>;
+  /** Every blocked picture's PDQ hash (the list is read whole, and kept for `MODERATION_CACHE_SECONDS`). */
+  pictures(): Promise<string[]>;
+  /** Blocks pictures by their PDQ hashes (taken down with `--block`, or imported from a hash list). */
+  blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>, nowMs: number): Promise<void>;
 }
 
 /** Where the service writes its figures (CloudWatch embedded metric format in Lambda; nowhere, or a fake, elsewhere). */

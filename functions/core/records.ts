@@ -25,6 +25,18 @@ export interface ProcessedImage {
   medium: EncodedImage;
   exif: Record<string, unknown> | null;
   animated: boolean;
+  /** What the picture looks like (`docs/moderation.md`); absent for an animation, whose frames are not hashed. */
+  perceptual?: Perceptual;
+}
+
+/** A picture's PDQ hashes (`core/pdq.ts`), made from the pixels the renditions are made from. */
+export interface Perceptual {
+  /** The picture's hash, and, when it has a plain border, the hash of the picture without it: what a record keeps. */
+  hashes: string[];
+  /** Each of those, turned and mirrored the eight ways: what an upload is compared by. */
+  turned: string[];
+  /** The PDQ quality of the picture's own hash (0 to 100). */
+  quality: number;
 }
 
 export interface ProcessOptions {
@@ -126,6 +138,8 @@ export interface ImageRecord {
   fingerprint: DuplicateFingerprint | null;
   /** sha256 of every delete token handed out for this image. */
   deleteTokenHashes: string[];
+  /** What the picture looks like (PDQ), for blocking it; absent for an animation, or a record made before hashing. */
+  perceptual?: { hashes: string[]; quality: number };
 }
 
 /** What the sweep may find due: an image (expired, or a delete left unfinished), or an upload's name claim. */

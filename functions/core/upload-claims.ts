@@ -159,6 +159,9 @@ export function newRecord(
     clientIp: fingerprint.clientIp,
     fingerprint: claimed ? fingerprint : null,
     deleteTokenHashes: [tokenHash],
+    ...(processed.perceptual
+      ? { perceptual: { hashes: processed.perceptual.hashes, quality: processed.perceptual.quality } }
+      : {}),
   };
 }
 

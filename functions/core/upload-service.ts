@@ -158,6 +158,8 @@ export class UploadService {
       if ('answer' in claims) return await this.answeredAsDuplicate(claims.answer, imaging.processing, writes);
       writes.putOriginal(claims.keys.original, imaging.original, upload.room);
       const processed = await imaging.processing;
+      // a picture taken down with --block may not come back, however re-encoded (`docs/moderation.md`)
+      await this.deps.gate.checkPicture(processed, sourceMd5());
       await writes.reserved;
       const token = deleteTokens.make(this.deps.random);
       const claimed = writes.heldClaim !== undefined;

@@ -1,7 +1,8 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { UploadError } from '../core/errors';
 import { md5Hex } from '../core/hashes';
-import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../core/ports';
+import { pdqHash } from '../core/pdq';
+import type { EncodedImage, ImageProcessor, Perceptual, ProcessedImage, ProcessOptions } from '../core/ports';
 import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
@@ -58,6 +59,8 @@ interface Probe {
 }
 
 const DECODE_OPTIONS: SharpOptions = { limitInputPixels: false, failOn: 'error' };
+/** How far from the corner pixel's colour a border's pixels may stray (sharp's trim; its default is 10). */
+const TRIM_THRESHOLD = 10;
 
 /**
  * Scans a JPEG may have. Encoders write 1 (baseline) to about 10 (progressive: libjpeg and mozjpeg 10 for colour, 6 for
@@ -208,8 +211,11 @@ export class SharpImageProcessor implements ImageProcessor {
     options.onOriginal?.(original);
     const originalMd5 = storedMd5(stored, input, options);
     const working = await decoding;
-    const { thumb, medium } = await this.renditions(working, original, probe, budget);
-    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false };
+    const [{ thumb, medium }, perceptual] = await Promise.all([
+      this.renditions(working, original, probe, budget),
+      perceptualOf(working, budget),
+    ]);
+    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual };
   }
 
   /**
@@ -239,7 +245,10 @@ export class SharpImageProcessor implements ImageProcessor {
         : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar', budget);
     const original = await encodingOriginal;
     options.onOriginal?.(original);
-    const { thumb, medium } = await this.renditions(working, original, probe, budget);
+    const [{ thumb, medium }, perceptual] = await Promise.all([
+      this.renditions(working, original, probe, budget),
+      perceptualOf(working, budget),
+    ]);
     return {
       original,
       originalMd5: md5Hex(original.bytes),
@@ -247,6 +256,7 @@ export class SharpImageProcessor implements ImageProcessor {
       medium,
       exif: readExif(probe.exif),
       animated: false,
+      perceptual,
     };
   }
 
@@ -410,6 +420,33 @@ function fromRaw({ data, info, depth }: RawImage): Sharp {
 
 function fromPixels(pixels: RawPixels): Sharp {
   return sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
+}
+
+/**
+ * The picture's PDQ hashes from the working pixels (no decode of its own), and those of the picture with a plain
+ * border trimmed off, when it has one: a border added to, or cut from, a blocked picture would otherwise hide it.
+ */
+async function perceptualOf(working: RawImage, budget: Budget): Promise<Perceptual> {
+  const pixelsOf = ({ data, info }: { data: Buffer; info: sharp.OutputInfo }) => ({
+    data,
+    width: info.width,
+    height: info.height,
+    channels: info.channels,
+  });
+  const trimming = budget
+    .bound(fromRaw(working).trim({ threshold: TRIM_THRESHOLD }))
+    .raw()
+    .toBuffer({ resolveWithObject: true })
+    // a picture of one colour has nothing left to trim to
+    .catch(() => undefined);
+  const plain = pdqHash(pixelsOf(working));
+  const trimmed = await trimming;
+  const cut =
+    trimmed && (trimmed.info.width !== working.info.width || trimmed.info.height !== working.info.height)
+      ? pdqHash(pixelsOf(trimmed))
+      : undefined;
+  const hashes = cut ? [plain, cut] : [plain];
+  return { hashes: hashes.map((one) => one.hash), turned: hashes.flatMap((one) => one.turned), quality: plain.quality };
 }
 
 /** Megapixels to three significant digits: 100, 24, 0.5. */

@@ -91,7 +91,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           PARAMETER_PREFIX: names.parameterPrefix,
           PUBLIC_URL: 'https://img.example.test',
           PARAMETERS_CACHE_SECONDS: '300',
-          BAN_CACHE_SECONDS: '300',
+          MODERATION_CACHE_SECONDS: '300',
         },
         { metrics },
       );

@@ -116,6 +116,16 @@ describe.each(implementations)('the image table ports, on %s', (_name, open) => 
   });
 
   describe('ImageRecords', () => {
+    it("keeps a record's picture hashes when it has them, and none when it has not", async () => {
+      const hashed = fresh();
+      const perceptual = { hashes: ['0f'.repeat(32), 'e1'.repeat(32)], quality: 87 };
+      await table.saveActive(record(hashed.id, hashed.name, { perceptual }));
+      expect((await table.find(hashed.id))?.perceptual).toEqual(perceptual);
+      const plain = fresh();
+      await table.saveActive(record(plain.id, plain.name));
+      expect(await table.find(plain.id)).not.toHaveProperty('perceptual');
+    });
+
     it('saves a record once: another image under its id is refused, the same record again (retried) is not', async () => {
       const { id, name } = fresh();
       expect(await table.saveActive(record(id, name))).toBe(true);

@@ -13,7 +13,7 @@ const API_KEY = 'admin-cli-key-0123456789';
 let server: Awaited<ReturnType<typeof startFreshLocalProcess>>;
 
 beforeAll(async () => {
-  server = await startFreshLocalProcess('admin', { API_KEY, BAN_CACHE_SECONDS: '0' });
+  server = await startFreshLocalProcess('admin', { API_KEY, MODERATION_CACHE_SECONDS: '0' });
 });
 
 afterAll(async () => {

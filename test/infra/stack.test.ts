@@ -581,11 +581,11 @@ describe('settings from context', () => {
 
   it('refuses a setting of an earlier version, naming what replaced it, and passes the new ones on', () => {
     expect(() => synth({ keyCacheSeconds: 60 })).toThrow(
-      'context keyCacheSeconds is no longer read: use parametersCacheSeconds or banCacheSeconds',
+      'context keyCacheSeconds is no longer read: use parametersCacheSeconds or moderationCacheSeconds',
     );
     expect(() => synth({ floodLimitsCacheSeconds: 60 })).toThrow(/use parametersCacheSeconds$/);
-    synth({ parametersCacheSeconds: 60, banCacheSeconds: 5 }).hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ PARAMETERS_CACHE_SECONDS: '60', BAN_CACHE_SECONDS: '5' }) },
+    synth({ parametersCacheSeconds: 60, moderationCacheSeconds: 5 }).hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ PARAMETERS_CACHE_SECONDS: '60', MODERATION_CACHE_SECONDS: '5' }) },
     });
   });
 

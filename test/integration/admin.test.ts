@@ -5,8 +5,10 @@ import { Admin } from '../../functions/core/admin';
 import { IdCodecs } from '../../functions/core/id-codec';
 import type { ImageObject } from '../../functions/core/image-object';
 import { NO_METRICS } from '../../functions/core/metrics';
-import { makePng } from '../support/images';
+import sharp from 'sharp';
+import { makePhoto, makePng } from '../support/images';
 import { clockAheadBy } from '../support/in-memory';
+import { defaultProcessor } from '../../scripts/bench/processor';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 
 jest.setTimeout(60_000);
@@ -100,13 +102,81 @@ describe('npm run admin: takedown', () => {
       message: 'This image was taken down and may not be uploaded again',
     });
     expect(await service.objectKeys()).toEqual([]);
-    await upload(service, 3); // other bytes are welcome
+    // another picture is welcome (the gradients of upload() are all one picture to the perceptual hash)
+    const other = await service.send(
+      multipartUpload({ key: service.apiKey, source: { bytes: await makePhoto(3), filename: 'other.jpg' } }),
+    );
+    expect(other.statusCode).toBe(200);
+  });
+});
+
+/** Sends a file; answers the status and the error code (0 when stored). */
+async function sent(service: TestService, bytes: Buffer, filename: string): Promise<{ status: number; code: number }> {
+  const response = await service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename } }), '198.51.100.9');
+  const body = JSON.parse(response.body) as { error?: { code: number } };
+  return { status: response.statusCode, code: body.error?.code ?? 0 };
+}
+
+/** An APP1 segment of its own right after the JPEG's start: another EXIF block, the pixels untouched. */
+function withOtherExif(jpeg: Buffer): Buffer {
+  const body = Buffer.concat([
+    Buffer.from('Exif\0\0', 'latin1'),
+    Buffer.from([0x49, 0x49, 0x2a, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+  ]);
+  return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xe1, 0, body.length + 2]), body, jpeg.subarray(2)]);
+}
+
+describe('npm run admin: takedown --block holds for the picture, not only the bytes', () => {
+  const BLOCKED_REFUSAL = { status: 403, code: 151 };
+
+  it('refuses every edit an abuser tries of a blocked photo, and takes other photos', async () => {
+    const service = await createTestService();
+    const photo = await makePhoto(1);
+    const first = await sent(service, photo, 'photo.jpg');
+    expect(first).toEqual({ status: 200, code: 0 });
+    const listed = await adminOf(service).list({ sinceMs: 0, limit: 10 });
+    const done = await adminOf(service).takedown(listed[0]?.idEncoded ?? '', { block: true });
+    expect(done.blockedPictures).toHaveLength(1);
+    const variants: Record<string, Buffer> = {
+      'two bytes appended': Buffer.concat([photo, Buffer.from([0, 0])]),
+      'another EXIF block': withOtherExif(photo),
+      'JPEG quality 55': await sharp(photo).jpeg({ quality: 55 }).toBuffer(),
+      'half size': await sharp(photo).resize({ width: 400 }).jpeg().toBuffer(),
+      WebP: await sharp(photo).webp().toBuffer(),
+      PNG: await sharp(photo).png().toBuffer(),
+      '10% brighter': await sharp(photo).modulate({ brightness: 1.1 }).jpeg().toBuffer(),
+      mirrored: await sharp(photo).flop().jpeg().toBuffer(),
+      'turned 90°': await sharp(photo).rotate(90).jpeg().toBuffer(),
+    };
+    for (const [edit, bytes] of Object.entries(variants)) {
+      expect({ edit, ...(await sent(service, bytes, 'again.jpg')) }).toEqual({ edit, ...BLOCKED_REFUSAL });
+    }
+    for (const seed of [2, 3, 4, 5])
+      expect(await sent(service, await makePhoto(seed), `other${seed}.jpg`)).toEqual({ status: 200, code: 0 });
+    // nothing of the refused uploads stays: the four other photos' three files each
+    expect(await service.objectKeys()).toHaveLength(12);
+  });
+
+  it('blocks the pictures of an imported hash list, and refuses a list it cannot read, naming the line', async () => {
+    const service = await createTestService();
+    const admin = adminOf(service);
+    const photo = await makePhoto(9);
+    const { perceptual } = await defaultProcessor().process(photo, { targetWidth: undefined });
+    const hash = perceptual?.hashes[0] ?? '';
+    await expect(admin.importPictureHashes(`# a list\n${hash.toUpperCase()},100\n\n`, 'list.csv')).resolves.toBe(1);
+    expect(await sent(service, await sharp(photo).resize({ width: 500 }).webp().toBuffer(), 'again.webp')).toEqual(
+      BLOCKED_REFUSAL,
+    );
+    expect(await sent(service, await makePhoto(10), 'other.jpg')).toEqual({ status: 200, code: 0 });
+    await expect(admin.importPictureHashes(`${hash}\nnot-a-hash\n`, 'bad.txt')).rejects.toThrow(
+      'line 2 holds no PDQ hash (64 hex digits): not-a-hash',
+    );
   });
 });
 
 describe('npm run admin: ban and unban', () => {
   it('refuses uploads from a banned address or range (IPv4 and IPv6) with 403, code 150, until unbanned', async () => {
-    const service = await createTestService({ BAN_CACHE_SECONDS: '0' });
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
     const admin = adminOf(service);
     expect(await admin.ban('203.0.113.0/24', undefined)).toEqual({ range: '203.0.113.0/24', untilMs: null });
     expect(await admin.ban('2001:db8:0:0::1/48', 3_600_000)).toMatchObject({ range: '2001:db8::/48' });
@@ -123,7 +193,7 @@ describe('npm run admin: ban and unban', () => {
   });
 
   it('lets a ban with an end lapse', async () => {
-    const service = await createTestService({ BAN_CACHE_SECONDS: '0' });
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
     const admin = adminOf(service);
     await admin.ban('198.51.100.9', 1);
     await new Promise((resolve) => setTimeout(resolve, 5));

@@ -228,3 +228,57 @@ export async function makeCmykJpeg(width: number, height: number): Promise<Buffe
 export async function makeGreyPng(width: number, height: number): Promise<Buffer> {
   return raw(width, height).toColourspace('b-w').png().toBuffer();
 }
+
+/** A deterministic pseudo-random generator (mulberry32): the same seed, the same numbers. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A picture of its own for each seed, with the structure of a photograph (smooth shapes of several sizes, light and
+ * shade): pictures of different seeds are as unlike as different photos, for the perceptual hash's sake.
+ */
+export async function makePhoto(seed: number, width = 800, height = 600): Promise<Buffer> {
+  // drawn at a quarter of the size, then scaled up smoothly (as fast in a test as the picture needs)
+  const w = Math.ceil(width / 4);
+  const h = Math.ceil(height / 4);
+  const random = seeded(seed);
+  const waves = Array.from({ length: 6 }, () => ({
+    fx: (random() * 6 + 0.5) / w,
+    fy: (random() * 6 + 0.5) / h,
+    phase: random() * Math.PI * 2,
+    weight: [random() * 90, random() * 90, random() * 90],
+  }));
+  const blobs = Array.from({ length: 8 }, () => ({
+    x: random() * w,
+    y: random() * h,
+    r: (0.05 + random() * 0.2) * w,
+    colour: [random() * 255, random() * 255, random() * 255],
+  }));
+  const pixels = Buffer.alloc(w * h * 3);
+  for (let y = 0; y < h; y += 1) {
+    for (let x = 0; x < w; x += 1) {
+      const colour = [128, 128, 128];
+      for (const wave of waves) {
+        const value = Math.sin(2 * Math.PI * (wave.fx * x + wave.fy * y) + wave.phase);
+        for (let c = 0; c < 3; c += 1) colour[c] = (colour[c] ?? 0) + value * (wave.weight[c] ?? 0) * 0.4;
+      }
+      for (const blob of blobs) {
+        const near = Math.max(0, 1 - Math.hypot(x - blob.x, y - blob.y) / blob.r);
+        for (let c = 0; c < 3; c += 1) colour[c] = (colour[c] ?? 0) * (1 - near) + (blob.colour[c] ?? 0) * near;
+      }
+      for (let c = 0; c < 3; c += 1) pixels[(y * w + x) * 3 + c] = Math.max(0, Math.min(255, Math.round(colour[c] ?? 0)));
+    }
+  }
+  return sharp(pixels, { raw: { width: w, height: h, channels: 3 } })
+    .resize(width, height, { kernel: 'cubic' })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+}

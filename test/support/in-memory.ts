@@ -402,6 +402,7 @@ export class InMemoryTokenLedger implements TokenLedger {
 export class InMemoryModeration implements BanList, BlockList {
   readonly bans = new Map<string, number | null>();
   readonly blocked = new Set<string>();
+  readonly blockedPictures = new Set<string>();
 
   async all(): Promise<Ban[]> {
     return [...this.bans].map(([range, untilMs]) => ({ range, untilMs }));
@@ -421,5 +422,13 @@ export class InMemoryModeration implements BanList, BlockList {
 
   async block(md5: string): Promise<void> {
     this.blocked.add(md5);
+  }
+
+  async pictures(): Promise<string[]> {
+    return [...this.blockedPictures];
+  }
+
+  async blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>): Promise<void> {
+    for (const { hash } of entries) this.blockedPictures.add(hash.toLowerCase());
   }
 }

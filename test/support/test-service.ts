@@ -62,7 +62,7 @@ export async function createTestService(
       PARAMETER_PREFIX: parameterPrefix,
       PUBLIC_URL,
       PARAMETERS_CACHE_SECONDS: '0',
-      BAN_CACHE_SECONDS: '0',
+      MODERATION_CACHE_SECONDS: '0',
       ...settings,
     },
     { metrics: NO_METRICS, ...options },

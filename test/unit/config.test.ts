@@ -9,7 +9,7 @@ describe('loadConfig', () => {
       publicUrl: 'https://img.example.test',
       parameters: { apiKey: '/image-upload/api-key', floodLimits: '/image-upload/flood-limits', idSalt: '/image-upload/id-salt' },
       parametersCacheSeconds: 30,
-      banCacheSeconds: 30,
+      moderationCacheSeconds: 30,
       timeZone: 'UTC',
       maxUploadBytes: 10_000_000,
       maxPixels: 100_000_000,
@@ -57,14 +57,14 @@ describe('loadConfig', () => {
 
   it('refuses a setting of an earlier version, naming what replaced it, rather than ignoring it', () => {
     expect(() => loadConfig({ ...REQUIRED, KEY_CACHE_SECONDS: '30' })).toThrow(
-      'KEY_CACHE_SECONDS is no longer read: use PARAMETERS_CACHE_SECONDS or BAN_CACHE_SECONDS',
+      'KEY_CACHE_SECONDS is no longer read: use PARAMETERS_CACHE_SECONDS or MODERATION_CACHE_SECONDS',
     );
     expect(() => loadConfig({ ...REQUIRED, FLOOD_LIMITS_CACHE_SECONDS: '' })).toThrow(
       'FLOOD_LIMITS_CACHE_SECONDS is no longer read: use PARAMETERS_CACHE_SECONDS',
     );
-    expect(loadConfig({ ...REQUIRED, PARAMETERS_CACHE_SECONDS: '0', BAN_CACHE_SECONDS: '300' })).toMatchObject({
+    expect(loadConfig({ ...REQUIRED, PARAMETERS_CACHE_SECONDS: '0', MODERATION_CACHE_SECONDS: '300' })).toMatchObject({
       parametersCacheSeconds: 0,
-      banCacheSeconds: 300,
+      moderationCacheSeconds: 300,
     });
   });
 });

@@ -1,4 +1,4 @@
-import { canonicalRange, inRange, UploadGate } from '../../../functions/core/moderation';
+import { canonicalRange, inRange, matchesPicture, PICTURE_MATCH_DISTANCE, UploadGate } from '../../../functions/core/moderation';
 import { FakeClock, InMemoryModeration } from '../../support/in-memory';
 
 describe('canonicalRange', () => {
@@ -85,5 +85,50 @@ describe('UploadGate', () => {
       message: 'This image was taken down and may not be uploaded again',
     });
     await expect(gate.checkBytes('ffffffffffffffffffffffffffffffff')).resolves.toBeUndefined();
+  });
+
+  /** A hash `bits` bits away from `hash` (its first bits flipped). */
+  const away = (hash: string, bits: number): string => {
+    const digits = [...hash].map((digit) => Number.parseInt(digit, 16));
+    for (let bit = 0; bit < bits; bit += 1) digits[bit >> 2] = (digits[bit >> 2] ?? 0) ^ (8 >> (bit & 3));
+    return digits.map((digit) => digit.toString(16)).join('');
+  };
+
+  it(`refuses a picture within ${PICTURE_MATCH_DISTANCE} bits of a blocked one, turned or not, and nothing farther`, async () => {
+    const clock = new FakeClock();
+    const moderation = new InMemoryModeration();
+    const blocked = 'a5'.repeat(32);
+    await moderation.blockPictures([{ hash: blocked, reason: 'test' }]);
+    const gate = new UploadGate(moderation, moderation, clock, 30_000);
+    const upload = (turned: string[]) => ({ originalMd5: 'b'.repeat(32), perceptual: { hashes: [], turned, quality: 100 } });
+    const other = 'f0'.repeat(32);
+    await expect(gate.checkPicture(upload([other, away(blocked, PICTURE_MATCH_DISTANCE)]), 'c'.repeat(32))).rejects.toMatchObject(
+      {
+        kind: 'Blocked',
+      },
+    );
+    await expect(
+      gate.checkPicture(upload([other, away(blocked, PICTURE_MATCH_DISTANCE + 1)]), 'c'.repeat(32)),
+    ).resolves.toBeUndefined();
+    // an animation has no picture hash: its bytes are still checked
+    await expect(gate.checkPicture({ originalMd5: 'b'.repeat(32) }, 'c'.repeat(32))).resolves.toBeUndefined();
+    expect(matchesPicture([away(blocked, 3)], [other, blocked])).toBe(true);
+  });
+
+  it('refuses stored bytes that are blocked, and reads the blocked pictures once per cache period', async () => {
+    const clock = new FakeClock();
+    const moderation = new InMemoryModeration();
+    const pictures = jest.spyOn(moderation, 'pictures');
+    await moderation.block('d'.repeat(32));
+    const gate = new UploadGate(moderation, moderation, clock, 30_000);
+    // what was sent differs, what would be stored is blocked (bytes after the end, or metadata, removed)
+    await expect(gate.checkPicture({ originalMd5: 'd'.repeat(32) }, 'e'.repeat(32))).rejects.toMatchObject({ kind: 'Blocked' });
+    const hash = '3c'.repeat(32);
+    await moderation.blockPictures([{ hash, reason: 'later' }]);
+    const same = { originalMd5: 'b'.repeat(32), perceptual: { hashes: [hash], turned: [hash], quality: 100 } };
+    await expect(gate.checkPicture(same, 'b'.repeat(32))).resolves.toBeUndefined();
+    clock.advance(30_000);
+    await expect(gate.checkPicture(same, 'b'.repeat(32))).rejects.toMatchObject({ kind: 'Blocked' });
+    expect(pictures).toHaveBeenCalledTimes(2);
   });
 });

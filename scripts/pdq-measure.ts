@@ -1,0 +1,109 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import sharp from 'sharp';
+import { pdqDistance } from '../functions/core/pdq';
+import type { Perceptual } from '../functions/core/ports';
+import { defaultProcessor } from './bench/processor';
+
+/**
+ * `npx tsx scripts/pdq-measure.ts FOLDER`: how far the PDQ hashes of edited copies of each photo in FOLDER are from
+ * the photo's own, and how close different photos come, by the rule an upload is refused by (the least distance
+ * between the blocked picture's hashes and the upload's, turned and mirrored). `docs/moderation.md` holds a run.
+ */
+
+/** The least width of a photo as first uploaded (`MIN_WIDTH=0` measures the photos at their own size). */
+const MIN_WIDTH = Number(process.env['MIN_WIDTH'] ?? 1600);
+
+const processor = defaultProcessor();
+
+/** An APP1 segment right after the JPEG's start: an EXIF block of its own (an empty TIFF directory). */
+function withOtherExif(jpeg: Buffer): Buffer {
+  const tiff = Buffer.from([0x49, 0x49, 0x2a, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]);
+  const body = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
+  const header = Buffer.from([0xff, 0xe1, (body.length + 2) >> 8, (body.length + 2) & 0xff]);
+  return Buffer.concat([jpeg.subarray(0, 2), header, body, jpeg.subarray(2)]);
+}
+
+/** The edits an abuser tries, each from the photo as first uploaded (a JPEG). */
+const EDITS: Record<string, (jpeg: Buffer, width: number, height: number) => Promise<Buffer>> = {
+  'two bytes appended': (jpeg) => Promise.resolve(Buffer.concat([jpeg, Buffer.from([0, 0])])),
+  'another EXIF block': (jpeg) => Promise.resolve(withOtherExif(jpeg)),
+  'JPEG quality 55': (jpeg) => sharp(jpeg).jpeg({ quality: 55 }).toBuffer(),
+  'half size': (jpeg, width) =>
+    sharp(jpeg)
+      .resize({ width: Math.round(width / 2) })
+      .jpeg()
+      .toBuffer(),
+  WebP: (jpeg) => sharp(jpeg).webp().toBuffer(),
+  PNG: (jpeg) => sharp(jpeg).png().toBuffer(),
+  '10% brighter': (jpeg) => sharp(jpeg).modulate({ brightness: 1.1 }).jpeg().toBuffer(),
+  grayscale: (jpeg) => sharp(jpeg).grayscale().jpeg().toBuffer(),
+  'white border (10%)': (jpeg, width) => {
+    const side = Math.round(width / 10);
+    return sharp(jpeg).extend({ top: side, bottom: side, left: side, right: side, background: '#ffffff' }).jpeg().toBuffer();
+  },
+  mirrored: (jpeg) => sharp(jpeg).flop().jpeg().toBuffer(),
+  'turned 90°': (jpeg) => sharp(jpeg).rotate(90).jpeg().toBuffer(),
+  'cropped 5% a side': (jpeg, width, height) => {
+    const dx = Math.round(width * 0.05);
+    const dy = Math.round(height * 0.05);
+    return sharp(jpeg)
+      .extract({ left: dx, top: dy, width: width - 2 * dx, height: height - 2 * dy })
+      .jpeg()
+      .toBuffer();
+  },
+  'turned 3°': (jpeg) => sharp(jpeg).rotate(3, { background: '#000000' }).jpeg().toBuffer(),
+};
+
+async function perceptualOf(bytes: Buffer): Promise<Perceptual> {
+  const processed = await processor.process(bytes, { targetWidth: undefined });
+  if (!processed.perceptual) throw new Error('no perceptual hash');
+  return processed.perceptual;
+}
+
+/** The rule an upload is refused by: the least distance from a blocked picture's hashes to the upload's. */
+export function matchDistance(blocked: Perceptual, upload: Perceptual): number {
+  return Math.min(...blocked.hashes.flatMap((hash) => upload.turned.map((turned) => pdqDistance(hash, turned))));
+}
+
+async function main(): Promise<void> {
+  const folder = process.argv[2];
+  if (!folder) throw new Error('usage: tsx scripts/pdq-measure.ts FOLDER');
+  const files = readdirSync(folder).filter((name) => ['.jpg', '.jpeg', '.png', '.webp'].includes(extname(name).toLowerCase()));
+  const photos: Array<{ name: string; blocked: Perceptual; edits: Record<string, Perceptual> }> = [];
+  for (const name of files) {
+    // photos as cameras make them: at least MIN_WIDTH wide (a smaller sample photo is scaled up)
+    const source = sharp(readFileSync(join(folder, name)));
+    const { width: sourceWidth = 0 } = await source.metadata();
+    const jpeg = await source
+      .resize({ width: Math.max(sourceWidth, MIN_WIDTH) })
+      .flatten({ background: '#ffffff' })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    const { width = 0, height = 0 } = await sharp(jpeg).metadata();
+    const edits: Record<string, Perceptual> = {};
+    for (const [edit, make] of Object.entries(EDITS)) edits[edit] = await perceptualOf(await make(jpeg, width, height));
+    photos.push({ name, blocked: await perceptualOf(jpeg), edits });
+  }
+  process.stdout.write(`| edit | ${photos.map((photo) => photo.name).join(' | ')} | most |\n`);
+  process.stdout.write(`|---|${photos.map(() => '---|').join('')}---|\n`);
+  for (const edit of Object.keys(EDITS)) {
+    const distances = photos.map((photo) => matchDistance(photo.blocked, photo.edits[edit] as Perceptual));
+    process.stdout.write(`| ${edit} | ${distances.join(' | ')} | ${Math.max(...distances)} |\n`);
+  }
+  const different: number[] = [];
+  for (const photo of photos) {
+    for (const other of photos) {
+      if (other === photo) continue;
+      for (const upload of [other.blocked, ...Object.values(other.edits)]) different.push(matchDistance(photo.blocked, upload));
+    }
+  }
+  different.sort((a, b) => a - b);
+  const quantile = (q: number) => different[Math.floor(q * (different.length - 1))];
+  process.stdout.write(
+    `\ndifferent photos: ${different.length} pairs; least ${different[0]}, 1st percentile ${quantile(0.01)}, median ${quantile(0.5)}\n`,
+  );
+  process.stdout.write(`qualities: ${photos.map((photo) => `${photo.name} ${photo.blocked.quality}`).join(', ')}\n`);
+}
+
+if (require.main === module) void main();

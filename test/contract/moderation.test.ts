@@ -1,0 +1,66 @@
+import { buildStores } from '../../functions/api/stores';
+import { loadConfig } from '../../functions/config';
+import type { BanList, BlockList } from '../../functions/core/ports';
+import { InMemoryModeration } from '../support/in-memory';
+import { createTestService, PUBLIC_URL } from '../support/test-service';
+
+/** The moderation ports (bans, blocked bytes and pictures) against the fake and the DynamoDB adapter alike. */
+const implementations: Array<[string, () => Promise<BanList & BlockList>]> = [
+  ['the in-memory fake', () => Promise.resolve(new InMemoryModeration())],
+  [
+    'DynamoDB (dynalite)',
+    async () => {
+      const service = await createTestService();
+      const env = {
+        BUCKET_NAME: service.bucket,
+        TABLE_NAME: service.table,
+        PARAMETER_PREFIX: service.parameterPrefix,
+        PUBLIC_URL,
+      };
+      return buildStores(loadConfig(env), env).moderation;
+    },
+  ],
+];
+
+/** A PDQ-shaped hash of its own for each number, starting with any hex digit. */
+const hashOf = (n: number): string => (n.toString(16).padStart(8, '0') + 'c3'.repeat(28)).slice(-64).padStart(64, '0');
+
+describe.each(implementations)('the moderation ports, on %s', (_name, open) => {
+  let store: BanList & BlockList;
+
+  beforeEach(async () => {
+    store = await open();
+  });
+
+  it('keeps bans by range, with their ends, and removes one once', async () => {
+    await store.add({ range: '203.0.113.0/24', untilMs: null });
+    await store.add({ range: '2001:db8::/32', untilMs: 5_000 });
+    expect((await store.all()).sort((a, b) => a.range.localeCompare(b.range))).toEqual([
+      { range: '2001:db8::/32', untilMs: 5_000 },
+      { range: '203.0.113.0/24', untilMs: null },
+    ]);
+    expect(await store.remove('203.0.113.0/24')).toBe(true);
+    expect(await store.remove('203.0.113.0/24')).toBe(false);
+  });
+
+  it('blocks bytes by their md5', async () => {
+    await store.block('a'.repeat(32), 'test', 1_000);
+    expect(await store.isBlocked('a'.repeat(32))).toBe(true);
+    expect(await store.isBlocked('b'.repeat(32))).toBe(false);
+  });
+
+  it('blocks pictures by their hashes, in lower case, many at once and again without harm', async () => {
+    expect(await store.pictures()).toEqual([]);
+    // every first digit, and more than one update's worth under one of them
+    const hashes = [
+      ...Array.from({ length: 16 }, (_, digit) => `${digit.toString(16)}${'7'.repeat(63)}`),
+      ...Array.from({ length: 120 }, (_, n) => `0${hashOf(n).slice(1)}`),
+    ];
+    await store.blockPictures(
+      hashes.map((hash) => ({ hash: hash.toUpperCase(), reason: 'imported: test' })),
+      1_000,
+    );
+    await store.blockPictures([{ hash: hashes[3] ?? '', reason: 'again' }], 2_000);
+    expect((await store.pictures()).sort()).toEqual([...new Set(hashes)].sort());
+  });
+});

@@ -1,0 +1,74 @@
+import sharp from 'sharp';
+import { DIHEDRAL, isPdqHash, pdqDistance, pdqHash, type PdqPixels } from '../../../functions/core/pdq';
+import { makePhoto } from '../../support/images';
+
+async function pixelsOf(image: sharp.Sharp): Promise<PdqPixels> {
+  const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+describe('PDQ', () => {
+  let photo: Buffer;
+  let hash: ReturnType<typeof pdqHash>;
+
+  beforeAll(async () => {
+    photo = await sharp(await makePhoto(21))
+      .resize({ width: 500 })
+      .toBuffer();
+    hash = pdqHash(await pixelsOf(sharp(photo)));
+  });
+
+  it('makes 64 hex digits, half of the bits set (above the median), and a quality', () => {
+    expect(isPdqHash(hash.hash)).toBe(true);
+    const set = [...hash.hash].reduce(
+      (bits, digit) => bits + [...Number.parseInt(digit, 16).toString(2)].filter((b) => b === '1').length,
+      0,
+    );
+    expect(set).toBe(128);
+    expect(hash.quality).toBe(100);
+    expect(hash.turned[0]).toBe(hash.hash);
+    expect(hash.turned).toHaveLength(8);
+  });
+
+  it('counts the bits two hashes differ in', () => {
+    expect(pdqDistance(hash.hash, hash.hash)).toBe(0);
+    const flipped = [...hash.hash].map((digit) => (15 - Number.parseInt(digit, 16)).toString(16)).join('');
+    expect(pdqDistance(hash.hash, flipped)).toBe(256);
+    expect(pdqDistance('0'.repeat(63) + '7', '0'.repeat(64))).toBe(3);
+    expect(pdqDistance(`8${'0'.repeat(63)}`, '0'.repeat(64))).toBe(1);
+  });
+
+  it.each([
+    ['turned 90° clockwise', (image: sharp.Sharp) => image.rotate(90), 'rotate270'],
+    ['turned 180°', (image: sharp.Sharp) => image.rotate(180), 'rotate180'],
+    ['turned 90° anticlockwise', (image: sharp.Sharp) => image.rotate(270), 'rotate90'],
+    ['mirrored left to right', (image: sharp.Sharp) => image.flop(), 'flipY'],
+    ['mirrored top to bottom', (image: sharp.Sharp) => image.flip(), 'flipX'],
+    ['transposed', (image: sharp.Sharp) => image.rotate(90).flip(), 'flipPlus1'],
+    ['transversed', (image: sharp.Sharp) => image.rotate(90).flop(), 'flipMinus1'],
+  ])('foresees the hash of the picture %s among its turned hashes', async (_name, turn, way) => {
+    const actual = pdqHash(await pixelsOf(turn(sharp(photo)))).hash;
+    const foreseen = hash.turned[DIHEDRAL.indexOf(way as (typeof DIHEDRAL)[number])] ?? '';
+    const distances = hash.turned.map((turned) => pdqDistance(actual, turned));
+    // the foreseen one is near (the 64x64 sampling is not quite symmetric), every other way far
+    expect(pdqDistance(actual, foreseen)).toBeLessThanOrEqual(20);
+    expect(Math.min(...distances)).toBe(pdqDistance(actual, foreseen));
+    expect(distances.filter((distance) => distance <= 40)).toHaveLength(1);
+  });
+
+  it('keeps a picture near itself re-encoded or resized, and different pictures far apart', async () => {
+    const smaller = pdqHash(await pixelsOf(sharp(photo).resize({ width: 320 }).jpeg({ quality: 60 })));
+    expect(pdqDistance(hash.hash, smaller.hash)).toBeLessThanOrEqual(16);
+    for (const seed of [22, 23, 24]) {
+      const other = pdqHash(await pixelsOf(sharp(await makePhoto(seed)).resize({ width: 500 })));
+      expect(pdqDistance(hash.hash, other.hash)).toBeGreaterThan(80);
+    }
+  });
+
+  it('hashes grey pictures by their one channel, and a flat picture with quality 0', async () => {
+    const grey = pdqHash(await pixelsOf(sharp(photo).grayscale()));
+    expect(pdqDistance(hash.hash, grey.hash)).toBeLessThanOrEqual(16);
+    const flat = pdqHash({ data: Buffer.alloc(100 * 80 * 3, 90), width: 100, height: 80, channels: 3 });
+    expect(flat.quality).toBe(0);
+  });
+});
