@@ -115,7 +115,11 @@ export class ServiceFunctions {
         'images',
         'Object keys are made per upload, so object actions need `<bucket>/images/*`: one prefix of this one bucket, only put, get (a HEAD: are the files there?) and delete.',
       );
-    allow(this.api, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], [table.tableArn]);
+    allow(
+      this.api,
+      ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      [table.tableArn],
+    );
     // the sweep reads and removes records, settles name claims and adds the day's figures (UpdateItem)
     allow(this.sweep, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], [table.tableArn]);
     allow(this.sweep, ['dynamodb:Query'], [`${table.tableArn}/index/${TABLE_SCHEMA.sweepIndex.name}`]);

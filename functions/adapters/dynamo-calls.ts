@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   PutCommand,
   UpdateCommand,
@@ -68,6 +69,9 @@ export function retrySafe<T extends Conditional>(write: T, own: Readonly<Record<
 
 type UpdateParams = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
 
+/** Tries of a batch read whose keys DynamoDB left unprocessed (throttled), before it gives up. */
+const BATCH_TRIES = 5;
+
 /**
  * An adapter of the one table: its writes by partition key, each named for the log. A failure is a DependencyError
  * (503), and a conditional write answers whether it took place.
@@ -88,6 +92,27 @@ export abstract class DynamoTable {
 
   protected putIf(what: string, params: Omit<PutCommandInput, 'TableName'>): Promise<boolean> {
     return sendIfCondition(what, () => this.db.send(new PutCommand({ ...params, TableName: this.table })));
+  }
+
+  /**
+   * The items under these keys, read by batches of 100 (BatchGetItem's most), strongly consistent; keys DynamoDB
+   * leaves unprocessed (throttled) are asked again, a few times, after a growing pause.
+   */
+  protected async getMany(what: string, pks: readonly string[]): Promise<Array<Record<string, unknown>>> {
+    const items: Array<Record<string, unknown>> = [];
+    for (let start = 0; start < pks.length; start += 100) {
+      let keys: Array<Record<string, unknown>> = pks.slice(start, start + 100).map((pk) => ({ pk }));
+      for (let attempt = 1; keys.length > 0; attempt += 1) {
+        if (attempt > BATCH_TRIES)
+          throw new DependencyError(what, new Error(`${keys.length} items left unread after ${BATCH_TRIES} tries`));
+        if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        const request = { [this.table]: { Keys: keys, ConsistentRead: true } };
+        const result = await sendOrFail(what, () => this.db.send(new BatchGetCommand({ RequestItems: request })));
+        items.push(...(result.Responses?.[this.table] ?? []));
+        keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
+      }
+    }
+    return items;
   }
 
   protected deleteIf(what: string, pk: string, params: Omit<DeleteCommandInput, 'TableName' | 'Key'>): Promise<boolean> {

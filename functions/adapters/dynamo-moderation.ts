@@ -56,12 +56,8 @@ export class DynamoModeration extends DynamoTable implements BanList, BlockList 
   }
 
   async pictures(): Promise<string[]> {
-    const chunks = await Promise.all(
-      PICTURE_CHUNKS.map((pk) =>
-        sendOrFail('read blocked pictures', () => this.db.send(new GetCommand({ TableName: this.table, Key: { pk } }))),
-      ),
-    );
-    return chunks.flatMap((chunk) => Object.keys((chunk.Item?.['hashes'] ?? {}) as Record<string, unknown>));
+    const chunks = await this.getMany('read blocked pictures', PICTURE_CHUNKS);
+    return chunks.flatMap((chunk) => Object.keys((chunk['hashes'] ?? {}) as Record<string, unknown>));
   }
 
   /** Each hash into its chunk's map (hash to reason and time), the map made first where missing, as the bans' is. */

@@ -72,7 +72,9 @@ export class UploadGate {
 
   async admit(ip: string): Promise<void> {
     const nowMs = this.clock.nowMs();
-    const bans = await this.bans.value();
+    // the blocked pictures are read with the bans, at the start, rather than when the decode ends (in the midst of
+    // the writes): one wait of the two reads at once, on a cold start or once they are old
+    const [bans] = await Promise.all([this.bans.value(), this.pictures.value()]);
     const banned = bans.some((ban) => (ban.untilMs === null || ban.untilMs > nowMs) && inRange(ip, ban.range));
     if (banned) throw new UploadError('Banned', 'Uploads from your address are not allowed');
   }
@@ -91,9 +93,10 @@ export class UploadGate {
   }
 }
 
-/** A value read again once it is older than `maxAgeMs`. */
+/** A value read again once it is older than `maxAgeMs`; the callers meanwhile share the read in progress. */
 class Kept<T> {
   private kept: { value: T; readAtMs: number } | undefined;
+  private reading: Promise<T> | undefined;
 
   constructor(
     private readonly read: () => Promise<T>,
@@ -103,7 +106,13 @@ class Kept<T> {
 
   async value(): Promise<T> {
     const nowMs = this.clock.nowMs();
-    if (!this.kept || nowMs - this.kept.readAtMs >= this.maxAgeMs) this.kept = { value: await this.read(), readAtMs: nowMs };
-    return this.kept.value;
+    if (this.kept && nowMs - this.kept.readAtMs < this.maxAgeMs) return this.kept.value;
+    this.reading ??= this.read()
+      .then((value) => {
+        this.kept = { value, readAtMs: nowMs };
+        return value;
+      })
+      .finally(() => (this.reading = undefined));
+    return this.reading;
   }
 }

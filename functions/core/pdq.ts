@@ -70,10 +70,18 @@ export function isPdqHash(text: string): boolean {
   return /^[0-9a-f]{64}$/i.test(text);
 }
 
+/** The two working planes of the filter, kept between hashes (a hash runs to its end without yielding). */
+let planes: { luma: Float32Array; scratch: Float32Array } | undefined;
+
+function planesFor(size: number): { luma: Float32Array; scratch: Float32Array } {
+  if (!planes || planes.luma.length < size) planes = { luma: new Float32Array(size), scratch: new Float32Array(size) };
+  return planes;
+}
+
 function transform(pixels: PdqPixels): { coefficients: Float64Array; quality: number } {
   const { width, height } = pixels;
-  const luma = luminance(pixels);
-  const scratch = new Float64Array(luma.length);
+  const { luma, scratch } = planesFor(width * height);
+  luminance(pixels, luma);
   const alongRows = Math.ceil(width / WINDOW_DIVISOR);
   const alongColumns = Math.ceil(height / WINDOW_DIVISOR);
   for (let pass = 0; pass < 2; pass += 1) {
@@ -88,21 +96,27 @@ function transform(pixels: PdqPixels): { coefficients: Float64Array; quality: nu
   return { coefficients: dct(cells), quality: qualityOf(cells) };
 }
 
-/** Luminance (Y of YUV) of each pixel; a grey sample is its own, alpha is not looked at. */
-function luminance({ data, width, height, channels }: PdqPixels): Float64Array {
-  const luma = new Float64Array(width * height);
-  for (let pixel = 0, at = 0; pixel < luma.length; pixel += 1, at += channels) {
-    luma[pixel] =
-      channels < 3 ? (data[at] ?? 0) : 0.299 * (data[at] ?? 0) + 0.587 * (data[at + 1] ?? 0) + 0.114 * (data[at + 2] ?? 0);
+/** Luminance (Y of YUV) of each pixel into `luma`; a grey sample is its own, alpha is not looked at. */
+function luminance({ data, width, height, channels }: PdqPixels, luma: Float32Array): void {
+  const count = width * height;
+  if (channels < 3) {
+    for (let pixel = 0, at = 0; pixel < count; pixel += 1, at += channels) luma[pixel] = data[at] ?? 0;
+    return;
   }
-  return luma;
+  for (let pixel = 0, at = 0; pixel < count; pixel += 1, at += channels) {
+    luma[pixel] = 0.299 * (data[at] ?? 0) + 0.587 * (data[at + 1] ?? 0) + 0.114 * (data[at + 2] ?? 0);
+  }
 }
 
 /**
  * One pass of a box filter along a line of `length` samples `stride` apart: each output the mean of the window around
  * it (`window` samples, from `window - half` before to `half - 1` after, `half` = window / 2 + 1), cut at the ends.
  */
-function boxBlur(input: Float64Array, output: Float64Array, start: number, stride: number, length: number, window: number) {
+function boxBlur(input: Float32Array, output: Float32Array, start: number, stride: number, length: number, window: number) {
+  if (window === 1) {
+    for (let k = 0, at = start; k < length; k += 1, at += stride) output[at] = input[at] ?? 0;
+    return;
+  }
   const half = Math.floor((window + 2) / 2);
   const before = window - half;
   const after = half - 1;

@@ -26,7 +26,7 @@ export interface ProcessedImage {
   exif: Record<string, unknown> | null;
   animated: boolean;
   /** What the picture looks like (`docs/moderation.md`); absent for an animation, whose frames are not hashed. */
-  perceptual?: Perceptual;
+  perceptual?: Perceptual | undefined;
 }
 
 /** A picture's PDQ hashes (`core/pdq.ts`), made from the pixels the renditions are made from. */

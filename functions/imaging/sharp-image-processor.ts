@@ -7,6 +7,7 @@ import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-for
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
 import { fitGifScreen } from './gif-screen';
+import { insidePlainBorder } from './plain-border';
 import { jpegScanCount, stripMetadata } from './strip-metadata';
 import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
 
@@ -25,6 +26,8 @@ export interface ImagingSettings {
   mediumWidth: number;
   /** Keep EXIF/XMP/IPTC in stored originals. */
   keepMetadata: boolean;
+  /** Leave out the perceptual hashes (only `npm run bench` does, to weigh what they cost). */
+  withoutPerceptual?: boolean;
 }
 
 type OutputFormat = StoredFormat;
@@ -59,8 +62,8 @@ interface Probe {
 }
 
 const DECODE_OPTIONS: SharpOptions = { limitInputPixels: false, failOn: 'error' };
-/** How far from the corner pixel's colour a border's pixels may stray (sharp's trim; its default is 10). */
-const TRIM_THRESHOLD = 10;
+/** How far from the corner pixel's colour a plain border's samples may stray (as sharp's trim by default). */
+const BORDER_TOLERANCE = 10;
 
 /**
  * Scans a JPEG may have. Encoders write 1 (baseline) to about 10 (progressive: libjpeg and mozjpeg 10 for colour, 6 for
@@ -211,10 +214,10 @@ export class SharpImageProcessor implements ImageProcessor {
     options.onOriginal?.(original);
     const originalMd5 = storedMd5(stored, input, options);
     const working = await decoding;
-    const [{ thumb, medium }, perceptual] = await Promise.all([
-      this.renditions(working, original, probe, budget),
-      perceptualOf(working, budget),
-    ]);
+    // the renditions encode on libvips' threads while this thread hashes
+    const rendering = this.renditions(working, original, probe, budget);
+    const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
+    const { thumb, medium } = await rendering;
     return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual };
   }
 
@@ -245,10 +248,10 @@ export class SharpImageProcessor implements ImageProcessor {
         : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar', budget);
     const original = await encodingOriginal;
     options.onOriginal?.(original);
-    const [{ thumb, medium }, perceptual] = await Promise.all([
-      this.renditions(working, original, probe, budget),
-      perceptualOf(working, budget),
-    ]);
+    // the renditions encode on libvips' threads while this thread hashes
+    const rendering = this.renditions(working, original, probe, budget);
+    const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
+    const { thumb, medium } = await rendering;
     return {
       original,
       originalMd5: md5Hex(original.bytes),
@@ -423,30 +426,14 @@ function fromPixels(pixels: RawPixels): Sharp {
 }
 
 /**
- * The picture's PDQ hashes from the working pixels (no decode of its own), and those of the picture with a plain
- * border trimmed off, when it has one: a border added to, or cut from, a blocked picture would otherwise hide it.
+ * The picture's PDQ hashes from the working pixels (no decode of its own), and those of the picture inside its plain
+ * border, when it has one: a border added to, or cut from, a blocked picture would otherwise hide it.
  */
-async function perceptualOf(working: RawImage, budget: Budget): Promise<Perceptual> {
-  const pixelsOf = ({ data, info }: { data: Buffer; info: sharp.OutputInfo }) => ({
-    data,
-    width: info.width,
-    height: info.height,
-    channels: info.channels,
-  });
-  const trimming = budget
-    .bound(fromRaw(working).trim({ threshold: TRIM_THRESHOLD }))
-    .raw()
-    .toBuffer({ resolveWithObject: true })
-    // a picture of one colour has nothing left to trim to
-    .catch(() => undefined);
-  const plain = pdqHash(pixelsOf(working));
-  const trimmed = await trimming;
-  const cut =
-    trimmed && (trimmed.info.width !== working.info.width || trimmed.info.height !== working.info.height)
-      ? pdqHash(pixelsOf(trimmed))
-      : undefined;
-  const hashes = cut ? [plain, cut] : [plain];
-  return { hashes: hashes.map((one) => one.hash), turned: hashes.flatMap((one) => one.turned), quality: plain.quality };
+function perceptualOf(working: RawImage): Perceptual {
+  const pixels = { data: working.data, width: working.info.width, height: working.info.height, channels: working.info.channels };
+  const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
+  const hashes = inside ? [pdqHash(pixels), pdqHash(inside)] : [pdqHash(pixels)];
+  return { hashes: hashes.map((one) => one.hash), turned: hashes.flatMap((one) => one.turned), quality: hashes[0]?.quality ?? 0 };
 }
 
 /** Megapixels to three significant digits: 100, 24, 0.5. */

@@ -8,6 +8,7 @@ import { floorJob } from './floor';
 import { measureWholeUpload } from './handler';
 import { measureThroughNpmStart } from './npm-start';
 import { median } from './median';
+import { measureModerationCost } from './moderation';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -90,6 +91,23 @@ async function main(): Promise<void> {
       '| input | service p50 (ms) | floor p50 (ms) | ratio (median of pairs) | peak RSS of one job, MiB (floor) | RSS before the job, MiB | service CPU p50 (ms) | cores busy (CPU / wall) |',
       '|---|---|---|---|---|---|---|---|',
       ...rows,
+      '',
+    ].join('\n'),
+  );
+  const moderationRows = await measureModerationCost(
+    fixtures.filter((fixture) => !fixture.name.startsWith('GIF')),
+    ITERATIONS,
+  );
+  process.stdout.write(
+    [
+      'What moderation adds to the imaging (the perceptual hashes), the same job with and without, interleaved:',
+      '',
+      '| input | imaging with (ms) | imaging without (ms) | with / without (median of pairs) |',
+      '|---|---|---|---|',
+      ...moderationRows.map(
+        (row) => `| ${row.input} | ${row.withP50.toFixed(1)} | ${row.withoutP50.toFixed(1)} | ${row.ratio.toFixed(3)} |`,
+      ),
+      '',
       '',
     ].join('\n'),
   );

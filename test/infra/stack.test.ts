@@ -283,6 +283,7 @@ describe('the stack', () => {
   it("gives each function's role exactly the actions its code sends (the IAM twin proves them sufficient)", () => {
     const api = grantsOf('ApiFunction');
     expect(Object.keys(api).sort()).toEqual([
+      'dynamodb:BatchGetItem',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',

@@ -34,12 +34,23 @@ function interceptSends(
 
 /**
  * Makes SDK calls fail as a store outage would, at the adapter's edge: the N-th call (0-based) fails (or each of a
- * list), and every call from another on; `answerLostAt`: that call is carried out, then answered as failed. The calls
- * that do not fail go to the emulators as usual. Failing `send` itself skips the SDK's retries, as if they all failed.
+ * list), and every call from another on; `answerLostAt`: that call is carried out, then answered as failed, and
+ * `answerLostOf` the same for the n-th call (0-based) of a command, wherever calls made at once put it among the
+ * others. The calls that do not fail go to the emulators as usual. Failing `send` itself skips the SDK's retries, as
+ * if they all failed.
  */
-export function injectFaults(plan: { failAt?: number | number[]; failFrom?: number; answerLostAt?: number } = {}): FaultInjector {
+export function injectFaults(
+  plan: {
+    failAt?: number | number[];
+    failFrom?: number;
+    answerLostAt?: number;
+    answerLostOf?: { command: string; nth: number };
+  } = {},
+): FaultInjector {
   const failAt = new Set(plan.failAt === undefined ? [] : [plan.failAt].flat());
+  let seen = 0;
   return interceptSends((_client, index, name, send) => {
+    const named = name === plan.answerLostOf?.command ? seen++ : -1;
     const fault = (): Error =>
       Object.assign(new Error(`injected fault in call ${index} (${name})`), {
         name: 'InternalServerError',
@@ -48,7 +59,7 @@ export function injectFaults(plan: { failAt?: number | number[]; failFrom?: numb
       });
     if (failAt.has(index) || (plan.failFrom !== undefined && index >= plan.failFrom)) return Promise.reject(fault());
     // the call reaches the store and is carried out, but its answer is lost (a timeout, a broken connection)
-    if (index === plan.answerLostAt) return send().then(() => Promise.reject(fault()));
+    if (index === plan.answerLostAt || named === plan.answerLostOf?.nth) return send().then(() => Promise.reject(fault()));
     return send();
   });
 }

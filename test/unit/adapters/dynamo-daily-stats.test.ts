@@ -34,6 +34,9 @@ describe('DynamoDailyStats.read', () => {
   it('fails rather than answer zeros for days it could not read', async () => {
     const left = { UnprocessedKeys: { t: { Keys: [{ pk: 'STATS#2026-11-23' }] } } };
     const { db } = fakeClient(Array.from({ length: 5 }, () => left));
-    await expect(new DynamoDailyStats(db, 't').read(['2026-11-23'])).rejects.toThrow('1 days left unread after 5 tries');
+    await expect(new DynamoDailyStats(db, 't').read(['2026-11-23'])).rejects.toMatchObject({
+      what: 'read daily figures',
+      cause: { message: '1 items left unread after 5 tries' },
+    });
   });
 });
