@@ -156,25 +156,24 @@ function qualityOf(cells: Float64Array): number {
   return Math.min(100, Math.trunc(steps / 90));
 }
 
-/** The 16x16 DCT coefficients 1..16 of the 64x64 cells: D A Dt. */
+/** The 16x16 DCT coefficients 1..16 of the 64x64 cells: D A Dt, as (D (At)t) Dt. */
 function dct(cells: Float64Array): Float64Array {
-  const partial = new Float64Array(FREQUENCIES * CELLS);
-  for (let u = 0; u < FREQUENCIES; u += 1) {
-    for (let x = 0; x < CELLS; x += 1) {
+  const transposed = new Float64Array(CELLS * CELLS);
+  for (let i = 0; i < CELLS; i += 1) for (let j = 0; j < CELLS; j += 1) transposed[j * CELLS + i] = cells[i * CELLS + j] ?? 0;
+  return timesTransposed(timesTransposed(DCT, transposed, FREQUENCIES, CELLS), DCT, FREQUENCIES, FREQUENCIES);
+}
+
+/** X Yt, for X of `rows` rows and Y of `columns` rows, both rows of 64. */
+function timesTransposed(x: Float64Array, y: Float64Array, rows: number, columns: number): Float64Array {
+  const product = new Float64Array(rows * columns);
+  for (let i = 0; i < rows; i += 1) {
+    for (let j = 0; j < columns; j += 1) {
       let sum = 0;
-      for (let k = 0; k < CELLS; k += 1) sum += (DCT[u * CELLS + k] ?? 0) * (cells[k * CELLS + x] ?? 0);
-      partial[u * CELLS + x] = sum;
+      for (let k = 0; k < CELLS; k += 1) sum += (x[i * CELLS + k] ?? 0) * (y[j * CELLS + k] ?? 0);
+      product[i * columns + j] = sum;
     }
   }
-  const coefficients = new Float64Array(FREQUENCIES * FREQUENCIES);
-  for (let u = 0; u < FREQUENCIES; u += 1) {
-    for (let v = 0; v < FREQUENCIES; v += 1) {
-      let sum = 0;
-      for (let k = 0; k < CELLS; k += 1) sum += (partial[u * CELLS + k] ?? 0) * (DCT[v * CELLS + k] ?? 0);
-      coefficients[u * FREQUENCIES + v] = sum;
-    }
-  }
-  return coefficients;
+  return product;
 }
 
 /**

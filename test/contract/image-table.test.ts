@@ -1,8 +1,6 @@
-import { buildStores } from '../../functions/api/stores';
-import { loadConfig } from '../../functions/config';
 import type { ImageRecord, ImageTable, PendingUpload } from '../../functions/core/ports';
 import { InMemoryImageRepository } from '../support/in-memory';
-import { createTestService, PUBLIC_URL } from '../support/test-service';
+import { createTestService, storesOf } from '../support/test-service';
 
 /**
  * One contract per port of the image table (NameClaims, ImageRecords, SweepQueue, ImageScan), run against the
@@ -12,19 +10,7 @@ import { createTestService, PUBLIC_URL } from '../support/test-service';
  */
 const implementations: Array<[string, () => Promise<ImageTable>]> = [
   ['the in-memory fake', () => Promise.resolve(new InMemoryImageRepository())],
-  [
-    'DynamoDB (dynalite)',
-    async () => {
-      const service = await createTestService();
-      const env = {
-        BUCKET_NAME: service.bucket,
-        TABLE_NAME: service.table,
-        PARAMETER_PREFIX: service.parameterPrefix,
-        PUBLIC_URL,
-      };
-      return buildStores(loadConfig(env), env).images;
-    },
-  ],
+  ['DynamoDB (dynalite)', async () => storesOf(await createTestService()).images],
 ];
 
 let sequence = 0;

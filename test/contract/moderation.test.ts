@@ -1,25 +1,11 @@
-import { buildStores } from '../../functions/api/stores';
-import { loadConfig } from '../../functions/config';
 import type { BanList, BlockList } from '../../functions/core/ports';
 import { InMemoryModeration } from '../support/in-memory';
-import { createTestService, PUBLIC_URL } from '../support/test-service';
+import { createTestService, storesOf } from '../support/test-service';
 
 /** The moderation ports (bans, blocked bytes and pictures) against the fake and the DynamoDB adapter alike. */
 const implementations: Array<[string, () => Promise<BanList & BlockList>]> = [
   ['the in-memory fake', () => Promise.resolve(new InMemoryModeration())],
-  [
-    'DynamoDB (dynalite)',
-    async () => {
-      const service = await createTestService();
-      const env = {
-        BUCKET_NAME: service.bucket,
-        TABLE_NAME: service.table,
-        PARAMETER_PREFIX: service.parameterPrefix,
-        PUBLIC_URL,
-      };
-      return buildStores(loadConfig(env), env).moderation;
-    },
-  ],
+  ['DynamoDB (dynalite)', async () => storesOf(await createTestService()).moderation],
 ];
 
 /** A PDQ-shaped hash of its own for each number, starting with any hex digit. */

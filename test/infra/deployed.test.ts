@@ -637,7 +637,12 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     for (const twin of twins) {
       expect(twin.output()).not.toMatch(/AccessDenied|not authorized to perform|SignatureDoesNotMatch|InvalidClientTokenId/);
       // a step that failed and was only logged (the sweep's, a best-effort one) shows here
-      expect(twin.output().split('\n').filter((line) => /"level":"(WARN|ERROR|CRITICAL)"/.test(line))).toEqual([]);
+      expect(
+        twin
+          .output()
+          .split('\n')
+          .filter((line) => /"level":"(WARN|ERROR|CRITICAL)"/.test(line)),
+      ).toEqual([]);
     }
   });
 

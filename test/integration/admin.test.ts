@@ -1,6 +1,4 @@
-import { buildStores } from '../../functions/api/stores';
 import { createSweepHandler } from '../../functions/api/sweep';
-import { loadConfig } from '../../functions/config';
 import { Admin } from '../../functions/core/admin';
 import { IdCodecs } from '../../functions/core/id-codec';
 import type { ImageObject } from '../../functions/core/image-object';
@@ -9,15 +7,14 @@ import sharp from 'sharp';
 import { makePhoto, makePng } from '../support/images';
 import { clockAheadBy } from '../support/in-memory';
 import { defaultProcessor } from '../../scripts/bench/processor';
-import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
+import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, storesOf, type TestService } from '../support/test-service';
 
 jest.setTimeout(60_000);
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function adminOf(service: TestService): Admin {
-  const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
-  const stores = buildStores(loadConfig(env), env);
+  const stores = storesOf(service);
   return new Admin({
     ...stores,
     logger: quiet,

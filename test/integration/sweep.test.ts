@@ -1,7 +1,5 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { buildStores } from '../../functions/api/stores';
-import { loadConfig } from '../../functions/config';
 import { sha256Hex } from '../../functions/core/hashes';
 import { NO_METRICS } from '../../functions/core/metrics';
 import type { CachePurger, Logger } from '../../functions/core/ports';
@@ -15,7 +13,7 @@ import {
   InMemoryMetrics,
   jsonBody,
   multipartUpload,
-  PUBLIC_URL,
+  storesOf,
   type TestService,
 } from '../support/test-service';
 
@@ -48,8 +46,7 @@ class RecordingPurger implements CachePurger {
 
 /** A sweeper of the service's stores; `aheadMs` runs its clock ahead (the stores' signatures keep the real time). */
 function sweeperOf(service: TestService, purger: CachePurger, metrics = NO_METRICS, aheadMs = 0): Sweeper {
-  const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
-  const { images, objects, duplicates } = buildStores(loadConfig(env), env);
+  const { images, objects, duplicates } = storesOf(service);
   return new Sweeper({ images, objects, duplicates, purger, clock: clockAheadBy(aheadMs), logger: quiet, metrics });
 }
 
@@ -232,8 +229,7 @@ describe('the sweep', () => {
     ).image;
     const id = (await service.idCodec()).decode(String(image['id_encoded'])) ?? 0;
     const token = String(image['delete_url']).split('/').pop() ?? '';
-    const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
-    const stores = buildStores(loadConfig(env), env);
+    const stores = storesOf(service);
     // what a delete link does, with a CDN that refuses the purge
     expect(await stores.images.markDeleting(id, sha256Hex(token), Date.now())).toBe(true);
     const refusing = new RecordingPurger();

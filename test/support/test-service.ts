@@ -5,6 +5,8 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler, type HandlerOptions } from '../../functions/api/handler';
+import { buildStores } from '../../functions/api/stores';
+import { loadConfig } from '../../functions/config';
 import { IdCodec } from '../../functions/core/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
@@ -31,6 +33,12 @@ export interface TestService {
   /** Every object key in this service's bucket. */
   objectKeys(): Promise<string[]>;
   setFloodLimits(limits: Record<string, number>): Promise<void>;
+}
+
+/** The adapters the function builds, on this service's bucket, table and parameters (as `npm run admin` does). */
+export function storesOf(service: Pick<TestService, 'bucket' | 'table' | 'parameterPrefix'>): ReturnType<typeof buildStores> {
+  const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
+  return buildStores(loadConfig(env), env);
 }
 
 /** The endpoints of the stand-ins the global setup started. */
