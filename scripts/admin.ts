@@ -17,9 +17,13 @@ import { NO_METRICS } from '../functions/core/metrics';
  * credentials (IAM decides who may) against the local service or a deployed stack; no public endpoint.
  */
 const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --outputs FILE] COMMAND
-  takedown REFERENCE [--block]   remove an image (viewer URL, file URL or id) for every upload of it, and
-                                 every other image of the same bytes; --block refuses those bytes and that
-                                 picture (re-encoded, resized, edited: docs/moderation.md) from then on
+  takedown REFERENCE [--block] [--similar]
+                                 remove an image (viewer URL, file URL or id) for every upload of it, and
+                                 every other image of the same bytes; --similar: and of the same picture
+                                 (within 31 PDQ bits); --block refuses those bytes and that picture
+                                 (re-encoded, resized, edited: docs/moderation.md) from then on
+  similar REFERENCE [--within N] [--json]
+                                 stored images whose picture is near this one's, nearest first (default 63 bits)
   block-hashes import FILE       block the pictures of a list of PDQ hashes (one a line, 64 hex digits)
   ban RANGE [--for DURATION]     refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for 30m, 12h, 7d...
   unban RANGE                    lift a ban
@@ -162,6 +166,8 @@ export async function main(argv: readonly string[], print: (line: string) => voi
       outputs: { type: 'string' },
       'id-padding': { type: 'string' },
       block: { type: 'boolean', default: false },
+      similar: { type: 'boolean', default: false },
+      within: { type: 'string' },
       for: { type: 'string' },
       since: { type: 'string', default: '1d' },
       ip: { type: 'string' },
@@ -177,7 +183,7 @@ export async function main(argv: readonly string[], print: (line: string) => voi
     : values.stack
       ? stackTarget(await outputsOfStack(values.stack), padding)
       : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
-  const needsArgument = ['takedown', 'ban', 'unban'].includes(command ?? '');
+  const needsArgument = ['takedown', 'similar', 'ban', 'unban'].includes(command ?? '');
   const hashList = command === 'block-hashes' ? (argument === 'import' && file ? file : undefined) : '';
   if (!command || (needsArgument && !argument) || hashList === undefined) {
     print(USAGE);
@@ -218,6 +224,8 @@ async function run(
   argument: string | undefined,
   values: {
     block: boolean;
+    similar: boolean;
+    within?: string | undefined;
     for?: string | undefined;
     since: string;
     ip?: string | undefined;
@@ -229,15 +237,27 @@ async function run(
 ): Promise<number> {
   switch (command) {
     case 'takedown': {
-      const done = await admin.takedown(argument ?? '', { block: values.block });
+      const done = await admin.takedown(argument ?? '', { block: values.block, similar: values.similar });
       for (const image of done.removed) {
-        const copy = image.idEncoded === done.idEncoded ? '' : ` (the same bytes, uploaded from ${image.clientIp})`;
+        const kind = image.distance === undefined ? 'the same bytes' : `a similar picture, ${image.distance} bits apart`;
+        const copy = image.idEncoded === done.idEncoded ? '' : ` (${kind}, uploaded from ${image.clientIp})`;
         print(`took down ${image.idEncoded}${copy}: removed ${image.files.join(', ')}, its record, and its copies at the CDN`);
       }
       if (done.blocked.length > 0)
         print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
       if (done.blockedPictures.length > 0)
         print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')}): edited copies of it are refused too`);
+      return 0;
+    }
+    case 'similar': {
+      const within = values.within === undefined ? undefined : wholeNumber('--within', values.within, 0, 128);
+      const near = await admin.similar(argument ?? '', within);
+      if (values.json) print(JSON.stringify(near, null, 2));
+      else {
+        if (near.length === 0) print('no similar images');
+        for (const image of near)
+          print(`${image.idEncoded}\t${image.viewerUrl}\t${image.distance} bits\t${image.clientIp}\t${utc(image.createdAtMs)}`);
+      }
       return 0;
     }
     case 'ban': {

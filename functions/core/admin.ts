@@ -1,8 +1,8 @@
 import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
-import { isPdqHash } from './pdq';
-import { canonicalRange, inRange, type Ban, type BanList, type BlockList } from './moderation';
+import { isPdqHash, pdqDistance, turnedOfHash } from './pdq';
+import { canonicalRange, inRange, PICTURE_MATCH_DISTANCE, type Ban, type BanList, type BlockList } from './moderation';
 import type { Clock, ImageRecord, ImageRecords, ImageScan, NameClaims, StagedObjectStore, StagedUsage } from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
@@ -29,11 +29,25 @@ export interface AdminDeps extends RemovalDeps {
 /** What a takedown did: the image named, every image of the same bytes it removed (that one first), what it blocked. */
 export interface Takedown {
   idEncoded: string;
-  removed: Array<{ idEncoded: string; clientIp: string; files: string[] }>;
+  /** Each image taken down; `distance`: a similar picture's, in PDQ bits (`--similar`). */
+  removed: Array<{ idEncoded: string; clientIp: string; files: string[]; distance?: number }>;
   blocked: string[];
   /** The PDQ hashes of the picture blocked with it. */
   blockedPictures: string[];
 }
+
+/** A stored image whose picture is near another's. */
+export interface SimilarImage {
+  idEncoded: string;
+  viewerUrl: string;
+  /** PDQ bits apart (0: the same picture), its turned and mirrored forms counted. */
+  distance: number;
+  clientIp: string;
+  createdAtMs: number;
+}
+
+/** How near `admin similar` looks by default: a review band past the block's 31 bits (`docs/moderation.md`). */
+export const SIMILAR_DISTANCE = 63;
 
 export interface ListedUpload {
   idEncoded: string;
@@ -85,10 +99,12 @@ export class Admin {
    * Takes an image down for every upload that holds it: its files, its record, its copies at the CDN (one
    * invalidation). The same bytes uploaded by other clients are other images (duplicates are per client); they are
    * found by their fingerprints (the bytes as uploaded, and as stored) and taken down too. With `block`, those
-   * fingerprints are kept first, so the same bytes uploaded again are refused.
+   * fingerprints are kept first, so the same bytes uploaded again are refused. With `similar`, every stored image
+   * whose picture is within the block's distance of this one goes too.
    */
-  async takedown(reference: string, options: { block: boolean }): Promise<Takedown> {
+  async takedown(reference: string, options: { block: boolean; similar?: boolean }): Promise<Takedown> {
     const record = await this.resolve(reference);
+    const near = options.similar ? await this.nearTo(record, PICTURE_MATCH_DISTANCE) : [];
     const codec = await this.deps.codecs.codec();
     const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
     const nowMs = this.deps.clock.nowMs();
@@ -104,19 +120,27 @@ export class Admin {
           nowMs,
         );
     }
-    const copies = [record];
+    const copies: Array<{ copy: ImageRecord; distance?: number }> = [{ copy: record }];
     for await (const page of this.deps.images.withContent(fingerprints)) {
-      copies.push(...page.filter((copy) => copy.id !== record.id && copy.status === 'active'));
+      copies.push(...page.filter((copy) => copy.id !== record.id && copy.status === 'active').map((copy) => ({ copy })));
     }
+    for (const { record: copy, distance } of near)
+      if (!copies.some((one) => one.copy.id === copy.id)) copies.push({ copy, distance });
     const removed: Takedown['removed'] = [];
-    for (const copy of copies) {
+    for (const { copy, distance } of copies) {
       // from here the image answers 404, and the sweep finishes the removal should this stop half way
       if (!(await this.deps.images.markTakenDown(copy.id, nowMs))) {
         if (copy === record) throw new AdminError(`no image ${reference}: taken down already`);
         continue;
       }
       await removeImage(this.deps, copy);
-      removed.push({ idEncoded: codec.encode(copy.id), clientIp: copy.clientIp, files: fileKeys(copy) });
+      const files = fileKeys(copy);
+      removed.push({
+        idEncoded: codec.encode(copy.id),
+        clientIp: copy.clientIp,
+        files,
+        ...(distance === undefined ? {} : { distance }),
+      });
     }
     const blockedPictures = options.block ? (record.perceptual?.hashes ?? []) : [];
     return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures };
@@ -190,6 +214,32 @@ export class Admin {
           expiresAtMs: record.expiresAtMs,
         };
       });
+  }
+
+  /** Stored images whose picture is within `withinBits` of this one's, nearest first; the whole table is read. */
+  async similar(reference: string, withinBits = SIMILAR_DISTANCE): Promise<SimilarImage[]> {
+    const codec = await this.deps.codecs.codec();
+    return (await this.nearTo(await this.resolve(reference), withinBits)).map(({ record, distance }) => {
+      const idEncoded = codec.encode(record.id);
+      const { clientIp, createdAtMs } = record;
+      return { idEncoded, viewerUrl: viewerUrl(this.deps.publicUrl, idEncoded), distance, clientIp, createdAtMs };
+    });
+  }
+
+  /** The active records whose hashes come within `withinBits` of this record's, turned or mirrored, nearest first. */
+  private async nearTo(record: ImageRecord, withinBits: number): Promise<Array<{ record: ImageRecord; distance: number }>> {
+    const hashes = record.perceptual?.hashes;
+    if (!hashes) throw new AdminError('this image has no picture hash (an animation, or stored before pictures were hashed)');
+    const turned = hashes.flatMap(turnedOfHash);
+    const near: Array<{ record: ImageRecord; distance: number }> = [];
+    for await (const page of this.deps.images.recent(0)) {
+      for (const other of page) {
+        if (other.id === record.id || other.status !== 'active' || !other.perceptual) continue;
+        const distance = Math.min(...other.perceptual.hashes.flatMap((hash) => turned.map((form) => pdqDistance(hash, form))));
+        if (distance <= withinBits) near.push({ record: other, distance });
+      }
+    }
+    return near.sort((a, b) => a.distance - b.distance);
   }
 
   /** The figures of the last `days` days (UTC), oldest first. */

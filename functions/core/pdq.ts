@@ -52,6 +52,19 @@ export function pdqHash(pixels: PdqPixels): PdqResult {
   return { hash: hashes[0] ?? '', quality, turned: hashes };
 }
 
+/**
+ * A stored hash's eight turned and mirrored forms, from its bits alone (`DIHEDRAL`'s order): each bit moved and
+ * flipped as its coefficient would be, taking the median for zero. Within 18 bits of the forms made from the
+ * coefficients on the measured photos (`docs/moderation.md`): for finding stored pictures, never for an upload's check.
+ */
+export function turnedOfHash(hash: PdqHash): PdqHash[] {
+  const bit = (i: number, j: number) => (Number.parseInt(hash.slice((15 - i) * 4, (16 - i) * 4), 16) >> j) & 1;
+  const signs = new Float64Array(FREQUENCIES * FREQUENCIES);
+  for (let i = 0; i < FREQUENCIES; i += 1)
+    for (let j = 0; j < FREQUENCIES; j += 1) signs[i * FREQUENCIES + j] = bit(i, j) ? 1 : -1;
+  return DIHEDRAL.map((way) => toHex(way === 'original' ? signs : turned(signs, way), 0));
+}
+
 /** How many of the 256 bits two hashes differ in. */
 export function pdqDistance(a: PdqHash, b: PdqHash): number {
   let bits = 0;
@@ -204,11 +217,14 @@ function turned(a: Float64Array, way: (typeof DIHEDRAL)[number]): Float64Array {
 }
 
 /**
- * The bits, as hex: bit `16 i + j` is set when coefficient (i, j) is above the median (the 128th smallest of 256);
- * 16-bit words, one per row i, written from the last to the first.
+ * The bits, as hex: bit `16 i + j` is set when coefficient (i, j) is above the median (the 128th smallest of 256), or
+ * above `above` when given; 16-bit words, one per row i, written from the last to the first.
  */
-function toHex(coefficients: Float64Array): PdqHash {
-  const median = [...coefficients].sort((x, y) => x - y)[coefficients.length / 2 - 1] ?? 0;
+function toHex(
+  coefficients: Float64Array,
+  above = [...coefficients].sort((x, y) => x - y)[coefficients.length / 2 - 1] ?? 0,
+): PdqHash {
+  const median = above;
   const words: string[] = [];
   for (let i = FREQUENCIES - 1; i >= 0; i -= 1) {
     let word = 0;

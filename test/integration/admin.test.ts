@@ -154,6 +154,33 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
     expect(await service.objectKeys()).toHaveLength(12);
   });
 
+  it('lists the stored copies of a picture, nearest first, and takes them down together with --similar', async () => {
+    const service = await createTestService();
+    const admin = adminOf(service);
+    const photo = await makePhoto(31);
+    const copies: Array<[string, Buffer, string]> = [
+      ['the photo', photo, '203.0.113.1'],
+      ['a smaller WebP', await sharp(photo).resize({ width: 500 }).webp().toBuffer(), '203.0.113.2'],
+      ['a mirrored copy', await sharp(photo).flop().jpeg().toBuffer(), '203.0.113.3'],
+      ['another photo', await makePhoto(32), '203.0.113.4'],
+    ];
+    const ids: string[] = [];
+    for (const [name, bytes, ip] of copies) {
+      const response = await service.send(multipartUpload({ key: service.apiKey, source: { bytes, filename: 'p.jpg' } }), ip);
+      expect({ name, status: response.statusCode }).toEqual({ name, status: 200 });
+      ids.push(String(jsonBody(response).image['id_encoded']));
+    }
+    const near = await admin.similar(ids[0] ?? '');
+    expect(near.map((image) => image.idEncoded).sort()).toEqual([ids[1], ids[2]].sort());
+    expect(near.every((image) => image.distance <= 31)).toBe(true);
+    expect(await admin.similar(ids[0] ?? '', 128)).toHaveLength(3);
+    const done = await admin.takedown(ids[0] ?? '', { block: false, similar: true });
+    expect(done.removed.map((image) => image.idEncoded).sort()).toEqual(ids.slice(0, 3).sort());
+    expect(done.removed.filter((image) => image.distance !== undefined)).toHaveLength(2);
+    // the other photo stays, with its three files
+    expect(await service.objectKeys()).toHaveLength(3);
+  });
+
   it('blocks the pictures of an imported hash list, and refuses a list it cannot read, naming the line', async () => {
     const service = await createTestService();
     const admin = adminOf(service);

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { DIHEDRAL, isPdqHash, pdqDistance, pdqHash, type PdqPixels } from '../../../functions/core/pdq';
+import { DIHEDRAL, isPdqHash, pdqDistance, pdqHash, turnedOfHash, type PdqPixels } from '../../../functions/core/pdq';
 import { makePhoto } from '../../support/images';
 
 async function pixelsOf(image: sharp.Sharp): Promise<PdqPixels> {
@@ -54,6 +54,12 @@ describe('PDQ', () => {
     expect(pdqDistance(actual, foreseen)).toBeLessThanOrEqual(20);
     expect(Math.min(...distances)).toBe(pdqDistance(actual, foreseen));
     expect(distances.filter((distance) => distance <= 40)).toHaveLength(1);
+  });
+
+  it("turns a stored hash from its bits alone, near the forms made from the picture's coefficients", () => {
+    const approximate = turnedOfHash(hash.hash);
+    expect(approximate[0]).toBe(hash.hash);
+    approximate.forEach((form, way) => expect(pdqDistance(form, hash.turned[way] ?? '')).toBeLessThanOrEqual(24));
   });
 
   it('keeps a picture near itself re-encoded or resized, and different pictures far apart', async () => {
