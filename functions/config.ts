@@ -38,6 +38,8 @@ export interface Config {
   corsOrigins: readonly string[];
   keepMetadata: boolean;
   urlFetchAllowHosts: readonly string[];
+  /** Viewers' reports a client may send an hour; 0: no limit. */
+  reportsPerHour: number;
   /** URL sources per client and hour that may fail before the client's URL uploads are refused; 0: no limit. */
   urlFetchFailuresPerHour: number;
 }
@@ -150,6 +152,10 @@ export const SETTINGS = {
   URL_FETCH_ALLOW_HOSTS: {
     default: '',
     meaning: 'comma-separated host names a URL source may reach even on non-public addresses',
+  },
+  REPORTS_PER_HOUR: {
+    default: '10',
+    meaning: "viewers' reports of images a client may send an hour (`0`: no limit); one per client and image in any case",
   },
   URL_FETCH_FAILURES_PER_HOUR: {
     default: '20',
@@ -264,6 +270,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     keepMetadata: oneOf('KEEP_METADATA', ['true', 'false']) === 'true',
     urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     urlFetchFailuresPerHour: integer('URL_FETCH_FAILURES_PER_HOUR', 0, 1_000_000),
+    reportsPerHour: integer('REPORTS_PER_HOUR', 0, 1_000_000),
   };
   for (const [name, replacements] of Object.entries(REPLACED_SETTINGS))
     if (env[name] !== undefined) read.problems.push(`${name} is no longer read: use ${replacements.join(' or ')}`);

@@ -22,6 +22,8 @@ const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --output
                                  every other image of the same bytes; --similar: and of the same picture
                                  (within 31 PDQ bits); --block refuses those bytes and that picture
                                  (re-encoded, resized, edited: docs/moderation.md) from then on
+  reports [--json]               images viewers reported, most reported first, with their reasons and notes;
+                                 a takedown resolves an image's reports
   similar REFERENCE [--within N] [--json]
                                  stored images whose picture is near this one's, nearest first (default 63 bits)
   block-hashes import FILE       block the pictures of a list of PDQ hashes (one a line, 64 hex digits)
@@ -141,6 +143,7 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
     objects: stores.objects,
     duplicates: stores.duplicates,
     purger: stores.purger,
+    reports: stores.reports,
     logger: quiet,
     codecs: new IdCodecs(() => stores.settings.idSalt(), target.idPadding),
     moderation: stores.moderation,
@@ -245,8 +248,24 @@ async function run(
       }
       if (done.blocked.length > 0)
         print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
+      if (done.resolvedReports > 0) print(`resolved ${done.resolvedReports} viewers' reports of it`);
       if (done.blockedPictures.length > 0)
         print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')}): edited copies of it are refused too`);
+      return 0;
+    }
+    case 'reports': {
+      const reported = await admin.reports();
+      if (values.json) print(JSON.stringify(reported, null, 2));
+      else {
+        if (reported.length === 0) print('no reports');
+        for (const image of reported) {
+          const reasons = Object.entries(image.reasons)
+            .map(([reason, count]) => `${reason} ${count}`)
+            .join(', ');
+          print(`${image.idEncoded}\t${image.viewerUrl}\t${image.count} reports (${reasons})\tlast ${utc(image.lastAtMs)}`);
+          for (const note of image.notes) print(`\t${JSON.stringify(note)}`);
+        }
+      }
       return 0;
     }
     case 'similar': {
@@ -298,9 +317,9 @@ async function run(
       const days = await admin.stats(wholeNumber('--days', values.days, 1, 3660));
       if (values.json) print(JSON.stringify(days, null, 2));
       else {
-        print('day (UTC)\tuploads\tbytes\trefusals\twithout key');
+        print('day (UTC)\tuploads\tbytes\trefusals\twithout key\treports');
         for (const day of days)
-          print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}\t${day.unauthenticated}`);
+          print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}\t${day.unauthenticated}\t${day.reports}`);
         const staged = await admin.staged();
         print(
           `staged now: ${staged.files} files, ${formatSize(staged.bytes)} (two-step uploads; removed once no token can use them)`,

@@ -3,6 +3,7 @@ import {
   BatchGetCommand,
   DeleteCommand,
   PutCommand,
+  ScanCommand,
   UpdateCommand,
   type DeleteCommandInput,
   type DynamoDBDocumentClient,
@@ -113,6 +114,33 @@ export abstract class DynamoTable {
       }
     }
     return items;
+  }
+
+  /**
+   * The items whose key starts with `prefix` (and match `filter`), page by page, pages without one left out: the
+   * whole table is read (an operator's tool, never a request's).
+   */
+  protected async *scanPrefix(
+    what: string,
+    prefix: string,
+    match: { filter?: string; values?: Record<string, unknown>; names?: Record<string, string> | undefined } = {},
+  ): AsyncIterable<Array<Record<string, unknown>>> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await sendOrFail(what, () =>
+        this.db.send(
+          new ScanCommand({
+            TableName: this.table,
+            FilterExpression: `begins_with(pk, :prefix)${match.filter ? ` AND ${match.filter}` : ''}`,
+            ExpressionAttributeValues: { ':prefix': prefix, ...match.values },
+            ExpressionAttributeNames: match.names,
+            ExclusiveStartKey: start,
+          }),
+        ),
+      );
+      start = page.LastEvaluatedKey;
+      if (page.Items && page.Items.length > 0) yield page.Items;
+    } while (start);
   }
 
   protected deleteIf(what: string, pk: string, params: Omit<DeleteCommandInput, 'TableName' | 'Key'>): Promise<boolean> {

@@ -10,6 +10,7 @@ const PREFIX: Record<GuardRuleName, string> = {
   uploads: ITEM_PREFIX.uploads,
   'fetch-failures': ITEM_PREFIX.fetchFailures,
   'upload-urls': ITEM_PREFIX.uploadUrls,
+  reports: ITEM_PREFIX.reportsByClient,
 };
 /** The item outlives its longest window (a month) by a day, then DynamoDB TTL removes it. */
 const ITEM_TTL_SECONDS = 32 * 86_400;

@@ -1,4 +1,4 @@
-import type { DailyStats, DayFigures } from '../core/daily-stats';
+import { NO_FIGURES, type DailyStats, type DayFigures } from '../core/daily-stats';
 import { DynamoTable } from './dynamo-calls';
 import { ITEM_PREFIX } from './table-schema';
 
@@ -18,20 +18,15 @@ export class DynamoDailyStats extends DynamoTable implements DailyStats {
   }
 
   async read(days: readonly string[]): Promise<Map<string, DayFigures>> {
-    const figures = new Map<string, DayFigures>(
-      days.map((day) => [day, { uploads: 0, bytes: 0, refusals: 0, unauthenticated: 0 }]),
-    );
+    const figures = new Map<string, DayFigures>(days.map((day) => [day, { ...NO_FIGURES }]));
     const items = await this.getMany(
       'read daily figures',
       days.map((day) => dayPk(day)),
     );
     for (const item of items) {
-      figures.set(String(item['pk']).slice(PREFIX.length), {
-        uploads: Number(item['uploads'] ?? 0),
-        bytes: Number(item['bytes'] ?? 0),
-        refusals: Number(item['refusals'] ?? 0),
-        unauthenticated: Number(item['unauthenticated'] ?? 0),
-      });
+      const day = { ...NO_FIGURES };
+      for (const name of Object.keys(NO_FIGURES) as Array<keyof DayFigures>) day[name] = Number(item[name] ?? 0);
+      figures.set(String(item['pk']).slice(PREFIX.length), day);
     }
     return figures;
   }

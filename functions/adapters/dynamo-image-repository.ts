@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoTable, retrySafe, sendConditional, sendOrFail } from './dynamo-calls';
 import type { DueRef, ImageRecord, ImageTable, PendingUpload, StoredFile } from '../core/ports';
 import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
@@ -221,23 +221,8 @@ export class DynamoImageRepository extends DynamoTable implements ImageTable {
     values: Record<string, unknown>,
     names?: Record<string, string>,
   ): AsyncIterable<ImageRecord[]> {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await sendOrFail('scan records', () =>
-        this.db.send(
-          new ScanCommand({
-            TableName: this.table,
-            FilterExpression: `begins_with(pk, :img) AND ${filter}`,
-            ExpressionAttributeValues: { ':img': ITEM_PREFIX.image, ...values },
-            ExpressionAttributeNames: names,
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      start = page.LastEvaluatedKey;
-      const records = (page.Items ?? []).map(fromItem);
-      if (records.length > 0) yield records;
-    } while (start);
+    for await (const items of this.scanPrefix('scan records', ITEM_PREFIX.image, { filter, values, names }))
+      yield items.map(fromItem);
   }
 
   remove(id: number): Promise<boolean> {

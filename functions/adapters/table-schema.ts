@@ -38,6 +38,9 @@ export const ITEM_PREFIX = {
   uploads: 'FLOOD#',
   fetchFailures: 'FETCHFAIL#',
   uploadUrls: 'UPLOADURL#',
+  reportsByClient: 'REPORTRATE#',
+  /** A viewer's report of an image: `REPORT#{image id}#{client}`. */
+  report: 'REPORT#',
 } as const;
 
 /** Items of which the table holds one: the image id counter, and every ban (the list is short and read whole). */

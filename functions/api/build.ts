@@ -6,6 +6,7 @@ import {
   FETCH_FAILURE_RULE,
   FloodGuard,
   parseFloodLimits,
+  REPORT_RULE,
   UPLOAD_URL_RULE,
   type FloodLimits,
   type GuardRule,
@@ -15,6 +16,7 @@ import type { RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
 import { IdCodecs } from '../core/id-codec';
 import { ImageAccess } from '../core/image-access';
+import { ImageReports } from '../core/reports';
 import { StagedUploads } from '../core/staged-uploads';
 import { UploadGate } from '../core/moderation';
 import { RefusalCounter } from '../core/daily-stats';
@@ -30,6 +32,7 @@ export interface Services {
   publicUrl: string;
   service: UploadService;
   access: ImageAccess;
+  reports: ImageReports;
   settings: SettingsStore;
   refusals: RefusalCounter;
 }
@@ -42,7 +45,7 @@ export async function buildServices(
   random: RandomSource = cryptoRandom,
 ): Promise<Services> {
   const config = loadConfig(env);
-  const { db, settings, images, objects, duplicates, staged, ledger, moderation, stats } = buildStores(
+  const { db, settings, images, objects, duplicates, staged, ledger, moderation, stats, reports } = buildStores(
     config,
     env,
     metrics,
@@ -90,7 +93,9 @@ export async function buildServices(
   });
   const access = new ImageAccess({ images, objects, duplicates, clock, logger, codecs, publicUrl });
   const refusals = new RefusalCounter(stats, clock, logger, config.statsFlushSeconds * 1000);
-  return { config, publicUrl, service, access, settings, refusals };
+  const guard = perHour(counters, config.reportsPerHour, REPORT_RULE);
+  const reporting = new ImageReports({ reports, images, codecs, guard, stats, clock, logger });
+  return { config, publicUrl, service, access, reports: reporting, settings, refusals };
 }
 
 /** The client's upload slots (the flood limits, from their parameter), and its URL sources that may fail an hour. */

@@ -26,10 +26,11 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
   return async (event, context) => {
     if (context) logger.addContext(context);
     router ??= buildServices(env, logger, metrics, options.random).then(
-      ({ config, publicUrl, service, access, settings, refusals }) =>
+      ({ config, publicUrl, service, access, reports, settings, refusals }) =>
         createRouter({
           service,
           access,
+          reports,
           settings: { ...config, publicUrl },
           originSecret: () => settings.originSecret(),
           logger,

@@ -12,6 +12,7 @@ import { S3ObjectStore } from '../adapters/s3-object-store';
 import { S3StagedStore } from '../adapters/s3-staged-store';
 import { DynamoTokenLedger } from '../adapters/dynamo-token-ledger';
 import { DynamoModeration } from '../adapters/dynamo-moderation';
+import { DynamoReports } from '../adapters/dynamo-reports';
 import { DynamoDailyStats } from '../adapters/dynamo-daily-stats';
 import type { SettingsParameters } from '../adapters/parameter-names';
 import { SsmSettingsStore } from '../adapters/ssm-settings-store';
@@ -102,6 +103,7 @@ export function buildStores(
     ledger: new DynamoTokenLedger(db, config.tableName),
     moderation: new DynamoModeration(db, config.tableName),
     stats: new DynamoDailyStats(db, config.tableName),
+    reports: new DynamoReports(db, config.tableName),
     purger: new CloudFrontPurger(cloudfront, () => settings.distributionId()),
   };
 }

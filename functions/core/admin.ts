@@ -1,9 +1,19 @@
-import { dayOf, type DailyStats, type DayFigures } from './daily-stats';
+import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
 import { isPdqHash, pdqDistance, turnedOfHash } from './pdq';
+import { reportedImages, type ReportedImage } from './reports';
 import { canonicalRange, inRange, PICTURE_MATCH_DISTANCE, type Ban, type BanList, type BlockList } from './moderation';
-import type { Clock, ImageRecord, ImageRecords, ImageScan, NameClaims, StagedObjectStore, StagedUsage } from './ports';
+import type {
+  Clock,
+  ImageRecord,
+  ImageRecords,
+  ImageScan,
+  NameClaims,
+  ReportList,
+  StagedObjectStore,
+  StagedUsage,
+} from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
 /** A refusal of an operator's command: told as is, and the command exits non-zero. */
@@ -19,6 +29,7 @@ export interface AdminDeps extends RemovalDeps {
   codecs: IdCodecs;
   moderation: BanList & BlockList;
   stats: DailyStats;
+  reports: ReportList;
   /** The two-step upload's staging place, whose bytes the figures show. */
   staged: Pick<StagedObjectStore, 'usage'>;
   clock: Clock;
@@ -34,6 +45,8 @@ export interface Takedown {
   blocked: string[];
   /** The PDQ hashes of the picture blocked with it. */
   blockedPictures: string[];
+  /** Viewers' reports of the images taken down, resolved with them. */
+  resolvedReports: number;
 }
 
 /** A stored image whose picture is near another's. */
@@ -127,6 +140,7 @@ export class Admin {
     for (const { record: copy, distance } of near)
       if (!copies.some((one) => one.copy.id === copy.id)) copies.push({ copy, distance });
     const removed: Takedown['removed'] = [];
+    let resolvedReports = 0;
     for (const { copy, distance } of copies) {
       // from here the image answers 404, and the sweep finishes the removal should this stop half way
       if (!(await this.deps.images.markTakenDown(copy.id, nowMs))) {
@@ -134,6 +148,7 @@ export class Admin {
         continue;
       }
       await removeImage(this.deps, copy);
+      resolvedReports += await this.deps.reports.resolve(copy.id);
       const files = fileKeys(copy);
       removed.push({
         idEncoded: codec.encode(copy.id),
@@ -143,7 +158,7 @@ export class Admin {
       });
     }
     const blockedPictures = options.block ? (record.perceptual?.hashes ?? []) : [];
-    return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures };
+    return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures, resolvedReports };
   }
 
   /**
@@ -242,12 +257,17 @@ export class Admin {
     return near.sort((a, b) => a.distance - b.distance);
   }
 
+  /** The images viewers reported, most reported first (`reportedImages`). */
+  reports(): Promise<ReportedImage[]> {
+    return reportedImages(this.deps);
+  }
+
   /** The figures of the last `days` days (UTC), oldest first. */
   async stats(days: number): Promise<Array<{ day: string } & DayFigures>> {
     const nowMs = this.deps.clock.nowMs();
     const wanted = Array.from({ length: days }, (_, index) => dayOf(nowMs - (days - 1 - index) * 86_400_000));
     const figures = await this.deps.stats.read(wanted);
-    return wanted.map((day) => ({ day, ...(figures.get(day) ?? { uploads: 0, bytes: 0, refusals: 0, unauthenticated: 0 }) }));
+    return wanted.map((day) => ({ day, ...(figures.get(day) ?? NO_FIGURES) }));
   }
 
   /** What waits in the staging place now: two-step uploads under way, and leftovers the sweep has not removed yet. */

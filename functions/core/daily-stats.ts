@@ -3,6 +3,9 @@ import type { DailyStats, DayFigures } from './ports';
 
 export type { DailyStats, DayFigures } from './ports';
 
+/** A day without figures; its keys are every figure a day has. */
+export const NO_FIGURES: Readonly<DayFigures> = { uploads: 0, bytes: 0, refusals: 0, unauthenticated: 0, reports: 0 };
+
 /** `YYYY-MM-DD` of an instant, in UTC. */
 export function dayOf(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(0, 10);

@@ -29,6 +29,8 @@ export type UploadErrorKind =
   | 'StagedSizeMismatch'
   | 'Banned'
   | 'Blocked'
+  | 'InvalidReport'
+  | 'ReportsExceeded'
   | 'DependencyFailed';
 
 export interface UploadErrorOptions {

@@ -92,7 +92,7 @@ export interface FloodReservation {
   release(): Promise<void>;
 }
 
-export type GuardRuleName = 'uploads' | 'fetch-failures' | 'upload-urls';
+export type GuardRuleName = 'uploads' | 'fetch-failures' | 'upload-urls' | 'reports';
 
 /** What a guard counts, and the refusal once a window is full. */
 export interface GuardRule {
@@ -123,6 +123,13 @@ export const UPLOAD_URL_RULE: GuardRule = {
   name: 'upload-urls',
   refusal: (limit, window, retryAfterSeconds) =>
     new UploadError('UploadUrlsExceeded', `Too many upload URLs - max ${limit} per ${window}`, { retryAfterSeconds }),
+};
+
+/** Viewers' reports per client: a report costs the operator's attention, and anyone can send one. */
+export const REPORT_RULE: GuardRule = {
+  name: 'reports',
+  refusal: (limit, window, retryAfterSeconds) =>
+    new UploadError('ReportsExceeded', `Too many reports - max ${limit} per ${window}`, { retryAfterSeconds }),
 };
 
 /**

@@ -29,6 +29,11 @@ export function viewerUrl(publicUrl: string, idEncoded: string): string {
   return `${publicUrl}/image/${idEncoded}`;
 }
 
+/** Where the viewer page's report form posts. */
+export function reportPath(idEncoded: string): string {
+  return `/image/${idEncoded}/report`;
+}
+
 /** A delete link (`delete_url`). */
 export function deleteUrl(publicUrl: string, idEncoded: string, token: string): string {
   return `${viewerUrl(publicUrl, idEncoded)}/delete/${token}`;
@@ -40,6 +45,7 @@ export type Route =
   | { page: 'api'; version: string | undefined; action: string | undefined; extra: boolean }
   | { page: 'viewer'; idEncoded: string }
   | { page: 'delete'; idEncoded: string; token: string }
+  | { page: 'report'; idEncoded: string }
   | { page: 'none' };
 
 /**
@@ -52,7 +58,10 @@ function segmentsOf(path: string): string[] | undefined {
   return segments.includes('') ? undefined : segments;
 }
 
-/** Reads a request path: `/`, `/api/1/upload`, `/image/{id}` (or `/image/{anything}.{id}`), `/image/{id}/delete/{token}`. */
+/**
+ * Reads a request path: `/`, `/api/1/upload`, `/image/{id}` (or `/image/{anything}.{id}`), `/image/{id}/report`,
+ * `/image/{id}/delete/{token}`.
+ */
 export function routeOf(path: string): Route {
   const segments = segmentsOf(path);
   if (segments === undefined) return { page: 'none' };
@@ -61,6 +70,9 @@ export function routeOf(path: string): Route {
   if (first === 'api') return { page: 'api', version: second, action: third, extra: segments.length > 3 };
   if (first === 'image' && second !== undefined && segments.length === 2) {
     return { page: 'viewer', idEncoded: second.slice(second.lastIndexOf('.') + 1) };
+  }
+  if (first === 'image' && second !== undefined && third === 'report' && segments.length === 3) {
+    return { page: 'report', idEncoded: second };
   }
   if (first === 'image' && second !== undefined && third === 'delete' && fourth !== undefined && segments.length === 4) {
     return { page: 'delete', idEncoded: second, token: fourth };

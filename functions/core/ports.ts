@@ -17,6 +17,7 @@ import type {
   CountWindow,
   CounterSubject,
   DayFigures,
+  Report,
   Ban,
   MetricUnit,
 } from './records';
@@ -247,6 +248,16 @@ export interface BlockList {
   pictures(): Promise<string[]>;
   /** Blocks pictures by their PDQ hashes (taken down with `--block`, or imported from a hash list). */
   blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>, nowMs: number): Promise<void>;
+}
+
+/** Viewers' reports of images, one per client and image. */
+export interface ReportList {
+  /** Keeps a report; false, keeping nothing, when this client reported this image already. */
+  add(report: Report): Promise<boolean>;
+  /** Every report, page by page (an operator's tool: the whole table is read). */
+  all(): AsyncIterable<Report[]>;
+  /** Removes the reports of an image (it was taken down, or is gone); how many there were. */
+  resolve(imageId: number): Promise<number>;
 }
 
 /** Where the service writes its figures (CloudWatch embedded metric format in Lambda; nowhere, or a fake, elsewhere). */

@@ -179,6 +179,19 @@ export interface DayFigures {
   refusals: number;
   /** Refused requests without the key (or with a wrong one): anyone can send them, so they are counted apart. */
   unauthenticated: number;
+  /** Viewers' reports of images received (one per client and image). */
+  reports: number;
+}
+
+/** A viewer's report of an image (`docs/moderation.md`, "Reports"). */
+export interface Report {
+  imageId: number;
+  clientIp: string;
+  /** One of `REPORT_REASONS`' keys. */
+  reason: string;
+  /** What the viewer added, up to 500 characters; empty when nothing. */
+  note: string;
+  atMs: number;
 }
 
 /** An address range banned from uploading, until a moment or for good. */

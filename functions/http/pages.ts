@@ -1,6 +1,7 @@
 import { formatDateTime, formatSize, howLongAgo, howLongUntil } from '../core/formatting';
 import type { FileView, ImageView } from '../core/image-view';
-import { uploadUrl } from '../core/links';
+import { reportPath, uploadUrl } from '../core/links';
+import { MAX_REPORT_NOTE, REPORT_REASONS } from '../core/reports';
 import { KEY_PLACEHOLDER, sharexConfig } from './client-configs';
 import { embedCodes } from './embed-codes';
 import { cspHash, escapeHtml } from './html';
@@ -38,6 +39,10 @@ a{color:var(--link)}
 input[type=text]{width:100%;min-width:0;padding:.4rem .5rem;border:1px solid var(--line);border-radius:4px;background:var(--card);color:var(--fg);font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 button{font:inherit;padding:.4rem .9rem;border:1px solid var(--line);border-radius:4px;background:var(--card);color:var(--fg);cursor:pointer}
 button.danger{background:var(--danger);border-color:var(--danger);color:#fff}
+.report{margin:2rem 0 1rem}
+.report summary{cursor:pointer;color:var(--muted)}
+.report fieldset{border:1px solid var(--line);border-radius:4px;margin:.75rem 0;display:grid;gap:.25rem}
+.report textarea{display:block;width:100%;margin:.25rem 0 .75rem;padding:.4rem .5rem;border:1px solid var(--line);border-radius:4px;background:var(--card);color:var(--fg);font:inherit}
 pre{overflow-x:auto;padding:.75rem;background:var(--card);border:1px solid var(--line);border-radius:4px;font-size:13px}
 .muted{color:var(--muted)}
 @media (max-width:640px){.code{grid-template-columns:1fr auto}.code label{grid-column:1/-1}}`;
@@ -143,7 +148,24 @@ ${group.codes
   return `<section aria-label="Share">\n${groups.join('\n')}\n</section>`;
 }
 
-/** The viewer page of one image (`url_viewer`): the picture, its facts, the codes to share it. */
+/** A report form folded away under its summary: no script, posted to this site only (its CSP's form-action). */
+function reportSection(image: ImageView): string {
+  const reasons = Object.entries(REPORT_REASONS)
+    .map(([value, label]) => `<label><input type="radio" name="reason" value="${value}" required> ${escapeHtml(label)}</label>`)
+    .join('\n');
+  return `<details class="report"><summary>Report this image</summary>
+<form method="post" action="${reportPath(image.idEncoded)}">
+<fieldset><legend>What is wrong with it?</legend>
+${reasons}
+</fieldset>
+<label for="report-note">Anything the site's operator should know (optional)</label>
+<textarea id="report-note" name="note" maxlength="${MAX_REPORT_NOTE}" rows="3"></textarea>
+<button type="submit">Send the report</button>
+</form>
+</details>`;
+}
+
+/** The viewer page of one image (`url_viewer`): the picture, its facts, the codes to share it, a report form. */
 export function viewerPage(image: ImageView, timeZone: string, nowMs: number): string {
   const { original } = image;
   const description = image.description === null ? '' : `<p class="description">${escapeHtml(image.description)}</p>\n`;
@@ -165,7 +187,8 @@ ${expires}<dt>Views</dt><dd>${image.views} ${image.views === 1 ? 'view' : 'views
     main: `<h1>${escapeHtml(image.title)}</h1>
 ${picture(image)}
 ${description}${facts}
-${shareSection(image)}`,
+${shareSection(image)}
+${reportSection(image)}`,
   });
 }
 
@@ -195,6 +218,15 @@ export function deletedPage(outcome: 'deleted' | 'released'): string {
       ? 'The image and its thumbnails are gone.'
       : 'Your upload is gone. The same image was uploaded again from your network, and it stays online until that upload is deleted too.';
   return page({ title: 'Deleted', main: `<h1>Deleted</h1>\n<p>${text}</p>` });
+}
+
+/** The answer to a report. */
+export function reportedPage(outcome: 'received' | 'already'): string {
+  const text =
+    outcome === 'received'
+      ? "Thank you. The report was sent to this site's operator, who will look at the image."
+      : 'You reported this image already; the operator has your report.';
+  return page({ title: 'Report sent', main: `<h1>Report sent</h1>\n<p>${text}</p>` });
 }
 
 /** A page for an error a page request ran into (a store failed). */

@@ -65,16 +65,24 @@ export function corsHeaders(
  * Refuses an upload a browser sends for a page of another site (an `<img src>` or an auto-submitted form there
  * would upload from each visitor's address, past a ban of the page's author, against the visitors' flood limits):
  * browsers mark it with `Sec-Fetch-Site: cross-site` or `same-site`, and a POST with its page's `Origin`. Pages of
- * an origin in `CORS_ORIGINS` may; tools (curl, ShareX, PicGo, the npm clients) send neither header.
+ * an origin in `CORS_ORIGINS` may; tools (curl, ShareX, PicGo, the npm clients) send neither header. A form of this
+ * site's own pages (a report) is `same-origin`, whatever its `Origin` (`null` under the pages' no-referrer policy).
  */
-export function refuseCrossSite(event: APIGatewayProxyEvent, settings: Pick<OriginSettings, 'corsOrigins' | 'publicUrl'>): void {
+export function refuseCrossSite(
+  event: APIGatewayProxyEvent,
+  settings: Pick<OriginSettings, 'corsOrigins' | 'publicUrl'>,
+  what: 'upload' | 'report' = 'upload',
+): void {
   const origin = headerValue(event, 'origin');
   if (origin !== undefined && originAllowed(origin, settings)) return;
   const site = headerValue(event, 'sec-fetch-site')?.trim().toLowerCase();
+  if (site === 'same-origin') return;
   const foreign = origin !== undefined && origin !== new URL(settings.publicUrl).origin;
-  if (site === 'cross-site' || site === 'same-site' || foreign)
-    throw new RequestError(
-      'CrossSite',
-      'Cross-site upload refused: web pages of other sites may not upload here (the operator allows origins with CORS_ORIGINS)',
-    );
+  if (site === 'cross-site' || site === 'same-site' || foreign) throw new RequestError('CrossSite', CROSS_SITE_REFUSALS[what]);
 }
+
+const CROSS_SITE_REFUSALS = {
+  upload:
+    'Cross-site upload refused: web pages of other sites may not upload here (the operator allows origins with CORS_ORIGINS)',
+  report: "Cross-site report refused: only this site's own pages may send reports",
+};

@@ -2,13 +2,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { UploadError } from '../core/errors';
 import type { RefusalCounter } from '../core/daily-stats';
 import type { ImageAccess } from '../core/image-access';
+import type { ImageReports } from '../core/reports';
 import { redactedPath, routeOf, type Route } from '../core/links';
 import { METRIC, type Metrics } from '../core/metrics';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
 import type { UploadService } from '../core/upload-service';
 import { headerValue, queryParameters } from './api-event';
-import { deleteConfirmPage, deletedPage, homePage, notFoundPage, viewerPage } from './pages';
+import { deleteConfirmPage, deletedPage, homePage, notFoundPage, reportedPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
 import { RequestError } from './request-errors';
 import { cameThroughDistribution, clientIp, corsHeaders, refuseCrossSite, type OriginSettings } from './request-origin';
@@ -33,6 +34,7 @@ export interface RouterSettings extends OriginSettings {
 export interface RouterDeps {
   service: UploadService;
   access: ImageAccess;
+  reports: ImageReports;
   settings: RouterSettings;
   /** The value CloudFront sends in `X-Origin-Verify`. */
   originSecret: () => Promise<string | undefined>;
@@ -83,6 +85,8 @@ export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Prom
       return viewer(deps, event, target.idEncoded);
     case 'delete':
       return deleteLink(deps, event, target.idEncoded, target.token);
+    case 'report':
+      return report(deps, event, target.idEncoded);
     case 'none':
       return page(deps, 404, notFoundPage());
   }
@@ -159,6 +163,32 @@ async function viewer(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: 
     return errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
   try {
     return page(deps, 200, viewerPage(await deps.access.view(idEncoded), deps.settings.timeZone, Date.now()));
+  } catch (error) {
+    if (error instanceof UploadError && error.kind === 'NotFound') return page(deps, 404, notFoundPage());
+    return errorPageResponse(error, deps.settings.publicUrl, deps.logger);
+  }
+}
+
+/** The longest report form a request may carry: a reason and a note of 500 characters, each 9 bytes at most escaped. */
+const MAX_REPORT_BODY_BYTES = 8192;
+
+/** POST from the viewer page's report form (same site only): a viewer's report of the image, answered with a page. */
+async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
+  if (event.httpMethod !== 'POST') {
+    const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
+    return { ...refused, headers: { ...refused.headers, Allow: 'POST' } };
+  }
+  try {
+    refuseCrossSite(event, deps.settings, 'report');
+    const body = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+    if (body.length > MAX_REPORT_BODY_BYTES) throw new UploadError('InvalidReport', 'The report is too long');
+    const form = new URLSearchParams(body.toString('utf8'));
+    const ip = clientIp(event, deps.settings);
+    const outcome = await deps.reports.report(idEncoded, ip, {
+      reason: form.get('reason') ?? undefined,
+      note: form.get('note') ?? undefined,
+    });
+    return page(deps, 200, reportedPage(outcome));
   } catch (error) {
     if (error instanceof UploadError && error.kind === 'NotFound') return page(deps, 404, notFoundPage());
     return errorPageResponse(error, deps.settings.publicUrl, deps.logger);

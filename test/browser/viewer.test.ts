@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import sharp from 'sharp';
 import { makeAnimated } from '../support/images';
-import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
+import { runAdmin, startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
  * The pages in a real browser: Debian's chromium (on PATH), driven by playwright-core, against `npm start`'s server.
@@ -16,7 +16,7 @@ jest.setTimeout(90_000);
 const API_KEY = 'browser-key-0123456789';
 const HOSTILE_TITLE = `"><script>alert(1)</script><img src=x onerror=alert(2)> ' [x](javascript:alert(3))`;
 
-let server: LocalProcess;
+let server: LocalProcess & { dataDir: string };
 let base: string;
 let browser: Browser;
 
@@ -255,6 +255,37 @@ describe('the viewer page in a browser', () => {
     const response = await page.goto(`${base}/image/nothere`);
     expect(response?.status()).toBe(404);
     expect(await page.locator('h1').textContent()).toBe('Not found');
+    await context.close();
+  });
+});
+
+describe('a report from the viewer page', () => {
+  it('folds the form away, sends it without script, thanks the viewer, and reaches the operator', async () => {
+    const image = await upload(await sunset(), 'reported.jpg', { title: 'Reported' });
+    const context = await newContext();
+    const page = await context.newPage();
+    const problems = watch(page);
+    await page.goto(image.url_viewer);
+    // folded: the reasons are not shown until the viewer opens it
+    expect(await page.getByLabel('Spam or scam').isVisible()).toBe(false);
+    await page.getByText('Report this image').click();
+    await page.getByLabel('Spam or scam').check();
+    await page.getByLabel("Anything the site's operator should know (optional)").fill('Posted on every forum today');
+    await page.getByRole('button', { name: 'Send the report' }).click();
+    await page.waitForLoadState();
+    expect(await page.locator('h1').textContent()).toBe('Report sent');
+    expect(await page.locator('main p').textContent()).toContain("sent to this site's operator");
+    expect(problems).toEqual([]);
+    const listed = runAdmin(['--data-dir', server.dataDir, 'reports', '--json']);
+    expect(listed.status).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({
+        idEncoded: image.id_encoded,
+        count: 1,
+        reasons: { spam: 1 },
+        notes: ['Posted on every forum today'],
+      }),
+    ]);
     await context.close();
   });
 });

@@ -1,5 +1,5 @@
-import type { BanList, BlockList } from '../../functions/core/ports';
-import { InMemoryModeration } from '../support/in-memory';
+import type { BanList, BlockList, Report, ReportList } from '../../functions/core/ports';
+import { InMemoryModeration, InMemoryReports } from '../support/in-memory';
 import { createTestService, storesOf } from '../support/test-service';
 
 /** The moderation ports (bans, blocked bytes and pictures) against the fake and the DynamoDB adapter alike. */
@@ -48,5 +48,38 @@ describe.each(implementations)('the moderation ports, on %s', (_name, open) => {
     );
     await store.blockPictures([{ hash: hashes[3] ?? '', reason: 'again' }], 2_000);
     expect((await store.pictures()).sort()).toEqual([...new Set(hashes)].sort());
+  });
+});
+
+/** A viewer's report of an image. */
+const reportOf = (imageId: number, clientIp: string, atMs = 1_000) => ({
+  imageId,
+  clientIp,
+  reason: 'spam',
+  note: 'a note',
+  atMs,
+});
+
+describe.each([
+  ['the in-memory fake', () => Promise.resolve(new InMemoryReports())],
+  ['DynamoDB (dynalite)', async () => storesOf(await createTestService()).reports],
+] as Array<[string, () => Promise<ReportList>]>)('the report list, on %s', (_name, open) => {
+  it('keeps one report per client and image, lists them all, and resolves an image’s reports', async () => {
+    const reports = await open();
+    expect(await reports.add(reportOf(7, '203.0.113.1'))).toBe(true);
+    expect(await reports.add(reportOf(7, '203.0.113.1', 2_000))).toBe(false);
+    expect(await reports.add(reportOf(7, '2001:db8::1'))).toBe(true);
+    expect(await reports.add(reportOf(70, '203.0.113.1'))).toBe(true);
+    const all: Report[] = [];
+    for await (const page of reports.all()) all.push(...page);
+    expect(all.sort((a, b) => a.imageId - b.imageId || a.clientIp.localeCompare(b.clientIp))).toEqual([
+      reportOf(7, '2001:db8::1'),
+      reportOf(7, '203.0.113.1'),
+      reportOf(70, '203.0.113.1'),
+    ]);
+    // image 7's reports only: not those of image 70, whose id starts the same
+    expect(await reports.resolve(7)).toBe(2);
+    expect(await reports.resolve(7)).toBe(0);
+    expect(await reports.add(reportOf(7, '203.0.113.1'))).toBe(true);
   });
 });

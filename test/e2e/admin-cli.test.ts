@@ -1,14 +1,12 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
-import { freePort, startFreshLocalProcess } from '../support/local-process';
+import { freePort, runAdmin, startFreshLocalProcess } from '../support/local-process';
 
 /** `npm run admin` as an operator runs it, against `npm start`'s data folder. */
 jest.setTimeout(90_000);
 
-const ROOT = join(__dirname, '..', '..');
 const API_KEY = 'admin-cli-key-0123456789';
 let server: Awaited<ReturnType<typeof startFreshLocalProcess>>;
 
@@ -19,22 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-function runAdmin(
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(
-    process.execPath,
-    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'scripts', 'admin.ts'), ...args],
-    {
-      encoding: 'utf8',
-      timeout: 30_000,
-      env,
-    },
-  );
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
-}
 
 function admin(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   return runAdmin(['--data-dir', server.dataDir, ...args]);
@@ -108,7 +90,7 @@ describe('npm run admin (local service)', () => {
   it('prints the daily figures, and its usage for an unknown command', () => {
     const stats = admin('stats', '--days', '2');
     expect(stats.status).toBe(0);
-    expect(stats.stdout.split('\n')[0]).toBe('day (UTC)\tuploads\tbytes\trefusals\twithout key');
+    expect(stats.stdout.split('\n')[0]).toBe('day (UTC)\tuploads\tbytes\trefusals\twithout key\treports');
     // two days, then what waits in the staging place now
     expect(stats.stdout.trim().split('\n')).toHaveLength(4);
     expect(stats.stdout.trim().split('\n')[3]).toMatch(/^staged now: \d+ files, \d+(\.\d)? [kMG]?B /);

@@ -609,9 +609,22 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
           },
         },
       );
-    const run = admin('takedown', image.url_viewer);
+    // a viewer reports it from its page; the operator sees the report, and the takedown resolves it and blocks it
+    const report = new Request(`${image.url_viewer}/report`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' },
+      body: 'reason=illegal&note=seen+elsewhere',
+    });
+    const reported = await call(report);
+    expect([reported.statusCode, reported.body.includes('Report sent')]).toEqual([200, true]);
+    const reports = admin('reports');
+    expect([reports.status, reports.stderr]).toEqual([0, '']);
+    expect(reports.stdout).toContain('1 reports (illegal 1)');
+    const run = admin('takedown', image.url_viewer, '--block');
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(run.stdout).toMatch(/^took down \w+: removed images\/.+abuse\.png/);
+    expect(run.stdout).toContain("resolved 1 viewers' reports of it");
+    expect(run.stdout).toContain('blocked its picture (PDQ ');
     const keys = [image.url, image.thumb.url].map((url) => new URL(url).pathname);
     expect(await objectKeys()).not.toContain(keys[0]?.slice(1));
     expect(await invalidatedPaths()).toEqual(expect.arrayContaining(keys));

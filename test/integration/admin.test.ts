@@ -1,28 +1,13 @@
 import { createSweepHandler } from '../../functions/api/sweep';
-import { Admin } from '../../functions/core/admin';
-import { IdCodecs } from '../../functions/core/id-codec';
 import type { ImageObject } from '../../functions/core/image-object';
 import { NO_METRICS } from '../../functions/core/metrics';
 import sharp from 'sharp';
 import { makePhoto, makePng } from '../support/images';
 import { clockAheadBy } from '../support/in-memory';
 import { defaultProcessor } from '../../scripts/bench/processor';
-import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, storesOf, type TestService } from '../support/test-service';
+import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, adminOf, type TestService } from '../support/test-service';
 
 jest.setTimeout(60_000);
-
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-function adminOf(service: TestService): Admin {
-  const stores = storesOf(service);
-  return new Admin({
-    ...stores,
-    logger: quiet,
-    codecs: new IdCodecs(() => stores.settings.idSalt(), 999),
-    clock: { nowMs: () => Date.now(), sleep: async () => undefined },
-    publicUrl: PUBLIC_URL,
-  });
-}
 
 async function upload(service: TestService, seed: number, ip = '203.0.113.5'): Promise<ImageObject> {
   const response = await service.send(
@@ -275,7 +260,14 @@ describe('npm run admin: list and stats', () => {
     await createSweepHandler(env, NO_METRICS, clockAheadBy(16 * 60_000))();
     const [today] = (await admin.stats(1)).slice(-1);
     const bytes = images.reduce((sum, image) => sum + image.size + image.thumb.size + image.medium.size, 0);
-    expect(today).toEqual({ day: new Date().toISOString().slice(0, 10), uploads: 2, bytes, refusals: 1, unauthenticated: 30 });
+    expect(today).toEqual({
+      day: new Date().toISOString().slice(0, 10),
+      uploads: 2,
+      bytes,
+      refusals: 1,
+      unauthenticated: 30,
+      reports: 0,
+    });
     // a second sweep counts nothing twice
     await createSweepHandler(env, NO_METRICS, clockAheadBy(17 * 60_000))();
     expect((await admin.stats(1))[0]).toMatchObject({ uploads: 2, bytes });

@@ -15,6 +15,8 @@ import type {
   StagedObjectStore,
   StagedUsage,
   StoredObject,
+  Report,
+  ReportList,
   TokenLedger,
 } from '../../functions/core/ports';
 
@@ -430,5 +432,32 @@ export class InMemoryModeration implements BanList, BlockList {
 
   async blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>): Promise<void> {
     for (const { hash } of entries) this.blockedPictures.add(hash.toLowerCase());
+  }
+}
+
+/** Viewers' reports in memory, one per client and image, as the DynamoDB adapter keeps them. */
+export class InMemoryReports implements ReportList {
+  readonly kept = new Map<string, Report>();
+
+  async add(report: Report): Promise<boolean> {
+    const key = `${report.imageId}#${report.clientIp}`;
+    if (this.kept.has(key)) return false;
+    this.kept.set(key, { ...report });
+    return true;
+  }
+
+  async *all(): AsyncIterable<Report[]> {
+    const reports = [...this.kept.values()].map((report) => ({ ...report }));
+    if (reports.length > 0) yield reports;
+  }
+
+  async resolve(imageId: number): Promise<number> {
+    let removed = 0;
+    for (const [key, report] of this.kept) {
+      if (report.imageId !== imageId) continue;
+      this.kept.delete(key);
+      removed += 1;
+    }
+    return removed;
   }
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -113,4 +113,17 @@ export async function startFreshLocalProcess(
     removeData();
     throw error;
   }
+}
+
+/** `npm run admin` as an operator runs it (its own process), with these arguments. */
+export function runAdmin(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'scripts', 'admin.ts'), ...args],
+    { encoding: 'utf8', timeout: 30_000, env },
+  );
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }

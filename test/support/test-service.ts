@@ -7,7 +7,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler, type HandlerOptions } from '../../functions/api/handler';
 import { buildStores } from '../../functions/api/stores';
 import { loadConfig } from '../../functions/config';
-import { IdCodec } from '../../functions/core/id-codec';
+import { Admin } from '../../functions/core/admin';
+import { IdCodec, IdCodecs } from '../../functions/core/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision, type LocalClients } from '../../local/provision';
@@ -39,6 +40,18 @@ export interface TestService {
 export function storesOf(service: Pick<TestService, 'bucket' | 'table' | 'parameterPrefix'>): ReturnType<typeof buildStores> {
   const env = { BUCKET_NAME: service.bucket, TABLE_NAME: service.table, PARAMETER_PREFIX: service.parameterPrefix, PUBLIC_URL };
   return buildStores(loadConfig(env), env);
+}
+
+/** The operator's tools (`npm run admin`) on this service's stores, with the real clock. */
+export function adminOf(service: Pick<TestService, 'bucket' | 'table' | 'parameterPrefix'>): Admin {
+  const stores = storesOf(service);
+  return new Admin({
+    ...stores,
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    codecs: new IdCodecs(() => stores.settings.idSalt(), 999),
+    clock: { nowMs: () => Date.now(), sleep: async () => undefined },
+    publicUrl: PUBLIC_URL,
+  });
 }
 
 /** The endpoints of the stand-ins the global setup started. */

@@ -21,12 +21,12 @@ describe('DynamoDailyStats.read', () => {
         Responses: { t: [{ pk: 'STATS#2026-11-22', uploads: 3, bytes: 300 }] },
         UnprocessedKeys: { t: { Keys: [{ pk: 'STATS#2026-11-23' }] } },
       },
-      { Responses: { t: [{ pk: 'STATS#2026-11-23', uploads: 1, bytes: 10, refusals: 2, unauthenticated: 7 }] } },
+      { Responses: { t: [{ pk: 'STATS#2026-11-23', uploads: 1, bytes: 10, refusals: 2, unauthenticated: 7, reports: 4 }] } },
     ]);
     const figures = await new DynamoDailyStats(db, 't').read(['2026-11-22', '2026-11-23']);
     expect(Object.fromEntries(figures)).toEqual({
-      '2026-11-22': { uploads: 3, bytes: 300, refusals: 0, unauthenticated: 0 },
-      '2026-11-23': { uploads: 1, bytes: 10, refusals: 2, unauthenticated: 7 },
+      '2026-11-22': { uploads: 3, bytes: 300, refusals: 0, unauthenticated: 0, reports: 0 },
+      '2026-11-23': { uploads: 1, bytes: 10, refusals: 2, unauthenticated: 7, reports: 4 },
     });
     expect(requests).toEqual([[{ pk: 'STATS#2026-11-22' }, { pk: 'STATS#2026-11-23' }], [{ pk: 'STATS#2026-11-23' }]]);
   });

@@ -22,8 +22,13 @@ describe('the router steps that read where a request comes from', () => {
       { 'Sec-Fetch-Site': 'none' },
       { 'Sec-Fetch-Site': 'same-origin', Origin: 'https://img.example' },
       { 'Sec-Fetch-Site': 'cross-site', Origin: 'https://app.example' },
+      // a form of this site's own pages, whose no-referrer policy makes the browser send `Origin: null`
+      { 'Sec-Fetch-Site': 'same-origin', Origin: 'null' },
     ])
       expect(() => refuseCrossSite(event(headers), settings)).not.toThrow();
+    expect(() => refuseCrossSite(event({ 'Sec-Fetch-Site': 'same-site' }), settings, 'report')).toThrow(
+      "Cross-site report refused: only this site's own pages may send reports",
+    );
   });
 
   it('answers CORS headers to allowed origins only', () => {
