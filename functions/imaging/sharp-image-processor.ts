@@ -116,7 +116,7 @@ export class SharpImageProcessor implements ImageProcessor {
       const size = this.targetSize(probe, options.targetWidth);
       let processed: ProcessedImage;
       if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget, options);
-      else if (probe.format === probe.output && probe.orientation === 1 && size.width === probe.width)
+      else if (probe.format === probe.output && keepsOrientation(probe) && size.width === probe.width)
         processed = await this.processKept(input, probe, budget, options);
       else processed = await this.processConverted(input, probe, size, budget, options);
       budget.check();
@@ -226,7 +226,10 @@ export class SharpImageProcessor implements ImageProcessor {
    * (browsers size a GIF by its screen: one of 20000x20000 around a 1x1 frame would make them allocate 400 MP).
    */
   private storedBytes(input: Uint8Array, probe: Probe): Uint8Array {
-    const stored = stripMetadata(probe.format as WebFormat, input, { keepMetadata: this.settings.keepMetadata });
+    const stored = stripMetadata(probe.format as WebFormat, input, {
+      keepMetadata: this.settings.keepMetadata,
+      orientation: probe.orientation,
+    });
     return probe.format === 'gif' ? fitGifScreen(stored, probe.width, probe.height) : stored;
   }
 
@@ -434,6 +437,14 @@ function perceptualOf(working: RawImage): Perceptual {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
   const hashes = inside ? [pdqHash(pixels), pdqHash(inside)] : [pdqHash(pixels)];
   return { hashes: hashes.map((one) => one.hash), turned: hashes.flatMap((one) => one.turned), quality: hashes[0]?.quality ?? 0 };
+}
+
+/**
+ * Whether the stored original can be the upload's own pixels: upright already, or a JPEG, whose EXIF orientation is
+ * kept for browsers to apply (`docs/imaging.md`); other formats are turned upright by a re-encode.
+ */
+function keepsOrientation(probe: Probe): boolean {
+  return probe.orientation === 1 || probe.format === 'jpeg';
 }
 
 /** Megapixels to three significant digits: 100, 24, 0.5. */

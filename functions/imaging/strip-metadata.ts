@@ -17,6 +17,11 @@ export class MalformedImageError extends Error {
 export interface StripOptions {
   /** Keep EXIF/XMP/IPTC/comments; only bytes after the end are dropped. */
   keepMetadata: boolean;
+  /**
+   * A JPEG's EXIF orientation (2 to 8) to keep when its EXIF goes: written back as an EXIF block of that one tag, so
+   * that browsers show the stored original upright without a re-encode (`docs/imaging.md`).
+   */
+  orientation?: number;
 }
 
 /** The image with its metadata removed; the input itself when there was nothing to remove. */
@@ -124,14 +129,29 @@ export function jpegScanCount(bytes: Uint8Array): number {
   return scans;
 }
 
-function stripJpeg(buffer: Buffer, { keepMetadata }: StripOptions): Buffer {
+function stripJpeg(buffer: Buffer, { keepMetadata, orientation }: StripOptions): Buffer {
   const ranges = new Ranges(buffer);
+  const reoriented = !keepMetadata && orientation !== undefined && orientation >= 2 && orientation <= 8;
   for (const { marker, start, end, dataEnd } of jpegSegments(buffer)) {
     const isSegment = marker !== 0xd8 && marker !== JPEG_EOI && !(marker >= 0xd0 && marker <= 0xd7) && marker !== 0x01;
     if (!isSegment || keepMetadata || keepJpegSegment(buffer, marker, start + 4)) ranges.keep(start, end);
     if (dataEnd !== undefined) ranges.keep(end, dataEnd);
   }
-  return ranges.join();
+  const stripped = ranges.join();
+  if (!reoriented) return stripped;
+  // after SOI, and after a JFIF APP0 that comes first (EXIF's own rule for where its APP1 goes)
+  const at = stripped[2] === 0xff && stripped[3] === 0xe0 ? 4 + stripped.readUInt16BE(4) : 2;
+  return Buffer.concat([stripped.subarray(0, at), orientationSegment(orientation), stripped.subarray(at)]);
+}
+
+/** An APP1 EXIF segment of one tag, Orientation: a big-endian TIFF header and IFD0 of one SHORT entry, no next IFD. */
+function orientationSegment(orientation: number): Buffer {
+  const tiff = Buffer.from([0x4d, 0x4d, 0x00, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0]);
+  const payload = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
+  const header = Buffer.alloc(4);
+  header.writeUInt16BE(0xffe1, 0);
+  header.writeUInt16BE(payload.length + 2, 2);
+  return Buffer.concat([header, payload]);
 }
 
 /** The offset of the first marker after entropy-coded data (byte stuffing `FF00` and restarts `FFD0-7` are data). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import sharp from 'sharp';
-import { makeAnimated } from '../support/images';
+import { makeAnimated, makeJpeg } from '../support/images';
 import { runAdmin, startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
@@ -74,9 +74,18 @@ interface PageWorld {
   getComputedStyle(element: unknown): { filter: string; backgroundColor: string; outlineStyle: string };
   innerWidth: number;
 }
+interface PageCanvas {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): {
+    drawImage(image: unknown, x: number, y: number): void;
+    getImageData(x: number, y: number, width: number, height: number): { data: Uint8ClampedArray };
+  };
+}
 interface PageImage {
   complete: boolean;
   naturalWidth: number;
+  naturalHeight: number;
   decode(): Promise<void>;
 }
 const clipboardText = (): Promise<string> => (globalThis as unknown as PageWorld).navigator.clipboard.readText();
@@ -255,6 +264,52 @@ describe('the viewer page in a browser', () => {
     const response = await page.goto(`${base}/image/nothere`);
     expect(response?.status()).toBe(404);
     expect(await page.locator('h1').textContent()).toBe('Not found');
+    await context.close();
+  });
+});
+
+describe('a phone photo turned by its EXIF orientation', () => {
+  it('is stored as sent and shown upright, on the viewer page and as a direct link', async () => {
+    // 600x400 as encoded, orientation 6: 400x600 as taken; its red marker is top-left as encoded, top-right upright
+    const image = await upload(await makeJpeg(600, 400, { orientation: 6 }), 'portrait.jpg');
+    expect([image.width, image.height]).toEqual([400, 600]);
+    const context = await newContext();
+    const page = await context.newPage();
+    const problems = watch(page);
+    await page.goto(image.url_viewer);
+    // the medium of a photo this narrow is the original's own bytes: the browser turns it
+    const shown = page.locator('.picture img');
+    expect(await shown.getAttribute('src')).toBe(image.medium.url);
+    const upright = (selector: string) =>
+      page.locator(selector).evaluate((img) => {
+        const element = img as unknown as PageImage & { ownerDocument: { createElement(name: 'canvas'): PageCanvas } };
+        const canvas = element.ownerDocument.createElement('canvas');
+        canvas.width = element.naturalWidth;
+        canvas.height = element.naturalHeight;
+        const drawing = canvas.getContext('2d');
+        drawing.drawImage(element, 0, 0);
+        const red = (x: number, y: number) => drawing.getImageData(x, y, 1, 1).data[0] ?? 0;
+        return {
+          width: element.naturalWidth,
+          height: element.naturalHeight,
+          topRight: red(canvas.width - 5, 5),
+          topLeft: red(5, 5),
+        };
+      });
+    await shown.evaluate((img) => (img as unknown as PageImage).decode());
+    const onViewer = await upright('.picture img');
+    expect(onViewer).toMatchObject({ width: 400, height: 600 });
+    expect([onViewer.topRight > 200, onViewer.topLeft < 100]).toEqual([true, true]);
+    expect(problems).toEqual([]);
+    // the direct link, opened on its own (the browser's image document styles itself inline, which the files' CSP
+    // refuses: not watched)
+    const direct = await context.newPage();
+    await direct.goto(image.url);
+    const size = await direct.locator('img').evaluate((img) => {
+      const element = img as unknown as PageImage;
+      return { width: element.naturalWidth, height: element.naturalHeight };
+    });
+    expect(size).toEqual({ width: 400, height: 600 });
     await context.close();
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { UploadError } from '../../../functions/core/errors';
 import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
+import { readExif } from '../../../functions/imaging/read-exif';
 import {
   makeAnimated,
   makeAvif,
@@ -54,20 +55,40 @@ describe('SharpImageProcessor', () => {
     expect(result.animated).toBe(false);
   });
 
-  it('stores a JPEG with orientation 6 upright, without its EXIF, and reports its EXIF', async () => {
+  it('stores a JPEG with orientation 6 as sent, its only EXIF the orientation, shown upright; renditions upright', async () => {
     const input = await makeJpeg(120, 80, { orientation: 6, exif: { IFD0: { Make: 'TestCam', Model: 'T-1' } } });
     const result = await processor.process(input, { targetWidth: undefined });
     const meta = await sharp(result.original.bytes).metadata();
-    expect([meta.width, meta.height, meta.orientation, meta.exif]).toEqual([80, 120, undefined, undefined]);
+    // the pixels as sent (no second generation of the user's JPEG), with nothing of the EXIF but the orientation
+    expect([meta.width, meta.height, meta.orientation]).toEqual([120, 80, 6]);
+    expect(readExif(meta.exif)).toEqual({ Orientation: 6 });
+    const [sent, stored] = await Promise.all([input, result.original.bytes].map((bytes) => sharp(bytes).raw().toBuffer()));
+    expect(stored?.equals(sent ?? Buffer.alloc(0))).toBe(true);
+    // as displayed (what the answer says, and what browsers show): upright, the red top-left marker at the top-right
     expect(result.original).toMatchObject({ width: 80, height: 120 });
     expect(result.exif).toMatchObject({ Make: 'TestCam', Model: 'T-1', Orientation: 6 });
-    // the red marker of the top-left corner is now at the top-right
-    const { data, info } = await sharp(result.original.bytes).raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(result.original.bytes).autoOrient().raw().toBuffer({ resolveWithObject: true });
     const at = (x: number, y: number): number => data[(y * info.width + x) * info.channels] ?? -1;
+    expect([info.width, info.height]).toEqual([80, 120]);
     expect(at(info.width - 3, 3)).toBeGreaterThan(200);
     expect(at(3, 3)).toBeLessThan(100);
     expect(result.medium).toMatchObject({ width: 50, height: 75 });
+    expect((await sharp(result.medium.bytes).metadata()).orientation).toBeUndefined();
   });
+
+  it.each(['png', 'webp'] as const)(
+    'turns a %s with an EXIF orientation upright by a re-encode: browsers may not apply theirs',
+    async (format) => {
+      const input = await sharp(await makeJpeg(120, 80))
+        [format]()
+        .withMetadata({ orientation: 6 })
+        .toBuffer();
+      expect((await sharp(input).metadata()).orientation).toBe(6);
+      const result = await processor.process(input, { targetWidth: undefined });
+      const meta = await sharp(result.original.bytes).metadata();
+      expect([meta.width, meta.height, meta.orientation]).toEqual([80, 120, undefined]);
+    },
+  );
 
   it('downscales the original to the requested width and refuses a larger width', async () => {
     const input = await makePng(200, 100);
@@ -247,8 +268,11 @@ describe('SharpImageProcessor: formats browsers cannot show and metadata', () =>
     const turned = await keeping.process(await makeJpeg(60, 40, { orientation: 6, exif: { IFD0: { Make: 'TestCam' } } }), {
       targetWidth: undefined,
     });
+    // the EXIF kept whole, orientation and all: the pixels as sent, shown upright by the browser
     const meta = await sharp(turned.original.bytes).metadata();
-    expect([meta.width, meta.height, meta.orientation ?? 1]).toEqual([40, 60, 1]);
+    expect([meta.width, meta.height, meta.orientation]).toEqual([60, 40, 6]);
+    expect(readExif(meta.exif)).toMatchObject({ Make: 'TestCam', Orientation: 6 });
+    expect(turned.original).toMatchObject({ width: 40, height: 60 });
   });
 
   it('makes sRGB renditions of a CMYK JPEG and greyscale ones of a greyscale PNG', async () => {
