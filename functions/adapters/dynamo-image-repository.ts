@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoTable, retrySafe, sendConditional, sendOrFail } from './dynamo-calls';
 import type { DueRef, ImageRecord, ImageTable, PendingUpload, StoredFile } from '../core/ports';
-import { duplicateKey, fingerprintOfKey } from './dynamo-duplicate-index';
+import { fingerprintOfKey } from './dynamo-duplicate-index';
 import { readItem, type ItemReader } from './item-reader';
 import { ITEM_PREFIX, SINGLE_ITEM, SWEEP_SHARDS, sweepShardKey, TABLE_SCHEMA } from './table-schema';
 
@@ -243,9 +243,10 @@ function toItem(record: ImageRecord): Record<string, unknown> {
   return {
     pk: imagePk(record.id),
     ...rest,
-    // the hashes in one string: 64 hex digits each, a space between
-    ...(perceptual ? { pdq: perceptual.hashes.join(' '), pdqQuality: perceptual.quality } : {}),
-    duplicateKey: fingerprint === null ? null : duplicateKey(fingerprint),
+    ...(perceptual ? { pdq: pdqBytes(perceptual) } : {}),
+    // the duplicate claim it holds, by its one part the record lacks (its client and md5 are the record's own): the
+    // width asked for, 0 for none; absent when it holds none
+    ...(fingerprint === null ? {} : { dupWidth: fingerprint.width ?? 0 }),
     exifJson: exif === null ? null : JSON.stringify(exif),
     deleteTokens: new Set(deleteTokenHashes),
     ...(record.expiresAtMs === null
@@ -261,8 +262,7 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
   const status = read.string('status');
   if (!STATUSES.has(status)) throw new Error(`unknown image status ${status}`);
   const exifJson = read.optionalString('exifJson');
-  const duplicate = read.optionalString('duplicateKey');
-  const pdq = read.optionalString('pdq');
+  const pdq = item['pdq'];
   return {
     id: read.number('id'),
     status: status as ImageRecord['status'],
@@ -282,10 +282,35 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
     views: read.number('views'),
     sourceMd5: read.string('sourceMd5'),
     clientIp: read.string('clientIp'),
-    fingerprint: duplicate === null ? null : fingerprintOfKey(duplicate),
+    fingerprint: fingerprintOf(read),
     deleteTokenHashes: read.stringSet('deleteTokens'),
-    ...(pdq === null ? {} : { perceptual: { hashes: pdq.split(' '), quality: read.number('pdqQuality') } }),
+    ...(pdq instanceof Uint8Array ? { perceptual: perceptualOf(pdq) } : {}),
   };
+}
+
+/**
+ * A record's picture hashes as one binary attribute, the quality byte first, then 32 bytes a hash: 69 bytes for two,
+ * where their hex took 140, so that a record stays within one write unit (1 KB).
+ */
+function pdqBytes(perceptual: NonNullable<ImageRecord['perceptual']>): Uint8Array {
+  return Buffer.concat([Buffer.from([perceptual.quality]), ...perceptual.hashes.map((hash) => Buffer.from(hash, 'hex'))]);
+}
+
+function perceptualOf(bytes: Uint8Array): NonNullable<ImageRecord['perceptual']> {
+  const buffer = Buffer.from(bytes);
+  const hashes: string[] = [];
+  for (let at = 1; at + 32 <= buffer.length; at += 32) hashes.push(buffer.toString('hex', at, at + 32));
+  return { hashes, quality: buffer[0] ?? 0 };
+}
+
+/** The duplicate claim a record holds: `dupWidth`, or the `duplicateKey` records written before it carry. */
+function fingerprintOf(read: ItemReader): ImageRecord['fingerprint'] {
+  const width = read.optionalNumber('dupWidth');
+  if (width !== null) {
+    return { clientIp: read.string('clientIp'), md5: read.string('sourceMd5'), width: width === 0 ? undefined : width };
+  }
+  const key = read.optionalString('duplicateKey');
+  return key === null ? null : fingerprintOfKey(key);
 }
 
 function fileFrom(read: ItemReader): StoredFile {

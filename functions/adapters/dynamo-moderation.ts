@@ -42,11 +42,8 @@ export class DynamoModeration extends DynamoTable implements BanList, BlockList 
     });
   }
 
-  async isBlocked(md5: string): Promise<boolean> {
-    const result = await sendOrFail('read block', () =>
-      this.db.send(new GetCommand({ TableName: this.table, Key: { pk: blockPk(md5) } })),
-    );
-    return result.Item !== undefined;
+  async anyBlocked(md5s: readonly string[]): Promise<boolean> {
+    return (await this.getMany('read blocks', [...new Set(md5s)].map(blockPk))).length > 0;
   }
 
   async block(md5: string, reason: string, nowMs: number): Promise<void> {

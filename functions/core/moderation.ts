@@ -62,7 +62,7 @@ export class UploadGate {
 
   constructor(
     bans: Pick<BanList, 'all'>,
-    private readonly blocks: Pick<BlockList, 'isBlocked' | 'pictures'>,
+    private readonly blocks: Pick<BlockList, 'anyBlocked' | 'pictures'>,
     private readonly clock: Clock,
     cacheMs: number,
   ) {
@@ -79,17 +79,15 @@ export class UploadGate {
     if (banned) throw new UploadError('Banned', 'Uploads from your address are not allowed');
   }
 
-  async checkBytes(md5: string): Promise<void> {
-    if (await this.blocks.isBlocked(md5)) throw blocked();
+  /** The bytes as sent and as they will be stored (metadata removed): one read for both. */
+  async checkBytes(md5s: readonly string[]): Promise<void> {
+    if (await this.blocks.anyBlocked(md5s)) throw blocked();
   }
 
-  /** The decoded upload: its stored original's bytes (when they differ from those sent) and its picture. */
-  async checkPicture(processed: Pick<ProcessedImage, 'originalMd5' | 'perceptual'>, sourceMd5: string): Promise<void> {
-    const [storedBlocked, pictures] = await Promise.all([
-      processed.originalMd5 === sourceMd5 ? false : this.blocks.isBlocked(processed.originalMd5),
-      this.pictures.value(),
-    ]);
-    if (storedBlocked || (processed.perceptual && matchesPicture(processed.perceptual.turned, pictures))) throw blocked();
+  /** The decoded upload's picture, against the blocked ones kept in memory. */
+  async checkPicture(processed: Pick<ProcessedImage, 'perceptual'>): Promise<void> {
+    const pictures = await this.pictures.value();
+    if (processed.perceptual && matchesPicture(processed.perceptual.turned, pictures)) throw blocked();
   }
 }
 

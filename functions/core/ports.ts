@@ -242,7 +242,8 @@ export interface BanList {
 }
 
 export interface BlockList {
-  isBlocked(md5: string): Promise<boolean>;
+  /** Whether any of these fingerprints (md5) is blocked: one read for all. */
+  anyBlocked(md5s: readonly string[]): Promise<boolean>;
   block(md5: string, reason: string, nowMs: number): Promise<void>;
   /** Every blocked picture's PDQ hash (the list is read whole, and kept for `MODERATION_CACHE_SECONDS`). */
   pictures(): Promise<string[]>;

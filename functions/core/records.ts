@@ -43,7 +43,7 @@ export interface ProcessOptions {
   /** Downscale the stored original to this width (keeps the ratio). */
   targetWidth: number | undefined;
   /** Called with the stored original as soon as its bytes are final, before the renditions are made. */
-  onOriginal?: (original: EncodedImage) => void;
+  onOriginal?: (original: EncodedImage, md5: string) => void;
   /**
    * The input's md5, computed at most once and shared with the caller (the duplicate fingerprint): the stored
    * original's md5 when the original is the input itself (nothing to remove), instead of hashing the same bytes again.

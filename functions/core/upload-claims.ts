@@ -3,7 +3,6 @@ import type { DuplicateGuard } from './duplicate-guard';
 import { formatDateFolder } from './formatting';
 import type { IdCodecs } from './id-codec';
 import type { ImageObject } from './image-object';
-import type { UploadGate } from './moderation';
 import type { NameClaimer } from './name-claimer';
 import { baseNameOf, titleFromFilename } from './naming';
 import type {
@@ -37,7 +36,6 @@ export interface UploadClaimsDeps {
   images: Pick<ImageRecords, 'allocateId' | 'addDeleteToken'>;
   duplicateGuard: DuplicateGuard;
   names: NameClaimer;
-  gate: Pick<UploadGate, 'checkBytes'>;
   codecs: IdCodecs;
   random: RandomSource;
   rules: { timeZone: string; idScheme: IdScheme };
@@ -67,7 +65,7 @@ export class UploadClaims {
     const originalFilename = source.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${extension}`;
     const id = await this.newId();
     const codec = await this.deps.codecs.codec();
-    const [checked, named, allowed] = await Promise.allSettled([
+    const [checked, named] = await Promise.allSettled([
       this.deps.duplicateGuard.check(fingerprint, id),
       this.deps.names.claim({
         baseName: baseNameOf(originalFilename),
@@ -77,12 +75,9 @@ export class UploadClaims {
         idEncoded: codec.encode(id),
         nowMs,
       }),
-      // bytes the operator took down with --block may not come back
-      this.deps.gate.checkBytes(fingerprint.md5),
     ]);
     if (checked.status === 'fulfilled' && 'claim' in checked.value) writes.holdClaim(checked.value.claim);
     if (named.status === 'fulfilled') writes.holdName(named.value.keys.original, named.value.keys);
-    if (allowed.status === 'rejected') throw allowed.reason;
     if (checked.status === 'rejected') throw checked.reason;
     if (named.status === 'rejected') throw named.reason;
     let check = checked.value;

@@ -153,13 +153,16 @@ export class UploadService {
     let md5: string | undefined;
     const sourceMd5 = (): string => (md5 ??= md5Hex(source.bytes));
     const imaging = this.startImaging(source, options, sourceMd5);
+    // bytes the operator took down with --block may not come back, as sent or as stored: one read, during the decode
+    const bytesAllowed = awaitedLater(imaging.storedMd5.then((stored) => this.deps.gate.checkBytes([sourceMd5(), stored])));
     try {
       const claims = await this.claims.claim({ ...upload, md5: sourceMd5(), extension }, source, options, writes);
       if ('answer' in claims) return await this.answeredAsDuplicate(claims.answer, imaging.processing, writes);
       writes.putOriginal(claims.keys.original, imaging.original, upload.room);
       const processed = await imaging.processing;
-      // a picture taken down with --block may not come back, however re-encoded (`docs/moderation.md`)
-      await this.deps.gate.checkPicture(processed, sourceMd5());
+      // nor its picture, however re-encoded (`docs/moderation.md`)
+      await bytesAllowed;
+      await this.deps.gate.checkPicture(processed);
       await writes.reserved;
       const token = deleteTokens.make(this.deps.random);
       const claimed = writes.heldClaim !== undefined;
@@ -173,17 +176,25 @@ export class UploadService {
     }
   }
 
-  /** The decode, started at once; its stored original as soon as its bytes are final (before the renditions). */
+  /** The decode, started at once; its stored original and md5 as soon as its bytes are final (before the renditions). */
   private startImaging(
     source: SourceBytes,
     options: UploadOptions,
     inputMd5: () => string,
-  ): { processing: Promise<ProcessedImage>; original: Promise<EncodedImage> } {
+  ): { processing: Promise<ProcessedImage>; original: Promise<EncodedImage>; storedMd5: Promise<string> } {
     const original = deferred<EncodedImage>();
-    const processing = this.process(source, options, original.resolve, inputMd5);
+    const storedMd5 = deferred<string>();
+    const onOriginal = (image: EncodedImage, md5: string): void => {
+      original.resolve(image);
+      storedMd5.resolve(md5);
+    };
+    const processing = this.process(source, options, onOriginal, inputMd5);
     // a decode that fails leaves no original to put
-    processing.catch(original.reject);
-    return { processing, original: awaitedLater(original.promise) };
+    processing.catch((error: unknown) => {
+      original.reject(error);
+      storedMd5.reject(error);
+    });
+    return { processing, original: awaitedLater(original.promise), storedMd5: awaitedLater(storedMd5.promise) };
   }
 
   /** Nothing is stored: the slot goes back, and the decode already started is let finish unused. */
@@ -215,7 +226,7 @@ export class UploadService {
   private async process(
     source: SourceBytes,
     options: UploadOptions,
-    onOriginal: (original: EncodedImage) => void,
+    onOriginal: (original: EncodedImage, md5: string) => void,
     inputMd5: () => string,
   ): Promise<ProcessedImage> {
     const startedMs = this.deps.clock.nowMs();
@@ -224,7 +235,7 @@ export class UploadService {
       onOriginal,
       inputMd5,
     });
-    onOriginal(processed.original);
+    onOriginal(processed.original, processed.originalMd5);
     this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
     return processed;
   }

@@ -211,8 +211,8 @@ export class SharpImageProcessor implements ImageProcessor {
       bits: probe.sixteenBit ? 16 : 8,
       channels: probe.channels,
     };
-    options.onOriginal?.(original);
     const originalMd5 = storedMd5(stored, input, options);
+    options.onOriginal?.(original, originalMd5);
     const working = await decoding;
     // the renditions encode on libvips' threads while this thread hashes
     const rendering = this.renditions(working, original, probe, budget);
@@ -250,14 +250,15 @@ export class SharpImageProcessor implements ImageProcessor {
         ? whole
         : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar', budget);
     const original = await encodingOriginal;
-    options.onOriginal?.(original);
+    const originalMd5 = md5Hex(original.bytes);
+    options.onOriginal?.(original, originalMd5);
     // the renditions encode on libvips' threads while this thread hashes
     const rendering = this.renditions(working, original, probe, budget);
     const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
     const { thumb, medium } = await rendering;
     return {
       original,
-      originalMd5: md5Hex(original.bytes),
+      originalMd5,
       thumb,
       medium,
       exif: readExif(probe.exif),
@@ -338,8 +339,8 @@ export class SharpImageProcessor implements ImageProcessor {
         channels: probe.channels,
       };
     }
-    options.onOriginal?.(original);
     const originalMd5 = storedMd5(stored, input, options);
+    options.onOriginal?.(original, originalMd5);
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
     const [thumb, medium] = await Promise.all([

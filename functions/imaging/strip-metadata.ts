@@ -146,7 +146,34 @@ function stripJpeg(buffer: Buffer, { keepMetadata, orientation }: StripOptions):
 
 /** An APP1 EXIF segment of one tag, Orientation: a big-endian TIFF header and IFD0 of one SHORT entry, no next IFD. */
 function orientationSegment(orientation: number): Buffer {
-  const tiff = Buffer.from([0x4d, 0x4d, 0x00, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0]);
+  const tiff = Buffer.from([
+    0x4d,
+    0x4d,
+    0x00,
+    0x2a,
+    0,
+    0,
+    0,
+    8,
+    0,
+    1,
+    0x01,
+    0x12,
+    0,
+    3,
+    0,
+    0,
+    0,
+    1,
+    0,
+    orientation,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+  ]);
   const payload = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
   const header = Buffer.alloc(4);
   header.writeUInt16BE(0xffe1, 0);

@@ -71,8 +71,17 @@ export async function makeBenchFixtures(): Promise<BenchFixture[]> {
     .gif({ loop: 0, delay: Array.from({ length: frames }, () => 60) })
     .toBuffer();
   const webp = await (await photo(1920, 1080)).webp({ quality: 80 }).toBuffer();
+  // a phone held upright: the sensor's landscape pixels, turned by EXIF orientation 6 (displayed 3000x4000)
+  const portrait = await (
+    await photo(4000, 3000)
+  )
+    .jpeg({ quality: 90 })
+    .withExif({ IFD0: { Make: 'BenchPhone', Model: 'P-12' } })
+    .withMetadata({ orientation: 6 })
+    .toBuffer();
   return [
     { name: 'JPEG 4000x3000 (12 MP)', bytes: jpeg },
+    { name: 'JPEG phone portrait (12 MP, orientation 6)', bytes: portrait },
     { name: 'PNG 1920x1080 screenshot', bytes: png },
     { name: `GIF 480x270, ${frames} frames`, bytes: gif },
     { name: 'WebP 1920x1080', bytes: webp },

@@ -5,7 +5,8 @@ sharp.cache(false);
 /**
  * The least work any implementation must do to make the same two renditions: decode once, at the smallest size that
  * serves both (shrink-on-load where the format has it), and encode them with the same encoder settings; for
- * animations, the two animated pipelines. No md5, no metadata, no checks, no stored original, no EXIF.
+ * animations, the two animated pipelines; turned upright by its EXIF orientation. No md5, no metadata, no checks, no
+ * stored original, no EXIF.
  */
 export async function floorJob(input: Buffer, thumbSize = 320, mediumWidth = 500): Promise<void> {
   const meta = await sharp(input).metadata();
@@ -23,8 +24,10 @@ export async function floorJob(input: Buffer, thumbSize = 320, mediumWidth = 500
     ]);
     return;
   }
-  const working = Math.min(meta.width, Math.max(mediumWidth, Math.ceil((thumbSize * meta.width) / meta.height)));
-  const decoded = await sharp(input).resize({ width: working }).raw().toBuffer({ resolveWithObject: true });
+  // as displayed: a phone photo's EXIF orientation turns it
+  const [width, height] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];
+  const working = Math.min(width, Math.max(mediumWidth, Math.ceil((thumbSize * width) / height)));
+  const decoded = await sharp(input).autoOrient().resize({ width: working }).raw().toBuffer({ resolveWithObject: true });
   const raw = { raw: { width: decoded.info.width, height: decoded.info.height, channels: decoded.info.channels } };
   await Promise.all([
     encode(

@@ -31,8 +31,10 @@ describe.each(implementations)('the moderation ports, on %s', (_name, open) => {
 
   it('blocks bytes by their md5', async () => {
     await store.block('a'.repeat(32), 'test', 1_000);
-    expect(await store.isBlocked('a'.repeat(32))).toBe(true);
-    expect(await store.isBlocked('b'.repeat(32))).toBe(false);
+    expect(await store.anyBlocked(['a'.repeat(32)])).toBe(true);
+    expect(await store.anyBlocked(['b'.repeat(32), 'a'.repeat(32)])).toBe(true);
+    expect(await store.anyBlocked(['b'.repeat(32), 'c'.repeat(32)])).toBe(false);
+    expect(await store.anyBlocked(['b'.repeat(32), 'b'.repeat(32)])).toBe(false);
   });
 
   it('blocks pictures by their hashes, in lower case, many at once and again without harm', async () => {

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { makePng } from '../support/images';
-import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, storesOf, type TestService } from '../support/test-service';
 
 async function upload(
   service: TestService,
@@ -131,5 +132,31 @@ describe('duplicates', () => {
     expect(await activeRecords(service)).toBe(1);
     expect(await service.objectKeys()).toHaveLength(3);
     expect(String(images[0]?.['url'])).toMatch(new RegExp(`^${PUBLIC_URL}/images/`));
+  });
+});
+
+describe('the duplicate claim a record holds', () => {
+  it('is kept by its width alone, and read from the key that records written before carry', async () => {
+    const service = await createTestService();
+    const response = await service.send(
+      multipartUpload({ key: service.apiKey, source: { bytes: await makePng(44, 22), filename: 'held.png' } }),
+      '203.0.113.44',
+    );
+    const id = (await service.idCodec()).decode(String(jsonBody(response).image['id_encoded'])) ?? 0;
+    const item = (await service.item(`IMG#${id}`)) ?? {};
+    expect([item['dupWidth'], item['duplicateKey']]).toEqual([0, undefined]);
+    const images = storesOf(service).images;
+    const held = (await images.find(id))?.fingerprint;
+    expect(held).toEqual({ clientIp: '203.0.113.44', md5: item['sourceMd5'], width: undefined });
+    // as an earlier version wrote it
+    const rest = Object.fromEntries(Object.entries(item).filter(([name]) => name !== 'dupWidth'));
+    const documents = DynamoDBDocumentClient.from(service.clients.dynamodb);
+    await documents.send(
+      new PutCommand({
+        TableName: service.table,
+        Item: { ...rest, duplicateKey: `DUP#203.0.113.44#${String(item['sourceMd5'])}#-` },
+      }),
+    );
+    expect((await images.find(id))?.fingerprint).toEqual(held);
   });
 });

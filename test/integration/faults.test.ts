@@ -262,7 +262,7 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
       String((item['original'] as { key: string }).key).endsWith(`/${filename}`),
     );
     // one record, bound to its duplicate claim; one name claim
-    expect(records.map((record) => [record['status'], typeof record['duplicateKey']])).toEqual([['active', 'string']]);
+    expect(records.map((record) => [record['status'], typeof record['dupWidth']])).toEqual([['active', 'number']]);
     expect((await service.items('KEY#')).filter((claim) => String(claim['pk']).includes(filename.slice(0, -4)))).toHaveLength(1);
     await expectConsistent();
   });

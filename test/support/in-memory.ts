@@ -418,8 +418,8 @@ export class InMemoryModeration implements BanList, BlockList {
     return this.bans.delete(range);
   }
 
-  async isBlocked(md5: string): Promise<boolean> {
-    return this.blocked.has(md5);
+  async anyBlocked(md5s: readonly string[]): Promise<boolean> {
+    return md5s.some((md5) => this.blocked.has(md5));
   }
 
   async block(md5: string): Promise<void> {
