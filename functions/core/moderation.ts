@@ -52,9 +52,9 @@ export function matchesPicture(turned: readonly string[], blocked: readonly stri
 const blocked = (): UploadError => new UploadError('Blocked', 'This image was taken down and may not be uploaded again');
 
 /**
- * The checks an upload passes: before anything is taken, its address is not banned; then its bytes are not blocked;
- * once decoded, neither its stored bytes nor its picture. The bans and the blocked pictures are read whole and kept
- * for `MODERATION_CACHE_SECONDS`, so a ban or a block is in force within that time.
+ * The checks an upload passes: before anything is taken, its address is not banned; while it decodes, its bytes (as
+ * sent and as stored) are not blocked; once decoded, nor is its picture. The bans and the blocked pictures are read
+ * whole and kept for `MODERATION_CACHE_SECONDS`, so a ban or a block is in force within that time.
  */
 export class UploadGate {
   private readonly bans: Kept<Ban[]>;
