@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { RAW_BODY, type EventWithRawBody } from '../functions/http/api-event';
 import { isBinaryMediaType } from '../functions/http/edge-contract';
 
 export interface RawRequest {
@@ -12,8 +13,12 @@ export interface RawRequest {
   sourceIp: string;
 }
 
-/** Builds the REST API (v1) proxy event API Gateway would hand to Lambda for this request. */
-export function toApiGatewayEvent(request: RawRequest): APIGatewayProxyEvent {
+/**
+ * Builds the REST API (v1) proxy event API Gateway would hand to Lambda for this request. With `rawBody` (the local
+ * server), a binary body is handed over as its bytes (`RAW_BODY`) rather than encoded in base64 for the handler to
+ * decode again; the event otherwise says what Lambda's would (`isBase64Encoded`, an empty `body`).
+ */
+export function toApiGatewayEvent(request: RawRequest, options: { rawBody?: boolean } = {}): EventWithRawBody {
   const queryStart = request.url.indexOf('?');
   const rawPath = queryStart === -1 ? request.url : request.url.slice(0, queryStart);
   const rawQuery = queryStart === -1 ? '' : request.url.slice(queryStart + 1);
@@ -41,8 +46,9 @@ export function toApiGatewayEvent(request: RawRequest): APIGatewayProxyEvent {
   const hasBody = request.body.length > 0;
   const now = new Date();
   const requestId = randomUUID();
+  const raw = options.rawBody === true && hasBody && binary;
 
-  return {
+  const event: EventWithRawBody = {
     resource: '/{proxy+}',
     path,
     httpMethod: request.method,
@@ -52,7 +58,7 @@ export function toApiGatewayEvent(request: RawRequest): APIGatewayProxyEvent {
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
     pathParameters: { proxy: path.replace(/^\//, '') },
     stageVariables: null,
-    body: hasBody ? request.body.toString(binary ? 'base64' : 'utf8') : null,
+    body: raw ? '' : hasBody ? request.body.toString(binary ? 'base64' : 'utf8') : null,
     isBase64Encoded: hasBody && binary,
     requestContext: {
       accountId: '000000000000',
@@ -87,6 +93,8 @@ export function toApiGatewayEvent(request: RawRequest): APIGatewayProxyEvent {
       },
     },
   };
+  if (raw) event[RAW_BODY] = request.body;
+  return event;
 }
 
 /** The event of a web `Request` (a test's, a bench's), built as the local server builds it from a socket's request. */
@@ -107,7 +115,10 @@ export async function eventOfRequest(request: Request, sourceIp: string): Promis
  * The size Lambda measures: the event as JSON, counted without a copy of a base64 body (a 12 MP upload's is 6 MB, and
  * one more string that size per request is a full garbage collection more): its characters are JSON as they are.
  */
-export function eventBytes(event: APIGatewayProxyEvent): number {
+export function eventBytes(event: EventWithRawBody): number {
+  const raw = event[RAW_BODY];
+  // a body handed over as bytes: as long as its base64 would be
+  if (raw !== undefined) return Buffer.byteLength(JSON.stringify(event)) + 4 * Math.ceil(raw.length / 3);
   if (!event.isBase64Encoded || event.body === null) return Buffer.byteLength(JSON.stringify(event));
   return Buffer.byteLength(JSON.stringify({ ...event, body: '' })) + event.body.length;
 }

@@ -61,13 +61,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       send(response, errorEnvelope(413, 400, requestTooLargeMessage(maxBytes), 'json', { Connection: 'close' }));
       return;
     }
-    const event = toApiGatewayEvent({
-      method: request.method ?? 'GET',
-      url,
-      rawHeaders: request.rawHeaders,
-      body,
-      sourceIp: (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
-    });
+    const event = toApiGatewayEvent(
+      {
+        method: request.method ?? 'GET',
+        url,
+        rawHeaders: request.rawHeaders,
+        body,
+        sourceIp: (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
+      },
+      { rawBody: true },
+    );
     if (eventBytes(event) > MAX_EVENT_BYTES) {
       // Only a malformed text body can get here (JSON escapes inflate it): API Gateway's own answer then.
       send(response, respond(413, 'application/json', '{"message":"Request Too Long"}'));

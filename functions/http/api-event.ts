@@ -31,8 +31,19 @@ export function queryParameters(event: APIGatewayProxyEvent): Map<string, string
   return params;
 }
 
+/**
+ * Where a caller in the same process (the local server) hands over a binary body's bytes as they came, sparing their
+ * base64 round trip (`docs/local.md`). A Lambda event is JSON, which cannot carry a symbol: in AWS it is never there.
+ */
+export const RAW_BODY = Symbol.for('image-upload.raw-body');
+
+/** An event with its body's bytes at hand. */
+export type EventWithRawBody = APIGatewayProxyEvent & { [RAW_BODY]?: Buffer };
+
 /** The raw body bytes; empty when there is none. */
-export function bodyBytes(event: APIGatewayProxyEvent): Buffer {
+export function bodyBytes(event: EventWithRawBody): Buffer {
+  const raw = event[RAW_BODY];
+  if (raw !== undefined) return raw;
   if (event.body === null || event.body === '') return Buffer.alloc(0);
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
 }

@@ -8,7 +8,7 @@ import { METRIC, type Metrics } from '../core/metrics';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
 import type { UploadService } from '../core/upload-service';
-import { headerValue, queryParameters } from './api-event';
+import { bodyBytes, headerValue, queryParameters } from './api-event';
 import { deleteConfirmPage, deletedPage, homePage, notFoundPage, reportedPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
 import { RequestError } from './request-errors';
@@ -180,7 +180,7 @@ async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: 
   }
   try {
     refuseCrossSite(event, deps.settings, 'report');
-    const body = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+    const body = bodyBytes(event);
     if (body.length > MAX_REPORT_BODY_BYTES) throw new UploadError('InvalidReport', 'The report is too long');
     const form = new URLSearchParams(body.toString('utf8'));
     const ip = clientIp(event, deps.settings);

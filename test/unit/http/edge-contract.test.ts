@@ -1,4 +1,5 @@
 import { eventBytes, toApiGatewayEvent } from '../../../local/api-gateway-event';
+import { bodyBytes } from '../../../functions/http/api-event';
 import { isBinaryMediaType, MAX_EVENT_BYTES, maxBodyBytes } from '../../../functions/http/edge-contract';
 
 describe('the edge contract', () => {
@@ -76,5 +77,34 @@ describe('the size of an event as Lambda measures it', () => {
       sourceIp: '203.0.113.5',
     });
     expect(eventBytes(event)).toBe(Buffer.byteLength(JSON.stringify(event)));
+  });
+});
+
+describe('a body handed over as its bytes (the local server)', () => {
+  const request = (body: Buffer, contentType = 'multipart/form-data; boundary=x') => ({
+    method: 'POST',
+    url: '/api/1/upload',
+    rawHeaders: ['Content-Type', contentType],
+    body,
+    sourceIp: '203.0.113.5',
+  });
+
+  it.each([1, 2, 3, 1000])('reads as the same bytes, and measures as its base64 would, for %i bytes', (length) => {
+    const body = Buffer.from(Array.from({ length }, (_, index) => (index * 37) % 256));
+    const encoded = toApiGatewayEvent(request(body));
+    const raw = toApiGatewayEvent(request(body), { rawBody: true });
+    expect(raw.body).toBe('');
+    expect(raw.isBase64Encoded).toBe(true);
+    expect(bodyBytes(raw).equals(body)).toBe(true);
+    expect(bodyBytes(encoded).equals(body)).toBe(true);
+    expect(eventBytes(raw)).toBe(eventBytes({ ...encoded, requestContext: raw.requestContext }));
+    // what Lambda would get is JSON, which cannot carry the bytes: the handler then reads `body`, as in AWS
+    expect(bodyBytes(JSON.parse(JSON.stringify(raw)) as typeof raw)).toEqual(Buffer.alloc(0));
+  });
+
+  it('stays text in the event for a text body', () => {
+    const form = Buffer.from('key=k&source=abc');
+    const event = toApiGatewayEvent(request(form, 'application/x-www-form-urlencoded'), { rawBody: true });
+    expect([event.body, event.isBase64Encoded]).toEqual(['key=k&source=abc', false]);
   });
 });
