@@ -24,7 +24,7 @@ const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'coverage/**', '.data/**', '*.js', '*.mjs'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', 'coverage/**', '.data/**', '*.js', '*.mjs', 'scripts/**/*.cjs'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

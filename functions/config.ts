@@ -1,5 +1,6 @@
 import { parameterNames, type SettingsParameters } from './adapters/parameter-names';
 import { isValidTimeZone } from './core/formatting';
+import type { NsfwRule } from './core/moderation';
 import type { NamingMode } from './core/naming';
 import type { DuplicatePolicy, IdScheme } from './core/upload-service';
 import { parseExpirationSeconds } from './core/upload-request';
@@ -42,6 +43,8 @@ export interface Config {
   reportsPerHour: number;
   /** URL sources per client and hour that may fail before the client's URL uploads are refused; 0: no limit. */
   urlFetchFailuresPerHour: number;
+  /** What the NSFW classifier's verdict does (`docs/moderation.md`); `off` does not load it. */
+  nsfw: NsfwRule;
 }
 
 /** A setting of the function: its default, what it means, and how the docs show its default. */
@@ -157,6 +160,16 @@ export const SETTINGS = {
     default: '10',
     meaning: "viewers' reports of images a client may send an hour (`0`: no limit); one per client and image in any case",
   },
+  NSFW_POLICY: {
+    default: 'flag',
+    meaning:
+      'what the embedded classifier does with an upload it scores at or over `NSFW_THRESHOLD_PERCENT` ([moderation.md](moderation.md)): `flag` marks it `nsfw` "1" (a client\'s "1" is never cleared), `reject` refuses it with `403`, code `153`, `off` does not load the classifier',
+  },
+  NSFW_THRESHOLD_PERCENT: {
+    default: '60',
+    meaning:
+      "the classifier's score (its Porn and Hentai probabilities together, in percent) at or over which `NSFW_POLICY` applies",
+  },
   URL_FETCH_FAILURES_PER_HOUR: {
     default: '20',
     meaning: 'URL sources per client and hour that may fail to be fetched before its URL uploads answer `429` (`0`: no limit)',
@@ -271,6 +284,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     urlFetchFailuresPerHour: integer('URL_FETCH_FAILURES_PER_HOUR', 0, 1_000_000),
     reportsPerHour: integer('REPORTS_PER_HOUR', 0, 1_000_000),
+    nsfw: {
+      policy: oneOf('NSFW_POLICY', ['off', 'flag', 'reject']),
+      threshold: integer('NSFW_THRESHOLD_PERCENT', 1, 100) / 100,
+    },
   };
   for (const [name, replacements] of Object.entries(REPLACED_SETTINGS))
     if (env[name] !== undefined) read.problems.push(`${name} is no longer read: use ${replacements.join(' or ')}`);

@@ -9,6 +9,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
 import { apiParameters, type SettingsParameters } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { NSFW_MODEL_FILE } from '../functions/imaging/nsfw-classifier';
 import type { IConstruct } from 'constructs';
 import type { ImageUploadStack } from './image-upload-stack';
 import { acknowledge } from './nag-suppressions';
@@ -18,8 +19,38 @@ import type { Storage } from './storage';
 export const FUNCTIONS = path.join(__dirname, '..', 'functions');
 /** Every function of the stack: Node.js 24 (22 reaches end of life in April 2027); the code also runs on Node 20. */
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
-/** sharp's Linux binary for the function's architecture, installed into the bundle by npm (no Docker). */
-const SHARP_BUNDLING_ENV = { npm_config_os: 'linux', npm_config_cpu: 'arm64', npm_config_libc: 'glibc' };
+/**
+ * sharp's Linux binary for the function's architecture, installed into the bundle by npm (no Docker); onnxruntime's
+ * install script, which would fetch GPU libraries from outside the registry, skipped (npm 11 does not run it anyway).
+ */
+const BUNDLING_ENV = {
+  npm_config_os: 'linux',
+  npm_config_cpu: 'arm64',
+  npm_config_libc: 'glibc',
+  ONNXRUNTIME_NODE_INSTALL: 'skip',
+};
+/** onnxruntime-node ships every platform's binaries (about 290 MB): the function keeps linux/arm64's (25 MB). */
+const ONNXRUNTIME_BINARIES = 'node_modules/onnxruntime-node/bin/napi-v6';
+
+/**
+ * The API's bundle: its code, sharp and onnxruntime as modules of their own, and the NSFW model beside `index.js`
+ * (where `functions/imaging/nsfw-classifier.ts` looks for it).
+ */
+const API_BUNDLING: nodejs.BundlingOptions = {
+  bundleAwsSDK: true,
+  nodeModules: ['sharp', 'onnxruntime-node'],
+  environment: BUNDLING_ENV,
+  sourceMap: true,
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir: string, outputDir: string) => [
+      `mkdir -p "${outputDir}/models"`,
+      `cp "${path.join(FUNCTIONS, 'imaging', 'models', NSFW_MODEL_FILE)}" "${outputDir}/models/"`,
+      `cd "${outputDir}/${ONNXRUNTIME_BINARIES}" && rm -rf darwin win32 linux/x64`,
+    ],
+  },
+};
 const SWEEP_EVERY = Duration.minutes(5);
 
 /** Every function's role holds AWSLambdaBasicExecutionRole (its logs), which cdk-nag names; accepted, with the reason. */
@@ -64,7 +95,7 @@ export class ServiceFunctions {
       ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
       environment,
       logGroup: stack.logGroup('ApiLogs'),
-      bundling: { bundleAwsSDK: true, nodeModules: ['sharp'], environment: SHARP_BUNDLING_ENV, sourceMap: true },
+      bundling: API_BUNDLING,
     });
     this.sweep = new nodejs.NodejsFunction(stack, 'SweepFunction', {
       entry: path.join(FUNCTIONS, 'api', 'sweep.ts'),

@@ -296,6 +296,9 @@ async function run(
       return 0;
     }
     case 'list': {
+      // the NSFW column: its mark and the classifier's score ("nsfw 87%", "- 3%", "-" where it did not run)
+      const nsfwColumn = (upload: { nsfw: boolean; nsfwScore: number | null }): string =>
+        `${upload.nsfw ? 'nsfw' : '-'}${upload.nsfwScore === null ? '' : ` ${Math.round(upload.nsfwScore * 100)}%`}`;
       const uploads = await admin.list({
         sinceMs: clock.nowMs() - parseDuration(values.since),
         ...(values.ip ? { ip: values.ip } : {}),
@@ -307,7 +310,7 @@ async function run(
         for (const upload of uploads) {
           const expiry = upload.expiresAtMs === null ? '' : `\texpires ${utc(upload.expiresAtMs)}`;
           print(
-            `${upload.idEncoded}\t${upload.viewerUrl}\t${formatSize(upload.size)}\t${upload.clientIp}\t${utc(upload.createdAtMs)}${expiry}`,
+            `${upload.idEncoded}\t${upload.viewerUrl}\t${formatSize(upload.size)}\t${upload.clientIp}\t${utc(upload.createdAtMs)}\t${nsfwColumn(upload)}${expiry}`,
           );
         }
       }

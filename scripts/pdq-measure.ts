@@ -14,6 +14,7 @@ import { defaultProcessor } from './bench/processor';
 /** The least width of a photo as first uploaded (`MIN_WIDTH=0` measures the photos at their own size). */
 const MIN_WIDTH = Number(process.env['MIN_WIDTH'] ?? 1600);
 
+/** Loaded once, on first use. */
 const processor = defaultProcessor();
 
 /** An APP1 segment right after the JPEG's start: an EXIF block of its own (an empty TIFF directory). */
@@ -25,7 +26,7 @@ function withOtherExif(jpeg: Buffer): Buffer {
 }
 
 /** The edits an abuser tries, each from the photo as first uploaded (a JPEG). */
-const EDITS: Record<string, (jpeg: Buffer, width: number, height: number) => Promise<Buffer>> = {
+export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number) => Promise<Buffer>> = {
   'two bytes appended': (jpeg) => Promise.resolve(Buffer.concat([jpeg, Buffer.from([0, 0])])),
   'another EXIF block': (jpeg) => Promise.resolve(withOtherExif(jpeg)),
   'JPEG quality 55': (jpeg) => sharp(jpeg).jpeg({ quality: 55 }).toBuffer(),
@@ -56,7 +57,7 @@ const EDITS: Record<string, (jpeg: Buffer, width: number, height: number) => Pro
 };
 
 async function perceptualOf(bytes: Buffer): Promise<Perceptual> {
-  const processed = await processor.process(bytes, { targetWidth: undefined });
+  const processed = await (await processor).process(bytes, { targetWidth: undefined });
   if (!processed.perceptual) throw new Error('no perceptual hash');
   return processed.perceptual;
 }

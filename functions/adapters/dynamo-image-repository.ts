@@ -263,6 +263,7 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
   if (!STATUSES.has(status)) throw new Error(`unknown image status ${status}`);
   const exifJson = read.optionalString('exifJson');
   const pdq = item['pdq'];
+  const nsfwScore = read.optionalNumber('nsfwScore');
   return {
     id: read.number('id'),
     status: status as ImageRecord['status'],
@@ -285,6 +286,7 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
     fingerprint: fingerprintOf(read),
     deleteTokenHashes: read.stringSet('deleteTokens'),
     ...(pdq instanceof Uint8Array ? { perceptual: perceptualOf(pdq) } : {}),
+    ...(nsfwScore === null ? {} : { nsfwScore }),
   };
 }
 

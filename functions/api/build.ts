@@ -21,6 +21,7 @@ import { StagedUploads } from '../core/staged-uploads';
 import { UploadGate } from '../core/moderation';
 import { RefusalCounter } from '../core/daily-stats';
 import { UploadService, type UploadServiceDeps } from '../core/upload-service';
+import { loadNsfwClassifier } from '../imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { apiParameters } from '../adapters/parameter-names';
 import { buildStores, clock, type Env } from './stores';
@@ -70,11 +71,11 @@ export async function buildServices(
     settings,
     images,
     objects,
-    processor: new SharpImageProcessor(imagingSettings(config)),
+    processor: await imageProcessor(config),
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     ...floodGuards(config, counters, settings, logger),
     duplicates,
-    gate: new UploadGate(moderation, moderation, clock, config.moderationCacheSeconds * 1000),
+    gate: new UploadGate(moderation, moderation, clock, config.moderationCacheSeconds * 1000, config.nsfw),
     staged: new StagedUploads({
       settings,
       staged,
@@ -114,6 +115,12 @@ function floodGuards(
 /** A guard of `perHour` of something per client and hour (0: no limit). */
 function perHour(counters: DynamoCounterStore, perHourLimit: number, rule: GuardRule): FloodGuard {
   return new FloodGuard(counters, () => Promise.resolve({ minute: 0, hour: perHourLimit, day: 0, week: 0, month: 0 }), rule);
+}
+
+/** The imaging, with the NSFW classifier loaded unless its policy is `off`. */
+async function imageProcessor(config: Readonly<Config>): Promise<SharpImageProcessor> {
+  const classifier = config.nsfw.policy === 'off' ? undefined : await loadNsfwClassifier();
+  return new SharpImageProcessor(imagingSettings(config), classifier);
 }
 
 /** The imaging limits and sizes of a configuration. */

@@ -69,6 +69,10 @@ export interface ListedUpload {
   clientIp: string;
   createdAtMs: number;
   expiresAtMs: number | null;
+  /** Marked `nsfw`, by its uploader or by the classifier. */
+  nsfw: boolean;
+  /** The NSFW classifier's score, 0 to 1; null when it did not run (`NSFW_POLICY` off, an older record). */
+  nsfwScore: number | null;
 }
 
 /**
@@ -227,6 +231,8 @@ export class Admin {
           clientIp: record.clientIp,
           createdAtMs: record.createdAtMs,
           expiresAtMs: record.expiresAtMs,
+          nsfw: record.nsfw,
+          nsfwScore: record.nsfwScore ?? null,
         };
       });
   }

@@ -29,6 +29,7 @@ export type UploadErrorKind =
   | 'StagedSizeMismatch'
   | 'Banned'
   | 'Blocked'
+  | 'AdultContent'
   | 'InvalidReport'
   | 'ReportsExceeded'
   | 'DependencyFailed';

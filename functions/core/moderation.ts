@@ -49,11 +49,20 @@ export function matchesPicture(turned: readonly string[], blocked: readonly stri
   return blocked.some((hash) => turned.some((upload) => pdqDistance(hash, upload) <= PICTURE_MATCH_DISTANCE));
 }
 
+/** What the NSFW classifier's score does to an upload (`NSFW_POLICY`, `docs/moderation.md`). */
+export interface NsfwRule {
+  policy: 'off' | 'flag' | 'reject';
+  /** The score (0 to 1) at or over which the policy applies. */
+  threshold: number;
+}
+
+export const NSFW_OFF: NsfwRule = { policy: 'off', threshold: 1 };
+
 const blocked = (): UploadError => new UploadError('Blocked', 'This image was taken down and may not be uploaded again');
 
 /**
  * The checks an upload passes: before anything is taken, its address is not banned; while it decodes, its bytes (as
- * sent and as stored) are not blocked; once decoded, nor is its picture. The bans and the blocked pictures are read
+ * sent and as stored) are not blocked; once decoded, nor is its picture, and the NSFW policy takes its score. The bans and the blocked pictures are read
  * whole and kept for `MODERATION_CACHE_SECONDS`, so a ban or a block is in force within that time.
  */
 export class UploadGate {
@@ -65,6 +74,7 @@ export class UploadGate {
     private readonly blocks: Pick<BlockList, 'anyBlocked' | 'pictures'>,
     private readonly clock: Clock,
     cacheMs: number,
+    private readonly nsfw: NsfwRule = NSFW_OFF,
   ) {
     this.bans = new Kept(() => bans.all(), clock, cacheMs);
     this.pictures = new Kept(() => blocks.pictures(), clock, cacheMs);
@@ -88,6 +98,17 @@ export class UploadGate {
   async checkPicture(processed: Pick<ProcessedImage, 'perceptual'>): Promise<void> {
     const pictures = await this.pictures.value();
     if (processed.perceptual && matchesPicture(processed.perceptual.turned, pictures)) throw blocked();
+  }
+
+  /**
+   * The classifier's verdict on the decoded upload: refused under `reject`, or whether to mark it `nsfw` under `flag`
+   * (an upload the client marked stays marked). An upload without a score (the policy `off`) passes unmarked.
+   */
+  checkContent(nsfwScore: number | undefined): { flag: boolean } {
+    const explicit = nsfwScore !== undefined && nsfwScore >= this.nsfw.threshold;
+    if (explicit && this.nsfw.policy === 'reject')
+      throw new UploadError('AdultContent', 'Adult content is not accepted here');
+    return { flag: explicit && this.nsfw.policy === 'flag' };
   }
 }
 

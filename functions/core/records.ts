@@ -27,6 +27,11 @@ export interface ProcessedImage {
   animated: boolean;
   /** What the picture looks like (`docs/moderation.md`); absent for an animation, whose frames are not hashed. */
   perceptual?: Perceptual | undefined;
+  /**
+   * The NSFW classifier's score, 0 to 1 (`docs/moderation.md`), which may come after the renditions (the upload puts
+   * them meanwhile); absent when the policy is `off`. Marked as handled: an upload that ends first leaves it unread.
+   */
+  nsfwScoring?: Promise<number> | undefined;
 }
 
 /** A picture's PDQ hashes (`core/pdq.ts`), made from the pixels the renditions are made from. */
@@ -140,6 +145,8 @@ export interface ImageRecord {
   deleteTokenHashes: string[];
   /** What the picture looks like (PDQ), for blocking it; absent for an animation, or a record made before hashing. */
   perceptual?: { hashes: string[]; quality: number };
+  /** The NSFW classifier's score, 0 to 1, to three places (`docs/moderation.md`); absent when it did not run. */
+  nsfwScore?: number;
 }
 
 /** What the sweep may find due: an image (expired, or a delete left unfinished), or an upload's name claim. */

@@ -129,7 +129,7 @@ export function newRecord(
   claims: Claims,
   options: UploadOptions,
   processed: ProcessedImage,
-  written: { tokenHash: string; nowMs: number; claimed: boolean },
+  written: { tokenHash: string; nowMs: number; claimed: boolean; nsfwScore: number | undefined },
 ): ImageRecord {
   const { id, keys, name, originalFilename, fingerprint } = claims;
   const { tokenHash, nowMs, claimed } = written;
@@ -157,6 +157,7 @@ export function newRecord(
     ...(processed.perceptual
       ? { perceptual: { hashes: processed.perceptual.hashes, quality: processed.perceptual.quality } }
       : {}),
+    ...(written.nsfwScore === undefined ? {} : { nsfwScore: Math.round(written.nsfwScore * 1000) / 1000 }),
   };
 }
 

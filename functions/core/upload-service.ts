@@ -164,9 +164,15 @@ export class UploadService {
       await bytesAllowed;
       await this.deps.gate.checkPicture(processed);
       await writes.reserved;
+      // the renditions are put while the classifier scores the picture: its verdict is needed by the record only
+      writes.putRenditions(claims.keys, processed);
+      const nsfwScore = await processed.nsfwScoring;
+      const { flag } = this.deps.gate.checkContent(nsfwScore);
       const token = deleteTokens.make(this.deps.random);
       const claimed = writes.heldClaim !== undefined;
-      const record = newRecord(claims, options, processed, { tokenHash: token.hash, nowMs: upload.nowMs, claimed });
+      const marked = { ...options, nsfw: options.nsfw || flag };
+      const written = { tokenHash: token.hash, nowMs: upload.nowMs, claimed, nsfwScore };
+      const record = newRecord(claims, marked, processed, written);
       await writes.write(record, processed, (saving) => this.claims.save(saving, writes));
       this.countStored(processed);
       return this.imageObject(record, (await this.deps.codecs.codec()).encode(record.id), token.token);

@@ -38,6 +38,8 @@ export class UploadWrites {
   private pending: { name: string; keys: ImageKeys } | undefined;
   /** The original's put, started before the renditions: waited for before anything is taken back. */
   private originalPut: Promise<void> | undefined;
+  /** The renditions' puts, started before the record is made (while the classifier runs); waited for as the original's. */
+  private renditionPuts: [Promise<void>, Promise<void>] | undefined;
   /** The image's record, once its write was tried. */
   private saved: ImageRecord | undefined;
   /**
@@ -97,9 +99,17 @@ export class UploadWrites {
     this.originalPut = awaitedLater(Promise.all([original, room]).then(([bytes]) => this.put(key, bytes)));
   }
 
+  /** Starts the renditions' puts, before the record is made; `write` waits for them. The name claim names them. */
+  putRenditions(keys: ImageKeys, files: Pick<ProcessedImage, 'thumb' | 'medium'>): void {
+    this.renditionPuts = [
+      awaitedLater(this.put(keys.thumb, files.thumb)),
+      awaitedLater(this.put(keys.medium, files.medium)),
+    ];
+  }
+
   /**
-   * Writes the renditions and the record at once (one round trip), `save` writing the record. Once both are done the
-   * upload is stored, and its name claim the sweep's to settle.
+   * Writes the renditions (unless they are under way) and the record at once (one round trip), `save` writing the
+   * record. Once both are done the upload is stored, and its name claim the sweep's to settle.
    */
   async write(record: ImageRecord, files: ProcessedImage, save: (record: ImageRecord) => Promise<void>): Promise<void> {
     const [put, saved] = await Promise.allSettled([this.putFiles(record, files), save(record)]);
@@ -129,8 +139,9 @@ export class UploadWrites {
     if (this.claim) steps.push(this.deps.duplicateGuard.release(this.claim));
     const { pending, saved, saveUnknown } = this;
     if (pending) {
+      const puts = [this.originalPut, ...(this.renditionPuts ?? [])].filter((put) => put !== undefined);
       steps.push(
-        settled(this.originalPut ?? Promise.resolve()).then(async () => {
+        Promise.all(puts.map(settled)).then(async () => {
           // A record written alongside files that failed goes first. Should that fail, the name claim stays pending
           // (naming the files): the sweep then finds the record with a file missing and removes them both.
           if (saved && (!saveUnknown || (await this.isSaved(saved)))) await this.deps.images.remove(saved.id);
@@ -148,10 +159,14 @@ export class UploadWrites {
   private async putFiles(record: ImageRecord, files: ProcessedImage): Promise<void> {
     // Every put is waited for, failed or not: a take-back that ran while a put was still in flight would leave the
     // object that put wrote afterwards behind.
-    const puts = await Promise.allSettled([
-      this.originalPut ?? this.put(record.original.key, files.original),
+    const [thumbPut, mediumPut] = this.renditionPuts ?? [
       this.put(record.thumb.key, files.thumb),
       this.put(record.medium.key, files.medium),
+    ];
+    const puts = await Promise.allSettled([
+      this.originalPut ?? this.put(record.original.key, files.original),
+      thumbPut,
+      mediumPut,
     ]);
     // in the order of the puts above
     const failedKeys = fileKeys(record).filter((_key, index) => puts[index]?.status === 'rejected');

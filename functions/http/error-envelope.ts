@@ -42,6 +42,7 @@ export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: 
   StagedSizeMismatch: { status: 400, code: 145 },
   Banned: { status: 403, code: 150 },
   Blocked: { status: 403, code: 151 },
+  AdultContent: { status: 403, code: 153 },
   InvalidReport: { status: 400, code: 160 },
   ReportsExceeded: { status: 429, code: 130 },
   Forbidden: { status: 403, code: 403 },

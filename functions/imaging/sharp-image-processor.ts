@@ -1,12 +1,14 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
-import { UploadError } from '../core/errors';
+import { DependencyError, UploadError } from '../core/errors';
 import { md5Hex } from '../core/hashes';
 import { pdqHash } from '../core/pdq';
+import { awaitedLater } from '../core/settle';
 import type { EncodedImage, ImageProcessor, Perceptual, ProcessedImage, ProcessOptions } from '../core/ports';
 import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
 import { fitGifScreen } from './gif-screen';
+import { CLASSIFIER_SIDE, type PictureClassifier } from './nsfw-classifier';
 import { insidePlainBorder } from './plain-border';
 import { jpegScanCount, stripMetadata } from './strip-metadata';
 import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
@@ -101,7 +103,11 @@ class Budget {
  * byte for byte (metadata removed), and makes the renditions from one decode at reduced size.
  */
 export class SharpImageProcessor implements ImageProcessor {
-  constructor(private readonly settings: ImagingSettings) {}
+  /** With a classifier, every upload gets an NSFW score (`docs/moderation.md`), from pixels already decoded. */
+  constructor(
+    private readonly settings: ImagingSettings,
+    private readonly classifier?: PictureClassifier,
+  ) {}
 
   storedExtension(input: Uint8Array): string {
     const format = sniffFormat(input);
@@ -214,11 +220,8 @@ export class SharpImageProcessor implements ImageProcessor {
     const originalMd5 = storedMd5(stored, input, options);
     options.onOriginal?.(original, originalMd5);
     const working = await decoding;
-    // the renditions encode on libvips' threads while this thread hashes
-    const rendering = this.renditions(working, original, probe, budget);
-    const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
-    const { thumb, medium } = await rendering;
-    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual };
+    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget);
+    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
   }
 
   /**
@@ -252,19 +255,45 @@ export class SharpImageProcessor implements ImageProcessor {
     const original = await encodingOriginal;
     const originalMd5 = md5Hex(original.bytes);
     options.onOriginal?.(original, originalMd5);
-    // the renditions encode on libvips' threads while this thread hashes
+    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget);
+    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
+  }
+
+  /**
+   * What is made from the working pixels: the renditions, on libvips' threads, and the classifier's score, on its
+   * worker's, while this thread computes the perceptual hashes. The score is not waited for: the upload puts the
+   * renditions while the model runs.
+   */
+  private async fromWorking(
+    working: RawImage,
+    original: EncodedImage,
+    probe: Probe,
+    budget: Budget,
+  ): Promise<Pick<ProcessedImage, 'thumb' | 'medium' | 'perceptual' | 'nsfwScoring'>> {
     const rendering = this.renditions(working, original, probe, budget);
+    const nsfwScoring = this.classify(fromRaw(working), budget);
     const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
     const { thumb, medium } = await rendering;
-    return {
-      original,
-      originalMd5,
-      thumb,
-      medium,
-      exif: readExif(probe.exif),
-      animated: false,
-      perceptual,
-    };
+    return { thumb, medium, perceptual, nsfwScoring };
+  }
+
+  /**
+   * The classifier's score of a picture (an animation's first frame), squeezed to its input as nsfwjs does; none
+   * without a classifier. Its failure is the service's, not the image's: a dependency error (503, try again).
+   */
+  private classify(image: Sharp, budget: Budget): Promise<number> | undefined {
+    const classifier = this.classifier;
+    if (!classifier) return undefined;
+    const square = image.resize(CLASSIFIER_SIDE, CLASSIFIER_SIDE, { fit: 'fill' }).flatten({ background: '#ffffff' });
+    const scoring = budget
+      .bound(square.toColourspace('srgb'))
+      .raw()
+      .toBuffer()
+      .then((rgb) => classifier.score(rgb))
+      .catch((cause: unknown) => {
+        throw cause instanceof UploadError ? cause : new DependencyError('NSFW classifier', cause);
+      });
+    return awaitedLater(scoring);
   }
 
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
@@ -343,13 +372,14 @@ export class SharpImageProcessor implements ImageProcessor {
     options.onOriginal?.(original, originalMd5);
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
+    const nsfwScoring = this.classify(sharp(stored, DECODE_OPTIONS), budget);
     const [thumb, medium] = await Promise.all([
       this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget),
       mediumWidth === original.width
         ? original
         : this.encode(animated().resize({ width: mediumWidth }), probe, 'rendition', budget),
     ]);
-    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: true };
+    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: true, nsfwScoring };
   }
 
   private async encode(image: Sharp, probe: Probe, role: 'original' | 'rendition', budget: Budget): Promise<EncodedImage> {

@@ -37,6 +37,12 @@ export interface WholeUploadRow {
   storeCalls: string;
   tableWriteUnits: number;
   indexWriteUnits: number;
+  /**
+   * The same upload by a handler with `NSFW_POLICY=off`, its p50, and the median of the ratios of each upload to the
+   * one without the classifier run beside it (`docs/moderation.md`, "Cost").
+   */
+  withoutClassifierP50: number;
+  classifierRatio: number;
 }
 
 function cpuMsSince(start: NodeJS.CpuUsage): number {
@@ -82,7 +88,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
       flush: () => undefined,
     };
     // a handler of its own for each way to the stores: its SDK clients take their endpoints from the environment
-    const handlerVia = (endpoints: Record<string, string>) => {
+    const handlerVia = (endpoints: Record<string, string>, settings: Record<string, string> = {}) => {
       Object.assign(process.env, endpoints);
       return createHandler(
         {
@@ -92,9 +98,19 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           PUBLIC_URL: 'https://img.example.test',
           PARAMETERS_CACHE_SECONDS: '300',
           MODERATION_CACHE_SECONDS: '300',
+          ...settings,
         },
         { metrics },
       );
+    };
+    const uploadEvent = async (fixture: { bytes: Buffer }, run: number) => {
+      // a fresh image each time (a byte appended past the image's end): never a duplicate
+      const bytes = Buffer.concat([fixture.bytes, randomBytes(8)]);
+      const form = new FormData();
+      form.append('source', new Blob([bytes]), `bench-${randomBytes(4).toString('hex')}.bin`);
+      form.append('key', apiKey);
+      const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
+      return eventOfRequest(request, `203.0.113.${run % 250}`);
     };
     const rows: WholeUploadRow[] = [];
     const fixtures = (await makeBenchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
@@ -106,6 +122,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
     ];
     for (const { latency, direct } of variants) {
       const handler = handlerVia(direct ? standInEnvironment(standIns) : stores.proxied);
+      const withoutClassifier = handlerVia(direct ? standInEnvironment(standIns) : stores.proxied, { NSFW_POLICY: 'off' });
       await stores.setLatency(latency);
       for (const fixture of fixtures) {
         const uploads: number[] = [];
@@ -117,15 +134,16 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
         const imagings: number[] = [];
         const outside: number[] = [];
         const indexUnits: number[] = [];
+        const unclassified: number[] = [];
         let callSummary = '';
         for (let run = 0; run < iterations + 2; run += 1) {
-          // a fresh image each time (a byte appended past the image's end): never a duplicate
-          const bytes = Buffer.concat([fixture.bytes, randomBytes(8)]);
-          const form = new FormData();
-          form.append('source', new Blob([bytes]), `bench-${randomBytes(4).toString('hex')}.bin`);
-          form.append('key', apiKey);
-          const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
-          const event = await eventOfRequest(request, `203.0.113.${run % 250}`);
+          // the same upload without the classifier, beside it (its store calls are not counted: taken below)
+          const plain = await uploadEvent(fixture, run);
+          const plainStarted = nowMs();
+          const answer = await withoutClassifier(plain, localContext(plain.requestContext.requestId));
+          if (answer.statusCode !== 200) throw new Error(`upload failed: ${answer.body}`);
+          unclassified.push(nowMs() - plainStarted);
+          const event = await uploadEvent(fixture, run);
           const floorStarted = nowMs();
           const floorCpuStart = process.cpuUsage();
           await floorJob(fixture.bytes);
@@ -189,6 +207,8 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           storeCalls: callSummary,
           tableWriteUnits: median(tableUnits),
           indexWriteUnits: median(indexUnits),
+          withoutClassifierP50: median(unclassified.slice(2)),
+          classifierRatio: median(uploads.map((ms, index) => ms / (unclassified[index + 2] ?? ms))),
         });
         process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
       }

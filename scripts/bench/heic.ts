@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const file = process.argv[2];
   if (!file) throw new Error('usage: heic.ts file.heic');
   const input = readFileSync(file);
-  const processor = defaultProcessor();
+  const processor = await defaultProcessor();
   const rssBefore = process.resourceUsage().maxRSS / 1024;
   const times: number[] = [];
   for (let run = 0; run < 6; run += 1) {

@@ -9,6 +9,7 @@ import { measureWholeUpload } from './handler';
 import { measureThroughNpmStart } from './npm-start';
 import { median } from './median';
 import { measureModerationCost } from './moderation';
+import { measureClassifierColdStart } from './cold-start';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -19,7 +20,6 @@ import { measureModerationCost } from './moderation';
 const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? 40);
 const WARMUP = 3;
 
-const processor = defaultProcessor();
 
 /** CPU time (all threads of the process: libvips' too) of every timed service job, with its wall time. */
 const serviceCpu: Array<{ cpuMs: number; wallMs: number }> = [];
@@ -45,6 +45,7 @@ function peakRss(file: string, which: 'service' | 'floor'): { beforeMiB: number;
 async function main(): Promise<void> {
   // BENCH_ONLY=JPEG measures only the inputs whose name starts with it
   const only = process.env['BENCH_ONLY'];
+  const processor = await defaultProcessor();
   const fixtures = (await makeBenchFixtures()).filter((fixture) => !only || fixture.name.startsWith(only));
   const dir = mkdtempSync(join(tmpdir(), 'bench-'));
   const rows: string[] = [];
@@ -94,19 +95,20 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  const moderationRows = await measureModerationCost(
-    fixtures.filter((fixture) => !fixture.name.startsWith('GIF')),
-    ITERATIONS,
-  );
+  const moderationRows = await measureModerationCost(fixtures, ITERATIONS);
+  const cold = measureClassifierColdStart(Math.max(9, Math.floor(ITERATIONS / 4)));
   process.stdout.write(
     [
-      'What moderation adds to the imaging (the perceptual hashes), the same job with and without, interleaved:',
+      'What moderation adds to the imaging: the same job with the perceptual hashes and the NSFW classifier (a default deployment), with the hashes only (`NSFW_POLICY=off`), and with neither, interleaved:',
       '',
-      '| input | imaging with (ms) | imaging without (ms) | with / without (median of pairs) |',
-      '|---|---|---|---|',
+      '| input | both (ms) | hashes only (ms) | neither (ms) | both / neither (median of runs) | hashes only / neither |',
+      '|---|---|---|---|---|---|',
       ...moderationRows.map(
-        (row) => `| ${row.input} | ${row.withP50.toFixed(1)} | ${row.withoutP50.toFixed(1)} | ${row.ratio.toFixed(3)} |`,
+        (row) =>
+          `| ${row.input} | ${row.bothP50.toFixed(1)} | ${row.hashesP50.toFixed(1)} | ${row.neitherP50.toFixed(1)} | ${row.bothRatio.toFixed(3)} | ${row.hashesRatio.toFixed(3)} |`,
       ),
+      '',
+      `The classifier at cold start, fresh processes: loading sharp ${cold.sharpP50.toFixed(0)} ms, sharp then onnxruntime and the model ${cold.withClassifierP50.toFixed(0)} ms (p50s): the classifier adds ${(cold.withClassifierP50 - cold.sharpP50).toFixed(0)} ms.`,
       '',
       '',
     ].join('\n'),
@@ -144,6 +146,15 @@ async function main(): Promise<void> {
           : [row.roundTripsAfterImaging, row.roundTripsInAll, row.tableWriteUnits, row.indexWriteUnits, row.storeCalls];
         return `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.cpuRatio.toFixed(2)} | ${row.latencyMs > 0 ? row.extraOverFloor.toFixed(1) : '-'} | ${row.imagingP50.toFixed(0)} | ${row.latencyMs > 0 ? (row.outsideImagingP50 / row.latencyMs).toFixed(1) : '-'} | ${waited} | ${calls.join(' | ')} |`;
       }),
+      '',
+      'What the NSFW classifier adds to the whole upload: each upload of the table above beside one by a handler with `NSFW_POLICY=off`:',
+      '',
+      '| input | stores | store latency (ms) | upload p50 (ms) | with NSFW_POLICY=off p50 (ms) | upload / without (median of pairs) |',
+      '|---|---|---|---|---|---|',
+      ...wholeRows.map(
+        (row) =>
+          `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.withoutClassifierP50.toFixed(0)} | ${row.classifierRatio.toFixed(3)} |`,
+      ),
       '',
     ].join('\n'),
   );

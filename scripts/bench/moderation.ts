@@ -1,45 +1,59 @@
 import { imagingSettings } from '../../functions/api/build';
-import { loadConfig } from '../../functions/config';
+import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 import type { BenchFixture } from './fixtures';
 import { median } from './median';
+import { defaultConfig } from './processor';
 
 export interface ModerationCostRow {
   input: string;
-  withP50: number;
-  withoutP50: number;
-  /** The median of the pairs' ratios (with / without), each pair run side by side. */
-  ratio: number;
+  /** The imaging with the perceptual hashes and the classifier (a default deployment's), its p50. */
+  bothP50: number;
+  /** With the hashes only (`NSFW_POLICY` off). */
+  hashesP50: number;
+  /** With neither. */
+  neitherP50: number;
+  /** The medians of the runs' ratios, each run of the three side by side: both / neither, hashes only / neither. */
+  bothRatio: number;
+  hashesRatio: number;
 }
 
+const WARMUP = 3;
+
 /**
- * What moderation adds to the imaging of an upload: the same job with the perceptual hashes and without them,
- * interleaved (`docs/moderation.md`, "Cost"). The imaging is most of an upload's time, so the ratio bounds what the
- * hashes add to the whole upload.
+ * What moderation adds to the imaging of an upload: the same job with the perceptual hashes and the NSFW classifier,
+ * with the hashes only, and with neither, interleaved in a rotating order (`docs/moderation.md`, "Cost"), each job
+ * ending with the score. The upload puts the renditions while the model runs, so this bounds what the classifier adds;
+ * the whole upload's own comparison is in `handler.ts`.
  */
 export async function measureModerationCost(fixtures: readonly BenchFixture[], iterations: number): Promise<ModerationCostRow[]> {
-  const settings = imagingSettings(
-    loadConfig({ BUCKET_NAME: 'bench', TABLE_NAME: 'bench', PUBLIC_URL: 'https://bench.example' }),
-  );
-  const withHashes = new SharpImageProcessor(settings);
-  const without = new SharpImageProcessor({ ...settings, withoutPerceptual: true });
+  const settings = imagingSettings(defaultConfig());
+  const processors = {
+    both: new SharpImageProcessor(settings, await loadNsfwClassifier()),
+    hashes: new SharpImageProcessor(settings),
+    neither: new SharpImageProcessor({ ...settings, withoutPerceptual: true }),
+  };
+  const kinds = ['both', 'hashes', 'neither'] as const;
   const rows: ModerationCostRow[] = [];
   for (const fixture of fixtures) {
-    const timings = { with: [] as number[], without: [] as number[] };
-    for (let i = 0; i < iterations + 3; i += 1) {
-      const order = i % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const);
-      for (const which of order) {
-        const processor = which === 'with' ? withHashes : without;
+    const timings = { both: [] as number[], hashes: [] as number[], neither: [] as number[] };
+    for (let i = 0; i < iterations + WARMUP; i += 1) {
+      for (let turn = 0; turn < kinds.length; turn += 1) {
+        const which = kinds[(i + turn) % kinds.length] ?? 'both';
         const start = performance.now();
-        await processor.process(fixture.bytes, { targetWidth: undefined });
-        if (i >= 3) timings[which].push(performance.now() - start);
+        // the score may come after the renditions: the job ends with it
+        await (await processors[which].process(fixture.bytes, { targetWidth: undefined })).nsfwScoring;
+        if (i >= WARMUP) timings[which].push(performance.now() - start);
       }
     }
+    const ratioTo = (ms: number[]): number => median(ms.map((value, index) => value / (timings.neither[index] ?? value)));
     rows.push({
       input: fixture.name,
-      withP50: median(timings.with),
-      withoutP50: median(timings.without),
-      ratio: median(timings.with.map((ms, index) => ms / (timings.without[index] ?? ms))),
+      bothP50: median(timings.both),
+      hashesP50: median(timings.hashes),
+      neitherP50: median(timings.neither),
+      bothRatio: ratioTo(timings.both),
+      hashesRatio: ratioTo(timings.hashes),
     });
   }
   return rows;

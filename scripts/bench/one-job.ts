@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const [file, which] = process.argv.slice(2);
   if (!file || (which !== 'service' && which !== 'floor')) throw new Error('usage: one-job.ts <file> <service|floor>');
   const input = readFileSync(file);
-  const processor = defaultProcessor();
+  const processor = await defaultProcessor();
   const before = process.resourceUsage().maxRSS;
   if (which === 'service') await processor.process(input, { targetWidth: undefined });
   else await floorJob(input);

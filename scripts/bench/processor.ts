@@ -1,9 +1,15 @@
 import { imagingSettings } from '../../functions/api/build';
 import { loadConfig } from '../../functions/config';
+import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 
-/** The imaging job with the settings a default deployment runs (the function's own defaults). */
-export function defaultProcessor(): SharpImageProcessor {
-  const config = loadConfig({ BUCKET_NAME: 'bench', TABLE_NAME: 'bench', PUBLIC_URL: 'https://bench.example' });
-  return new SharpImageProcessor(imagingSettings(config));
+/** The function's own defaults, as a deployment without settings of its own runs them. */
+export function defaultConfig(): ReturnType<typeof loadConfig> {
+  return loadConfig({ BUCKET_NAME: 'bench', TABLE_NAME: 'bench', PUBLIC_URL: 'https://bench.example' });
+}
+
+/** The imaging job as a default deployment runs it: its settings, and the NSFW classifier (`NSFW_POLICY` flag). */
+export async function defaultProcessor(): Promise<SharpImageProcessor> {
+  const config = defaultConfig();
+  return new SharpImageProcessor(imagingSettings(config), config.nsfw.policy === 'off' ? undefined : await loadNsfwClassifier());
 }

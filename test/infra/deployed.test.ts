@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,11 +16,14 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   GetItemCommand,
+  ScanCommand,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
+import { FUNCTIONS } from '../../lib/service-functions';
 import { runnableCopy } from '../support/bundles';
 import { makePng } from '../support/images';
 import { startLambdaTwin, type LambdaTwin } from '../support/lambda-twin';
@@ -82,6 +85,14 @@ function assetOf(logicalIdPrefix: string): string {
   return join(out, assetPath);
 }
 
+/** The bytes of every file under a folder. */
+function treeBytes(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => {
+    const path = join(dir, entry.name);
+    return sum + (entry.isDirectory() ? treeBytes(path) : entry.isFile() ? statSync(path).size : 0);
+  }, 0);
+}
+
 describe('cdk synth with bundling', () => {
   it('puts sharp and its Linux arm64 binary into the API function asset', () => {
     const asset = assetOf('ApiFunction');
@@ -89,6 +100,18 @@ describe('cdk synth with bundling', () => {
     const binaries = readdirSync(join(asset, 'node_modules', '@img', 'sharp-linux-arm64', 'lib'));
     expect(binaries.some((file) => /^sharp-linux-arm64.*\.node$/.test(file))).toBe(true);
     expect(existsSync(join(asset, 'node_modules', '@img', 'sharp-libvips-linux-arm64'))).toBe(true);
+  });
+
+  it("puts onnxruntime with only Lambda's binary, and the NSFW model beside index.js, into the API function asset", () => {
+    const asset = assetOf('ApiFunction');
+    const binaries = join(asset, 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6');
+    expect(readdirSync(binaries)).toEqual(['linux']);
+    expect(readdirSync(join(binaries, 'linux'))).toEqual(['arm64']);
+    expect(readdirSync(join(binaries, 'linux', 'arm64')).sort()).toEqual(['libonnxruntime.so.1', 'onnxruntime_binding.node']);
+    const model = readFileSync(join(asset, 'models', NSFW_MODEL_FILE));
+    expect(model.equals(readFileSync(join(FUNCTIONS, 'imaging', 'models', NSFW_MODEL_FILE)))).toBe(true);
+    // within Lambda's 250 MB for an unzipped function
+    expect(treeBytes(asset)).toBeLessThan(150 * 1024 * 1024);
   });
 
   it('bundles the sweep without sharp', () => {
@@ -452,6 +475,12 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect(head.ContentType).toBe('image/png');
     expect(head.CacheControl).toBe('public, max-age=31536000, immutable');
     expect(await objectKeys()).toHaveLength(3);
+    // the bundled NSFW classifier ran (NSFW_POLICY's default, flag), onnxruntime and model as the asset holds them
+    const records = await clients.dynamodb.send(
+      new ScanCommand({ TableName: tableName, FilterExpression: 'begins_with(pk, :image)', ExpressionAttributeValues: { ':image': { S: 'IMG#' } } }),
+    );
+    expect(records.Items?.map((item) => Number(item['nsfwScore']?.N))).toEqual([expect.any(Number)]);
+    expect(records.Items?.[0]?.['nsfw']).toEqual({ BOOL: false });
     // its metrics, as CloudWatch would read them from the log
     expect(api.output()).toMatch(/"Namespace":"ImageUpload"[^\n]*"UploadStored":1/);
   });

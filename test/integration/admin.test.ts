@@ -170,7 +170,7 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
     const service = await createTestService();
     const admin = adminOf(service);
     const photo = await makePhoto(9);
-    const { perceptual } = await defaultProcessor().process(photo, { targetWidth: undefined });
+    const { perceptual } = await (await defaultProcessor()).process(photo, { targetWidth: undefined });
     const hash = perceptual?.hashes[0] ?? '';
     await expect(admin.importPictureHashes(`# a list\n${hash.toUpperCase()},100\n\n`, 'list.csv')).resolves.toBe(1);
     expect(await sent(service, await sharp(photo).resize({ width: 500 }).webp().toBuffer(), 'again.webp')).toEqual(

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { FloodGuard, UPLOAD_URL_RULE, windowBounds } from '../../../functions/core/flood';
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
-import { UploadGate } from '../../../functions/core/moderation';
+import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
 import { UploadError } from '../../../functions/core/errors';
 import { NO_METRICS } from '../../../functions/core/metrics';
 import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../../../functions/core/ports';
 import type { UploadRequest } from '../../../functions/core/upload-request';
 import { UploadService, type UploadRules } from '../../../functions/core/upload-service';
+import { deferred } from '../../../functions/core/settle';
 import {
   CallLog,
   FakeClock,
@@ -39,6 +40,8 @@ const encoded = (width: number): EncodedImage => ({
 class ControlledProcessor implements ImageProcessor {
   private finish: (() => void) | undefined;
   failing: Error | undefined;
+  /** The score a classifier gives the picture (a stub's: the NSFW policy's input), when it comes; none by default. */
+  nsfwScoring: Promise<number> | undefined;
   /** The options of the last decode. */
   options: ProcessOptions | undefined;
 
@@ -63,6 +66,7 @@ class ControlledProcessor implements ImageProcessor {
             medium: encoded(20),
             exif: null,
             animated: false,
+            nsfwScoring: this.nsfwScoring,
           });
       };
     });
@@ -75,7 +79,11 @@ class ControlledProcessor implements ImageProcessor {
   }
 }
 
-function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"hour":0,"day":0,"week":0,"month":0}') {
+function setup(
+  rules: Partial<UploadRules> = {},
+  floodLimits = '{"minute":50,"hour":0,"day":0,"week":0,"month":0}',
+  nsfw: NsfwRule = NSFW_OFF,
+) {
   const log = new CallLog();
   const clock = new FakeClock();
   const images = new InMemoryImageRepository(log);
@@ -115,7 +123,7 @@ function setup(rules: Partial<UploadRules> = {}, floodLimits = '{"minute":50,"ho
     flood: new FloodGuard(counters, limits),
     fetchFailures: new FloodGuard(counters, limits),
     duplicates,
-    gate: new UploadGate(moderation, moderation, clock, 0),
+    gate: new UploadGate(moderation, moderation, clock, 0, nsfw),
     staged: new StagedUploads({
       settings,
       staged,
@@ -366,6 +374,74 @@ describe('UploadService', () => {
     };
     await expect(upload()).rejects.toThrow('Unavailable image format');
     expect(log.calls).toEqual([]);
+  });
+});
+
+describe('UploadService, the NSFW policy on the score of a stub classifier', () => {
+  const upload = async (policy: NsfwRule['policy'], score: number | undefined, nsfw?: string) => {
+    const context = setup({}, undefined, { policy, threshold: 0.6 });
+    context.processor.nsfwScoring = score === undefined ? undefined : Promise.resolve(score);
+    const answer = await context.upload({ nsfw });
+    return { answer, record: [...context.images.records.values()][0], kept: context.kept };
+  };
+
+  it.each([
+    ['flag', 0.6, undefined, '1'],
+    ['flag', 0.95, undefined, '1'],
+    ['flag', 0.59, undefined, '0'],
+    ['flag', 0.1, '1', '1'],
+    ['flag', 0.9, '0', '1'],
+    ['reject', 0.59, undefined, '0'],
+    ['reject', 0.2, '1', '1'],
+    ['off', 0.99, undefined, '0'],
+    ['flag', undefined, undefined, '0'],
+  ] as const)('under %s, a score of %s with the client\'s nsfw %s answers nsfw "%s"', async (policy, score, given, expected) => {
+    const { answer, record } = await upload(policy, score, given);
+    expect(answer.nsfw).toBe(expected);
+    expect(record?.nsfw).toBe(expected === '1');
+    // the score is kept on the record, to three places, whatever the policy made of it
+    expect(record?.nsfwScore).toBe(score === undefined ? undefined : Math.round(score * 1000) / 1000);
+  });
+
+  it.each([0.6, 0.999])('under reject, refuses a score of %s as adult content and keeps nothing of it', async (score) => {
+    const context = setup({}, undefined, { policy: 'reject', threshold: 0.6 });
+    context.processor.nsfwScoring = Promise.resolve(score);
+    const refused = context.upload();
+    await expect(refused).rejects.toMatchObject({ kind: 'AdultContent', message: 'Adult content is not accepted here' });
+    expect(context.kept()).toEqual(GIVEN_BACK);
+  });
+});
+
+describe('UploadService, the NSFW score coming after the renditions', () => {
+  it('puts the renditions while the classifier runs, and writes the record once its score is in', async () => {
+    const { upload, processor, log, objects, images } = setup({}, undefined, { policy: 'flag', threshold: 0.6 });
+    const score = deferred<number>();
+    processor.nsfwScoring = score.promise;
+    const answer = upload();
+    // the decode has ended, the score is not in: the three files are put, no record is written
+    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect([...objects.objects.keys()].map((key) => key.replace(/^.*\//, '')).sort()).toEqual([
+      'cat.md.png',
+      'cat.png',
+      'cat.th.png',
+    ]);
+    expect(images.records.size).toBe(0);
+    log.record('-- score in --');
+    score.resolve(0.9);
+    expect((await answer).nsfw).toBe('1');
+    const after = log.calls.slice(log.calls.indexOf('-- imaging done --'));
+    expect(after.findIndex((call) => call.startsWith('images.saveActive'))).toBeGreaterThan(after.indexOf('-- score in --'));
+  });
+
+  it('takes the renditions put meanwhile back when the score refuses the upload', async () => {
+    const context = setup({}, undefined, { policy: 'reject', threshold: 0.6 });
+    const score = deferred<number>();
+    context.processor.nsfwScoring = score.promise;
+    const refused = context.upload();
+    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    score.resolve(0.7);
+    await expect(refused).rejects.toMatchObject({ kind: 'AdultContent' });
+    expect(context.kept()).toEqual(GIVEN_BACK);
   });
 });
 
