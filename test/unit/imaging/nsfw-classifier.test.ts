@@ -39,6 +39,11 @@ class RecordingClassifier implements PictureClassifier {
 /** The RGB of the classifier input's pixel at (x, y). */
 const pixelAt = (rgb: Uint8Array, x: number, y: number): number[] => [...rgb.subarray((y * SIDE + x) * 3, (y * SIDE + x) * 3 + 3)];
 
+/** The processing of an image and its score, which may come after the rest. */
+async function scored(processor: SharpImageProcessor, input: Buffer): Promise<number | undefined> {
+  return (await processor.process(input, { targetWidth: undefined })).nsfwScoring;
+}
+
 /** A picture red in its left half and blue in its right half, as raw RGB. */
 function leftAndRight(width: number, height: number): Buffer {
   const pixels = Buffer.alloc(width * height * 3);
@@ -69,7 +74,7 @@ describe('the NSFW classifier in the imaging', () => {
       .withMetadata({ orientation: 6 })
       .toBuffer();
     const classifier = new RecordingClassifier(0);
-    await new SharpImageProcessor(SETTINGS, classifier).process(jpeg, { targetWidth: undefined });
+    await scored(new SharpImageProcessor(SETTINGS, classifier), jpeg);
     const input = classifier.inputs[0] ?? new Uint8Array();
     // upright: the top right is the stored top left (red), the bottom left the stored top right (blue)
     expect(pixelAt(input, SIDE - 10, 10)[0]).toBeGreaterThan(200);
@@ -81,9 +86,9 @@ describe('the NSFW classifier in the imaging', () => {
       .png()
       .toBuffer();
     const classifier = new RecordingClassifier(0);
-    await new SharpImageProcessor(SETTINGS, classifier).process(clear, { targetWidth: undefined });
+    await scored(new SharpImageProcessor(SETTINGS, classifier), clear);
     expect(pixelAt(classifier.inputs[0] ?? new Uint8Array(), 100, 100)).toEqual([255, 255, 255]);
-    await new SharpImageProcessor(SETTINGS, classifier).process(await makeGreyPng(70, 50), { targetWidth: undefined });
+    await scored(new SharpImageProcessor(SETTINGS, classifier), await makeGreyPng(70, 50));
     const [r, g, b] = pixelAt(classifier.inputs[1] ?? new Uint8Array(), 30, 30);
     expect([g, b]).toEqual([r, r]);
   });
