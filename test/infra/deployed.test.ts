@@ -24,6 +24,7 @@ import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClie
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
 import { FUNCTIONS } from '../../lib/service-functions';
+import { arm64Missing, runOnArm64 } from '../support/arm64';
 import { runnableCopy } from '../support/bundles';
 import { makePng } from '../support/images';
 import { startLambdaTwin, type LambdaTwin } from '../support/lambda-twin';
@@ -125,6 +126,57 @@ describe('cdk synth with bundling', () => {
     // only the optional signers (SigV4a, CRT), which these calls never use, stay outside
     expect(bundle).not.toMatch(/require\(["']@(aws-sdk\/(?!signature-v4)|smithy\/)/);
   });
+});
+
+/**
+ * What the arm64 check runs, in the API asset's folder with its own modules: a JPEG of noise made and decoded by sharp,
+ * squeezed to the model's input, scored by onnxruntime with the asset's model. Prints the five scores as JSON.
+ */
+const ASSET_PROGRAM = `
+const sharp = require(require.resolve('sharp', { paths: [process.cwd()] }));
+const ort = require(require.resolve('onnxruntime-node', { paths: [process.cwd()] }));
+(async () => {
+  const pixels = Buffer.alloc(448 * 448 * 3);
+  let state = 7;
+  for (let i = 0; i < pixels.length; i += 1) pixels[i] = (state = (Math.imul(state, 1103515245) + 12345) >>> 0) >>> 24;
+  const jpeg = await sharp(pixels, { raw: { width: 448, height: 448, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+  const rgb = await sharp(jpeg).resize(224, 224, { fit: 'fill' }).raw().toBuffer();
+  const session = await ort.InferenceSession.create(require('node:fs').readFileSync('models/${NSFW_MODEL_FILE}'));
+  const { scores } = await session.run({ pixels: new ort.Tensor('uint8', rgb, [1, 224, 224, 3]) });
+  process.stdout.write(JSON.stringify([process.arch, Array.from(scores.data)]));
+})();
+`;
+
+/** qemu and the arm64 libraries: `.ci/run` installs them; CI must not pass without them, elsewhere the check skips. */
+function arm64Runnable(): boolean {
+  const missing = arm64Missing();
+  if (!missing) return true;
+  if (process.env['CI']) throw new Error(`the arm64 check cannot run: ${missing}`);
+  process.stderr.write(`the arm64 check is skipped: ${missing}\n`);
+  return false;
+}
+
+describe("the API asset's arm64 binaries", () => {
+  (arm64Runnable() ? it : it.skip)(
+    'load and run under qemu (sharp, onnxruntime, the model), scoring what this machine scores',
+    () => {
+      const asset = assetOf('ApiFunction');
+      const [arch, arm64Scores] = JSON.parse(runOnArm64(ASSET_PROGRAM, asset)) as [string, number[]];
+      expect(arch).toBe('arm64');
+      const copy = runnableCopy(asset);
+      try {
+        const here = JSON.parse(
+          execFileSync(process.execPath, ['-e', ASSET_PROGRAM], { cwd: copy, encoding: 'utf8' }),
+        ) as [string, number[]];
+        expect(here[0]).toBe(process.arch);
+        expect(arm64Scores).toHaveLength(5);
+        arm64Scores.forEach((score, index) => expect(Math.abs(score - (here[1][index] ?? NaN))).toBeLessThan(1e-4));
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    },
+    300_000,
+  );
 });
 
 /** cfn-lint is on the machine image (pip); CI must not pass without it, elsewhere the check skips and says so. */
