@@ -80,7 +80,12 @@ export function buildStores(
 ) {
   // Stores of one's own (the stand-ins, moto_server...) are reached by endpoint variables; S3 then takes path-style.
   const pathStyle = Boolean(env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL']);
-  const s3 = new S3Client({ ...clientOptions(STORE_CALL_LIMITS.objects), forcePathStyle: pathStyle });
+  // checksums only where S3 requires one: the puts carry Content-MD5 (`adapters/s3-object-store.ts`)
+  const s3 = new S3Client({
+    ...clientOptions(STORE_CALL_LIMITS.objects),
+    forcePathStyle: pathStyle,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+  });
   s3.middlewareStack.add(measureCalls('S3', metrics), MEASURE);
   const small = clientOptions(STORE_CALL_LIMITS.small);
   const dynamodb = new DynamoDBClient(small);

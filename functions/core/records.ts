@@ -61,6 +61,8 @@ export interface StoredObject {
   body: Uint8Array;
   contentType: string;
   cacheControl: string;
+  /** The body's md5 (hex), which the store checks the bytes it received against (`docs/performance.md`). */
+  md5: string;
 }
 
 export interface StagedUsage {

@@ -158,7 +158,7 @@ export class UploadService {
     try {
       const claims = await this.claims.claim({ ...upload, md5: sourceMd5(), extension }, source, options, writes);
       if ('answer' in claims) return await this.answeredAsDuplicate(claims.answer, imaging.processing, writes);
-      writes.putOriginal(claims.keys.original, imaging.original, upload.room);
+      writes.putOriginal(claims.keys.original, imaging.original, imaging.storedMd5, upload.room);
       const processed = await imaging.processing;
       // nor its picture, however re-encoded (`docs/moderation.md`)
       await bytesAllowed;

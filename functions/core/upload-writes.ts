@@ -10,6 +10,7 @@ import type {
   ObjectStore,
   ProcessedImage,
 } from './ports';
+import { md5Hex } from './hashes';
 import { fileKeys } from './remove-image';
 import { awaitedLater, settled } from './settle';
 
@@ -94,9 +95,9 @@ export class UploadWrites {
     this.pending = undefined;
   }
 
-  /** Starts the original's put once its bytes are known and the slot has room; the rest waits for it. */
-  putOriginal(key: string, original: Promise<EncodedImage>, room: Promise<void>): void {
-    this.originalPut = awaitedLater(Promise.all([original, room]).then(([bytes]) => this.put(key, bytes)));
+  /** Starts the original's put once its bytes (and their md5) are known and the slot has room; the rest waits for it. */
+  putOriginal(key: string, original: Promise<EncodedImage>, md5: Promise<string>, room: Promise<void>): void {
+    this.originalPut = awaitedLater(Promise.all([original, md5, room]).then(([bytes, sum]) => this.put(key, bytes, sum)));
   }
 
   /** Starts the renditions' puts, before the record is made; `write` waits for them. The name claim names them. */
@@ -164,7 +165,7 @@ export class UploadWrites {
       this.put(record.medium.key, files.medium),
     ];
     const puts = await Promise.allSettled([
-      this.originalPut ?? this.put(record.original.key, files.original),
+      this.originalPut ?? this.put(record.original.key, files.original, files.originalMd5),
       thumbPut,
       mediumPut,
     ]);
@@ -200,7 +201,9 @@ export class UploadWrites {
     }
   }
 
-  private put(key: string, image: EncodedImage): Promise<void> {
-    return this.deps.objects.put({ key, body: image.bytes, contentType: image.mime, cacheControl: IMMUTABLE_CACHE_CONTROL });
+  /** Puts a file; the md5 of a rendition (tens of kilobytes) is computed here, the original's is known. */
+  private put(key: string, image: EncodedImage, md5 = md5Hex(image.bytes)): Promise<void> {
+    const object = { key, body: image.bytes, contentType: image.mime, cacheControl: IMMUTABLE_CACHE_CONTROL, md5 };
+    return this.deps.objects.put(object);
   }
 }

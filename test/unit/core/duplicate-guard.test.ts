@@ -5,7 +5,13 @@ import { FakeClock, InMemoryDuplicateIndex, InMemoryImageRepository, InMemoryObj
 
 const fingerprint = { clientIp: '203.0.113.5', md5: 'a'.repeat(32), width: undefined };
 const keys = { original: 'images/o.png', thumb: 'images/o.th.png', medium: 'images/o.md.png' };
-const file = (key: string) => ({ key, body: Buffer.from('x'), contentType: 'image/png', cacheControl: 'no-store' });
+const file = (key: string) => ({
+  key,
+  body: Buffer.from('x'),
+  contentType: 'image/png',
+  cacheControl: 'no-store',
+  md5: '9dd4e461268c8034f5c8564e155c67a6',
+});
 
 function setup(policy: DuplicatePolicy = 'return-existing') {
   const clock = new FakeClock();
