@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { defaultProcessor } from './processor';
+import { defaultProcessor, imagingJob } from './processor';
 
 /**
  * `tsx scripts/bench/heic.ts file.heic`: what a HEIC upload costs, in a fresh process: the first job (which loads
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const times: number[] = [];
   for (let run = 0; run < 6; run += 1) {
     const start = process.hrtime.bigint();
-    await processor.process(input, { targetWidth: undefined });
+    await imagingJob(processor, input);
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   const warm = times.slice(1).sort((a, b) => a - b);

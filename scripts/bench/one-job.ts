@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { defaultProcessor } from './processor';
+import { defaultProcessor, imagingJob } from './processor';
 import { floorJob } from './floor';
 
 /** Runs one job in a fresh process and prints its peak RSS: `one-job.ts <file> <service|floor>`. */
@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const input = readFileSync(file);
   const processor = await defaultProcessor();
   const before = process.resourceUsage().maxRSS;
-  if (which === 'service') await processor.process(input, { targetWidth: undefined });
+  if (which === 'service') await imagingJob(processor, input);
   else await floorJob(input);
   process.stdout.write(`${JSON.stringify({ beforeKiB: before, peakKiB: process.resourceUsage().maxRSS })}\n`);
 }

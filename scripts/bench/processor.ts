@@ -13,3 +13,8 @@ export async function defaultProcessor(): Promise<SharpImageProcessor> {
   const config = defaultConfig();
   return new SharpImageProcessor(imagingSettings(config), config.nsfw.policy === 'off' ? undefined : await loadNsfwClassifier());
 }
+
+/** One imaging job to its end: the renditions, and the classifier's score, which may come after them. */
+export async function imagingJob(processor: SharpImageProcessor, input: Uint8Array): Promise<void> {
+  await (await processor.process(input, { targetWidth: undefined })).nsfwScoring;
+}
