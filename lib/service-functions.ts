@@ -33,12 +33,14 @@ const BUNDLING_ENV = {
 const ONNXRUNTIME_BINARIES = 'node_modules/onnxruntime-node/bin/napi-v6';
 
 /**
- * The API's bundle: its code, sharp and onnxruntime as modules of their own, and the NSFW model beside `index.js`
- * (where `functions/imaging/nsfw-classifier.ts` looks for it).
+ * The API's bundle: its code, sharp and onnxruntime as modules of their own, the HEIC decoder too (2 MB of JavaScript
+ * and WebAssembly that only a HEIC upload needs: out of the bundle, it costs no cold start), and the NSFW model beside
+ * `index.js` (where `functions/imaging/nsfw-classifier.ts` looks for it). Not minified: measured, it loaded no faster
+ * (`docs/performance.md`, "Cold start").
  */
-const API_BUNDLING: nodejs.BundlingOptions = {
+export const API_BUNDLING: nodejs.BundlingOptions = {
   bundleAwsSDK: true,
-  nodeModules: ['sharp', 'onnxruntime-node'],
+  nodeModules: ['sharp', 'onnxruntime-node', 'heic-decode'],
   environment: BUNDLING_ENV,
   sourceMap: true,
   commandHooks: {
@@ -52,6 +54,8 @@ const API_BUNDLING: nodejs.BundlingOptions = {
   },
 };
 const SWEEP_EVERY = Duration.minutes(5);
+/** Stack traces mapped to the TypeScript sources, for the sweep, whose cold start does not matter. */
+const SOURCE_MAPS = '--enable-source-maps';
 
 /** Every function's role holds AWSLambdaBasicExecutionRole (its logs), which cdk-nag names; accepted, with the reason. */
 export function acknowledgeLogsRole(scope: IConstruct): void {
@@ -81,7 +85,6 @@ export class ServiceFunctions {
       TABLE_NAME: storage.table.tableName,
       PARAMETER_PREFIX: settings.parameterPrefix,
       ORIGIN_VERIFY: 'required',
-      NODE_OPTIONS: '--enable-source-maps',
       // fewer glibc malloc arenas: libvips' threads otherwise fragment native memory (docs/reliability.md)
       MALLOC_ARENA_MAX: '2',
     };
@@ -93,6 +96,8 @@ export class ServiceFunctions {
       memorySize: settings.memorySizeMb,
       timeout: Duration.seconds(28),
       ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
+      // no source maps applied at run time: they cost the API's every cold start a fifth more (`docs/performance.md`,
+      // "Cold start"); the asset keeps them, for `npm run map-stack`
       environment,
       logGroup: stack.logGroup('ApiLogs'),
       bundling: API_BUNDLING,
@@ -106,7 +111,7 @@ export class ServiceFunctions {
       timeout: Duration.minutes(4),
       // No reserved concurrency: a new account's quota is often 10, and reserving any fails the deploy. Two runs that
       // overlap are safe: every step of a removal is idempotent.
-      environment,
+      environment: { ...environment, NODE_OPTIONS: SOURCE_MAPS },
       logGroup: stack.logGroup('SweepLogs'),
       bundling: { bundleAwsSDK: true, sourceMap: true },
     });

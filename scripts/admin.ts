@@ -2,6 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildPurger } from '../functions/api/purger';
 import { buildStores, clock } from '../functions/api/stores';
 import { loadConfig } from '../functions/config';
 import { Admin, AdminError } from '../functions/core/admin';
@@ -142,7 +143,7 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
     images: stores.images,
     objects: stores.objects,
     duplicates: stores.duplicates,
-    purger: stores.purger,
+    purger: buildPurger(stores.settings, NO_METRICS),
     reports: stores.reports,
     logger: quiet,
     codecs: new IdCodecs(() => stores.settings.idSalt(), target.idPadding),

@@ -1,11 +1,8 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { InitializeMiddleware } from '@smithy/types';
-import { CloudFrontPurger } from '../adapters/cloudfront-purger';
 import { DynamoDuplicateIndex } from '../adapters/dynamo-duplicate-index';
 import { DynamoImageRepository } from '../adapters/dynamo-image-repository';
 import { S3ObjectStore } from '../adapters/s3-object-store';
@@ -16,10 +13,9 @@ import { DynamoReports } from '../adapters/dynamo-reports';
 import { DynamoDailyStats } from '../adapters/dynamo-daily-stats';
 import type { SettingsParameters } from '../adapters/parameter-names';
 import { SsmSettingsStore } from '../adapters/ssm-settings-store';
-import { loadConfig, type Config } from '../config';
+import type { Config } from '../config';
 import { METRIC, NO_METRICS, storeLatencyMetric, type Metrics } from '../core/metrics';
 import type { Clock } from '../core/ports';
-import { Sweeper } from '../core/sweeper';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -34,7 +30,7 @@ export const STORE_CALL_LIMITS = {
   objects: { maxAttempts: 2, connectionTimeoutMs: 1_000, requestTimeoutMs: 10_000 },
 } as const;
 
-function clientOptions(limits: (typeof STORE_CALL_LIMITS)[keyof typeof STORE_CALL_LIMITS]) {
+export function clientOptions(limits: (typeof STORE_CALL_LIMITS)[keyof typeof STORE_CALL_LIMITS]) {
   return {
     maxAttempts: limits.maxAttempts,
     // without throwOnRequestTimeout the SDK only logs a warning when requestTimeout passes, and waits on
@@ -93,8 +89,6 @@ export function buildStores(
   const db = DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } });
   const ssm = new SSMClient(small);
   ssm.middlewareStack.add(measureCalls('SSM', metrics), MEASURE);
-  const cloudfront = new CloudFrontClient(small);
-  cloudfront.middlewareStack.add(measureCalls('CloudFront', metrics), MEASURE);
   const settings = new SsmSettingsStore(ssm, parameters, config.parametersCacheSeconds);
   // signs upload URLs only (no request is sent through it), without a checksum of a body it has not seen
   const presigner = new S3Client({ forcePathStyle: pathStyle, requestChecksumCalculation: 'WHEN_REQUIRED' });
@@ -109,18 +103,5 @@ export function buildStores(
     moderation: new DynamoModeration(db, config.tableName),
     stats: new DynamoDailyStats(db, config.tableName),
     reports: new DynamoReports(db, config.tableName),
-    purger: new CloudFrontPurger(cloudfront, () => settings.distributionId()),
   };
-}
-
-/**
- * The sweep needs the stores only: no imaging, so its bundle carries no sharp; and of the settings only the
- * distribution it purges (its role may read no other parameter: no key, no salt).
- */
-export function buildSweeper(env: Env, logger: Logger, metrics: Metrics, sweepClock: Clock = clock): Sweeper {
-  const config = loadConfig(env);
-  const { images, objects, duplicates, purger, stats, staged } = buildStores(config, env, metrics, {
-    distributionId: config.parameters.distributionId,
-  });
-  return new Sweeper({ images, objects, duplicates, purger, stats, staged, clock: sweepClock, logger, metrics });
 }

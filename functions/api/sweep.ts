@@ -4,7 +4,8 @@ import { EmfMetrics } from '../adapters/emf-metrics';
 import { METRIC_SERVICE, type Metrics } from '../core/metrics';
 import type { Clock } from '../core/ports';
 import { DEFAULT_SWEEP_OPTIONS, type SweepResult, type Sweeper } from '../core/sweeper';
-import { buildSweeper, type Env } from './stores';
+import { buildSweeper } from './purger';
+import type { Env } from './stores';
 
 export type SweepHandler = (event?: unknown, context?: Context) => Promise<SweepResult>;
 

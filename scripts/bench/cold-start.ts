@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
 import { median } from './median';
@@ -31,4 +32,85 @@ export function measureClassifierColdStart(runs: number): ColdStartRow {
     }
   }
   return { sharpP50: median(times.sharp), withClassifierP50: median(times.classifier) };
+}
+
+export interface BundleColdStartRow {
+  apiP50: number;
+  minimalP50: number;
+  /** The median of the ratios of each load of the API's bundle to the minimal one's beside it. */
+  ratio: number;
+  apiBytes: number;
+  minimalBytes: number;
+}
+
+/** What a function that only makes the same SDK clients and loads sharp would bundle: the floor of a cold start. */
+const MINIMAL_ENTRY = `
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import sharp from 'sharp';
+const clients = [new S3Client({}), DynamoDBDocumentClient.from(new DynamoDBClient({})), new SSMClient({})];
+export const handler = async (): Promise<unknown> => [clients, sharp];
+`;
+
+/**
+ * The API function's cold start against a minimal bundle's (`docs/performance.md`, "Cold start"): both bundled by
+ * esbuild with the stack's options for the API (its externals, source maps and minification, `API_BUNDLING`), each
+ * loaded by a fresh Node process as Lambda's runtime loads the handler's module (the API function applies no source
+ * maps), alternately, `runs` times each. The time is the `require` of the bundle, Node's own start left out.
+ */
+export async function measureBundleColdStart(runs: number): Promise<BundleColdStartRow> {
+  const { build } = await import('esbuild');
+  const { API_BUNDLING, FUNCTIONS } = await import('../../lib/service-functions');
+  const root = join(__dirname, '..', '..');
+  const dir = join(root, 'node_modules', '.cache', 'bench-cold');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'minimal.ts'), MINIMAL_ENTRY);
+  const bundles = { api: join(dir, 'api', 'index.js'), minimal: join(dir, 'minimal', 'index.js') };
+  for (const [which, entry] of [
+    ['api', join(FUNCTIONS, 'api', 'handler.ts')],
+    ['minimal', join(dir, 'minimal.ts')],
+  ] as const) {
+    await build({
+      entryPoints: [entry],
+      outfile: bundles[which],
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      external: API_BUNDLING.nodeModules ?? [],
+      sourcemap: API_BUNDLING.sourceMap ?? false,
+      minify: API_BUNDLING.minify ?? false,
+      logLevel: 'warning',
+    });
+  }
+  const load = (file: string): number =>
+    Number(
+      execFileSync(
+        process.execPath,
+        [
+          '-e',
+          `const t = performance.now(); require(${JSON.stringify(file)}); process.stdout.write(String(performance.now() - t));`,
+        ],
+        {
+          encoding: 'utf8',
+          env: { PATH: process.env['PATH'] ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+        },
+      ),
+    );
+  const times = { api: [] as number[], minimal: [] as number[] };
+  for (let i = 0; i < runs + 1; i += 1) {
+    const order = i % 2 === 0 ? (['api', 'minimal'] as const) : (['minimal', 'api'] as const);
+    const pair = order.map((which) => ({ which, ms: load(bundles[which]) }));
+    // the first pair warms the file cache
+    if (i > 0) for (const { which, ms } of pair) times[which].push(ms);
+  }
+  return {
+    apiP50: median(times.api),
+    minimalP50: median(times.minimal),
+    ratio: median(times.api.map((ms, index) => ms / (times.minimal[index] ?? ms))),
+    apiBytes: statSync(bundles.api).size,
+    minimalBytes: statSync(bundles.minimal).size,
+  };
 }

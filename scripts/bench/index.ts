@@ -9,7 +9,7 @@ import { measureWholeUpload } from './handler';
 import { measureThroughNpmStart } from './npm-start';
 import { median } from './median';
 import { measureModerationCost } from './moderation';
-import { measureClassifierColdStart } from './cold-start';
+import { measureBundleColdStart, measureClassifierColdStart } from './cold-start';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -19,7 +19,6 @@ import { measureClassifierColdStart } from './cold-start';
  */
 const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? 40);
 const WARMUP = 3;
-
 
 /** CPU time (all threads of the process: libvips' too) of every timed service job, with its wall time. */
 const serviceCpu: Array<{ cpuMs: number; wallMs: number }> = [];
@@ -97,6 +96,7 @@ async function main(): Promise<void> {
   );
   const moderationRows = await measureModerationCost(fixtures, ITERATIONS);
   const cold = measureClassifierColdStart(Math.max(9, Math.floor(ITERATIONS / 4)));
+  const bundle = await measureBundleColdStart(Math.max(9, Math.floor(ITERATIONS / 2)));
   process.stdout.write(
     [
       'What moderation adds to the imaging: the same job with the perceptual hashes and the NSFW classifier (a default deployment), with the hashes only (`NSFW_POLICY=off`), and with neither, interleaved:',
@@ -109,6 +109,15 @@ async function main(): Promise<void> {
       ),
       '',
       `The classifier at cold start, fresh processes: loading sharp ${cold.sharpP50.toFixed(0)} ms, sharp then onnxruntime and the model ${cold.withClassifierP50.toFixed(0)} ms (p50s): the classifier adds ${(cold.withClassifierP50 - cold.sharpP50).toFixed(0)} ms.`,
+      '',
+      "Cold start: the API function's bundle (as the stack bundles it) against a minimal bundle of the same SDK clients and sharp, each loaded by fresh processes, alternately:",
+      '',
+      '| bundle | size (MB) | load p50 (ms) |',
+      '|---|---|---|',
+      `| the API function's | ${(bundle.apiBytes / 1e6).toFixed(2)} | ${bundle.apiP50.toFixed(1)} |`,
+      `| minimal | ${(bundle.minimalBytes / 1e6).toFixed(2)} | ${bundle.minimalP50.toFixed(1)} |`,
+      '',
+      `API / minimal (median of pairs): ${bundle.ratio.toFixed(3)}`,
       '',
       '',
     ].join('\n'),

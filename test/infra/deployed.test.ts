@@ -115,6 +115,17 @@ describe('cdk synth with bundling', () => {
     expect(treeBytes(asset)).toBeLessThan(150 * 1024 * 1024);
   });
 
+  it('keeps what only some requests need out of the API bundle: the HEIC decoder beside it, no CloudFront client', () => {
+    const asset = assetOf('ApiFunction');
+    const bundle = readFileSync(join(asset, 'index.js'), 'utf8');
+    expect(existsSync(join(asset, 'node_modules', 'heic-decode', 'package.json'))).toBe(true);
+    expect(existsSync(join(asset, 'node_modules', 'libheif-js', 'package.json'))).toBe(true);
+    expect(bundle).not.toContain('libheif');
+    expect(bundle).not.toContain('CloudFrontClient');
+    // the sweep purges: its bundle has the client
+    expect(readFileSync(join(assetOf('SweepFunction'), 'index.js'), 'utf8')).toContain('CloudFrontClient');
+  });
+
   it('bundles the sweep without sharp', () => {
     const asset = assetOf('SweepFunction');
     expect(existsSync(join(asset, 'node_modules'))).toBe(false);
@@ -546,6 +557,13 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     duplicateDeleteUrl = duplicate.delete_url;
   });
 
+  it('uploads a HEIC photo, its decoder loaded from beside the bundle, stored as a JPEG', async () => {
+    const heic = readFileSync(join(ROOT, 'test', 'fixtures', 'gradient.heic'));
+    const response = await call(multipartUpload({ key: apiKey, source: { bytes: heic, filename: 'phone.heic' } }));
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toMatchObject({ image: { mime: 'image/jpeg', width: 96, height: 64 } });
+  });
+
   it('uploads base64 in a urlencoded body (imgBB mode) and a URL source', async () => {
     const base64 = await call(urlencodedUpload({ key: apiKey, image: (await makePng(30, 20)).toString('base64') }));
     expect(base64.statusCode).toBe(200);
@@ -640,8 +658,8 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     const figures = await clients.dynamodb.send(
       new GetItemCommand({ TableName: tableName, Key: { pk: { S: `STATS#${day}` } }, ConsistentRead: true }),
     );
-    // the three uploads still held (base64, URL, two-step); the deleted and the expired ones were not stored long
-    expect(figures.Item?.['uploads']?.N).toBe('3');
+    // the four uploads still held (HEIC, base64, URL, two-step); the deleted and the expired ones were not stored long
+    expect(figures.Item?.['uploads']?.N).toBe('4');
   });
 
   it('takes an image down with npm run admin --stack, as the documented operator role: files, record, and one invalidation', async () => {
@@ -713,7 +731,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     // and the day's figures, with what waits in the staging place
     const stats = admin('stats', '--days', '1');
     expect([stats.status, stats.stderr]).toEqual([0, '']);
-    expect(stats.stdout).toMatch(/\n\d{4}-\d\d-\d\d\t3\t[^\n]*\nstaged now: 0 files, 0 B /);
+    expect(stats.stdout).toMatch(/\n\d{4}-\d\d-\d\d\t4\t[^\n]*\nstaged now: 0 files, 0 B /);
   });
 
   it('refuses a direct call without the origin secret (around CloudFront) with 403 in the envelope', async () => {

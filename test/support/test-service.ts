@@ -5,6 +5,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler, type HandlerOptions } from '../../functions/api/handler';
+import { buildPurger } from '../../functions/api/purger';
 import { buildStores } from '../../functions/api/stores';
 import { loadConfig } from '../../functions/config';
 import { Admin } from '../../functions/core/admin';
@@ -47,6 +48,7 @@ export function adminOf(service: Pick<TestService, 'bucket' | 'table' | 'paramet
   const stores = storesOf(service);
   return new Admin({
     ...stores,
+    purger: buildPurger(stores.settings, NO_METRICS),
     logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
     codecs: new IdCodecs(() => stores.settings.idSalt(), 999),
     clock: { nowMs: () => Date.now(), sleep: async () => undefined },
