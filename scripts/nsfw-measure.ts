@@ -23,7 +23,10 @@ async function main(): Promise<void> {
   const files = readdirSync(folder).filter((name) => ['.jpg', '.jpeg', '.png', '.webp'].includes(extname(name).toLowerCase()));
   const rows: Array<{ name: string; photo: number; edits: number[] }> = [];
   for (const name of files) {
-    const jpeg = await sharp(readFileSync(join(folder, name))).flatten({ background: '#ffffff' }).jpeg({ quality: 90 }).toBuffer();
+    const jpeg = await sharp(readFileSync(join(folder, name)))
+      .flatten({ background: '#ffffff' })
+      .jpeg({ quality: 90 })
+      .toBuffer();
     const { width = 0, height = 0 } = await sharp(jpeg).metadata();
     const edits: number[] = [];
     for (const make of Object.values(EDITS)) edits.push(await score(await make(jpeg, width, height)));

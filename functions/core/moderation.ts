@@ -62,8 +62,9 @@ const blocked = (): UploadError => new UploadError('Blocked', 'This image was ta
 
 /**
  * The checks an upload passes: before anything is taken, its address is not banned; while it decodes, its bytes (as
- * sent and as stored) are not blocked; once decoded, nor is its picture, and the NSFW policy takes its score. The bans and the blocked pictures are read
- * whole and kept for `MODERATION_CACHE_SECONDS`, so a ban or a block is in force within that time.
+ * sent and as stored) are not blocked; once decoded, nor is its picture, and the NSFW policy takes its score. The bans
+ * and the blocked pictures are read whole and kept for `MODERATION_CACHE_SECONDS`, so a ban or a block is in force
+ * within that time.
  */
 export class UploadGate {
   private readonly bans: Kept<Ban[]>;
@@ -106,8 +107,7 @@ export class UploadGate {
    */
   checkContent(nsfwScore: number | undefined): { flag: boolean } {
     const explicit = nsfwScore !== undefined && nsfwScore >= this.nsfw.threshold;
-    if (explicit && this.nsfw.policy === 'reject')
-      throw new UploadError('AdultContent', 'Adult content is not accepted here');
+    if (explicit && this.nsfw.policy === 'reject') throw new UploadError('AdultContent', 'Adult content is not accepted here');
     return { flag: explicit && this.nsfw.policy === 'flag' };
   }
 }

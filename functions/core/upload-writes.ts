@@ -102,10 +102,7 @@ export class UploadWrites {
 
   /** Starts the renditions' puts, before the record is made; `write` waits for them. The name claim names them. */
   putRenditions(keys: ImageKeys, files: Pick<ProcessedImage, 'thumb' | 'medium'>): void {
-    this.renditionPuts = [
-      awaitedLater(this.put(keys.thumb, files.thumb)),
-      awaitedLater(this.put(keys.medium, files.medium)),
-    ];
+    this.renditionPuts = [awaitedLater(this.put(keys.thumb, files.thumb)), awaitedLater(this.put(keys.medium, files.medium))];
   }
 
   /**

@@ -16,5 +16,7 @@ export async function defaultProcessor(): Promise<SharpImageProcessor> {
 
 /** One imaging job to its end: the renditions, and the classifier's score, which may come after them. */
 export async function imagingJob(processor: SharpImageProcessor, input: Uint8Array): Promise<void> {
-  await (await processor.process(input, { targetWidth: undefined })).nsfwScoring;
+  await (
+    await processor.process(input, { targetWidth: undefined })
+  ).nsfwScoring;
 }

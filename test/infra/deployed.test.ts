@@ -176,9 +176,10 @@ describe("the API asset's arm64 binaries", () => {
       expect(arch).toBe('arm64');
       const copy = runnableCopy(asset);
       try {
-        const here = JSON.parse(
-          execFileSync(process.execPath, ['-e', ASSET_PROGRAM], { cwd: copy, encoding: 'utf8' }),
-        ) as [string, number[]];
+        const here = JSON.parse(execFileSync(process.execPath, ['-e', ASSET_PROGRAM], { cwd: copy, encoding: 'utf8' })) as [
+          string,
+          number[],
+        ];
         expect(here[0]).toBe(process.arch);
         expect(arm64Scores).toHaveLength(5);
         arm64Scores.forEach((score, index) => expect(Math.abs(score - (here[1][index] ?? NaN))).toBeLessThan(1e-4));
@@ -540,7 +541,11 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect(await objectKeys()).toHaveLength(3);
     // the bundled NSFW classifier ran (NSFW_POLICY's default, flag), onnxruntime and model as the asset holds them
     const records = await clients.dynamodb.send(
-      new ScanCommand({ TableName: tableName, FilterExpression: 'begins_with(pk, :image)', ExpressionAttributeValues: { ':image': { S: 'IMG#' } } }),
+      new ScanCommand({
+        TableName: tableName,
+        FilterExpression: 'begins_with(pk, :image)',
+        ExpressionAttributeValues: { ':image': { S: 'IMG#' } },
+      }),
     );
     expect(records.Items?.map((item) => Number(item['nsfwScore']?.N))).toEqual([expect.any(Number)]);
     expect(records.Items?.[0]?.['nsfw']).toEqual({ BOOL: false });

@@ -13,7 +13,9 @@ async function noise(): Promise<Buffer> {
   const pixels = Buffer.alloc(224 * 224 * 3);
   let state = 7;
   for (let i = 0; i < pixels.length; i += 1) pixels[i] = (state = (Math.imul(state, 1103515245) + 12345) >>> 0) >>> 24;
-  return sharp(pixels, { raw: { width: 224, height: 224, channels: 3 } }).png().toBuffer();
+  return sharp(pixels, { raw: { width: 224, height: 224, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 async function send(service: TestService, fields: { nsfw?: string } = {}) {

@@ -69,11 +69,12 @@ export function runOnArm64(source: string, cwd: string): string {
   writeFileSync(join(work, 'cpuinfo'), NEOVERSE_N1_CPUINFO);
   writeFileSync(join(work, 'program.js'), source);
   const script = 'mount --bind "$1" /proc/cpuinfo && exec qemu-aarch64 -cpu neoverse-n1 "$2" "$3"';
-  const run = spawnSync(
-    'unshare',
-    ['-m', 'sh', '-c', script, 'sh', join(work, 'cpuinfo'), node, join(work, 'program.js')],
-    { cwd, encoding: 'utf8', env: { ...process.env, QEMU_LD_PREFIX: CROSS_LIBS }, timeout: 240_000 },
-  );
+  const run = spawnSync('unshare', ['-m', 'sh', '-c', script, 'sh', join(work, 'cpuinfo'), node, join(work, 'program.js')], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, QEMU_LD_PREFIX: CROSS_LIBS },
+    timeout: 240_000,
+  });
   rmSync(work, { recursive: true, force: true });
   if (run.status !== 0) throw new Error(`arm64 run failed (${run.status ?? run.signal}): ${run.stderr}`);
   return run.stdout;

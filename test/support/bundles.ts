@@ -25,7 +25,8 @@ export function runnableCopy(asset: string): string {
   const onnxruntime = join(copy, ONNXRUNTIME_BINARIES);
   if (existsSync(onnxruntime)) {
     const own = join(process.platform, process.arch);
-    if (!existsSync(join(onnxruntime, own))) cpSync(join(ROOT, ONNXRUNTIME_BINARIES, own), join(onnxruntime, own), { recursive: true });
+    if (!existsSync(join(onnxruntime, own)))
+      cpSync(join(ROOT, ONNXRUNTIME_BINARIES, own), join(onnxruntime, own), { recursive: true });
   }
   return copy;
 }

@@ -37,7 +37,9 @@ class RecordingClassifier implements PictureClassifier {
 }
 
 /** The RGB of the classifier input's pixel at (x, y). */
-const pixelAt = (rgb: Uint8Array, x: number, y: number): number[] => [...rgb.subarray((y * SIDE + x) * 3, (y * SIDE + x) * 3 + 3)];
+const pixelAt = (rgb: Uint8Array, x: number, y: number): number[] => [
+  ...rgb.subarray((y * SIDE + x) * 3, (y * SIDE + x) * 3 + 3),
+];
 
 /** The processing of an image and its score, which may come after the rest. */
 async function scored(processor: SharpImageProcessor, input: Buffer): Promise<number | undefined> {
