@@ -62,47 +62,20 @@ type WorkerAnswer = { ready: boolean; error?: string } | { id: number; scores?: 
 export class OnnxNsfwClassifier implements PictureClassifier {
   private readonly pending = new Map<number, { resolve: (scores: number[]) => void; reject: (error: Error) => void }>();
   private nextId = 0;
-  private broken: Error | undefined;
+  /** The worker that answers runs; none after it died, until the next run starts another. */
+  private worker: Worker | undefined;
+  private closed = false;
 
-  private constructor(private readonly worker: Worker) {
-    worker.on('message', (answer: WorkerAnswer) => {
-      if (!('id' in answer)) return;
-      const waiting = this.pending.get(answer.id);
-      this.pending.delete(answer.id);
-      if (this.pending.size === 0) worker.unref();
-      if (answer.scores) waiting?.resolve(answer.scores);
-      else waiting?.reject(new Error(answer.error ?? 'no scores'));
-    });
-    const fail = (error: Error): void => {
-      this.broken = error;
-      for (const waiting of this.pending.values()) waiting.reject(error);
-      this.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the classifier's worker exited (${code})`)));
-    // the worker keeps a process alive (a script, a test run) only while a run is waited for
-    worker.unref();
-  }
+  private constructor(private readonly model: Buffer) {}
 
   /**
    * Starts the worker, which loads onnxruntime and the model: about 150 ms, once per cold start, and only where the
    * policy is not `off` (nothing of onnxruntime is loaded otherwise).
    */
   static async load(modelPath: string = defaultModelPath()): Promise<OnnxNsfwClassifier> {
-    const model = await readFile(modelPath);
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { runtime: require.resolve('onnxruntime-node'), model },
-    });
-    const ready = await new Promise<WorkerAnswer>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    if (!('ready' in ready) || !ready.ready) {
-      await worker.terminate();
-      throw new Error(`the NSFW model did not load: ${ready.error ?? 'no answer'}`);
-    }
-    return new OnnxNsfwClassifier(worker);
+    const classifier = new OnnxNsfwClassifier(await readFile(modelPath));
+    classifier.worker = await classifier.start();
+    return classifier;
   }
 
   async score(rgb: Uint8Array): Promise<number> {
@@ -114,19 +87,58 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     return CLASSES.reduce((sum, label, index) => (EXPLICIT.has(label) ? sum + (scores[index] ?? 0) : sum), 0);
   }
 
-  private run(rgb: Uint8Array): Promise<number[]> {
-    if (this.broken) return Promise.reject(this.broken);
+  /** Stops the worker for good (a test that made a classifier of its own). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.worker?.terminate();
+  }
+
+  /** One run; a worker that died (its runs in flight failed with it) is replaced by the next run, not mourned. */
+  private async run(rgb: Uint8Array): Promise<number[]> {
+    if (this.closed) throw new Error('the classifier is closed');
+    this.worker ??= await this.start();
+    const worker = this.worker;
     const id = (this.nextId += 1);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.ref();
-      this.worker.postMessage({ id, rgb });
+      worker.ref();
+      worker.postMessage({ id, rgb });
     });
   }
 
-  /** Stops the worker (a test that made a classifier of its own). */
-  async close(): Promise<void> {
-    await this.worker.terminate();
+  /** A worker with the model loaded, its answers routed to the runs waiting for them. */
+  private async start(): Promise<Worker> {
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { runtime: require.resolve('onnxruntime-node'), model: this.model },
+    });
+    const ready = await new Promise<WorkerAnswer>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    if (!('ready' in ready) || !ready.ready) {
+      await worker.terminate();
+      throw new Error(`the NSFW model did not load: ${ready.error ?? 'no answer'}`);
+    }
+    worker.on('message', (answer: WorkerAnswer) => {
+      if (!('id' in answer)) return;
+      const waiting = this.pending.get(answer.id);
+      this.pending.delete(answer.id);
+      if (this.pending.size === 0) worker.unref();
+      if (answer.scores) waiting?.resolve(answer.scores);
+      else waiting?.reject(new Error(answer.error ?? 'no scores'));
+    });
+    const died = (error: Error): void => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', died);
+    worker.on('exit', (code) => died(new Error(`the classifier's worker exited (${code})`)));
+    // the worker keeps a process alive (a script, a test run) only while a run is waited for
+    worker.unref();
+    return worker;
   }
 }
 

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { DependencyError } from '../../../functions/core/errors';
 import {
@@ -162,12 +163,20 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     await expect(Promise.all(inputs.map((input) => classifier.score(input)))).resolves.toEqual(alone);
   });
 
-  it('fails every run with a dependency error once its worker is gone, and a model that cannot load, at the load', async () => {
+  it('fails the runs in flight when its worker dies (a 503), and starts another for the next run', async () => {
     const classifier = await OnnxNsfwClassifier.load();
-    const running = classifier.score(new Uint8Array(SIDE * SIDE * 3));
-    await classifier.close();
+    const input = new Uint8Array(SIDE * SIDE * 3);
+    const expected = await classifier.score(input);
+    const running = classifier.score(input);
+    // a crash of the worker: a message it cannot read throws there, uncaught
+    (classifier as unknown as { worker: Worker }).worker.postMessage(null);
     await expect(running).rejects.toMatchObject({ kind: 'DependencyFailed' });
-    await expect(classifier.score(new Uint8Array(SIDE * SIDE * 3))).rejects.toMatchObject({ kind: 'DependencyFailed' });
+    await expect(classifier.score(input)).resolves.toBe(expected);
+    await classifier.close();
+    await expect(classifier.score(input)).rejects.toMatchObject({ kind: 'DependencyFailed' });
+  });
+
+  it('refuses to load a model that onnxruntime cannot read, at the load', async () => {
     await expect(OnnxNsfwClassifier.load(join(FIXTURES, 'README.md'))).rejects.toThrow('the NSFW model did not load');
   });
 });
