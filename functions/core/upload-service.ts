@@ -176,7 +176,7 @@ export class UploadService {
       const marked = { ...options, nsfw: options.nsfw || flag };
       const written = { tokenHash: token.hash, nowMs: upload.nowMs, claimed, nsfwScore };
       const record = newRecord(claims, marked, processed, written);
-      await writes.write(record, processed, (saving) => this.claims.save(saving, writes));
+      await writes.write(record, (saving) => this.claims.save(saving, writes));
       this.countStored(processed);
       return this.imageObject(record, (await this.deps.codecs.codec()).encode(record.id), token.token);
     } catch (error) {

@@ -106,11 +106,11 @@ export class UploadWrites {
   }
 
   /**
-   * Writes the renditions (unless they are under way) and the record at once (one round trip), `save` writing the
-   * record. Once both are done the upload is stored, and its name claim the sweep's to settle.
+   * Writes the record while the files' puts (started by `putOriginal` and `putRenditions`) end, `save` writing it.
+   * Once both are done the upload is stored, and its name claim the sweep's to settle.
    */
-  async write(record: ImageRecord, files: ProcessedImage, save: (record: ImageRecord) => Promise<void>): Promise<void> {
-    const [put, saved] = await Promise.allSettled([this.putFiles(record, files), save(record)]);
+  async write(record: ImageRecord, save: (record: ImageRecord) => Promise<void>): Promise<void> {
+    const [put, saved] = await Promise.allSettled([this.putFiles(record), save(record)]);
     this.saved = record;
     if (saved.status === 'rejected') this.saveUnknown = true;
     if (put.status === 'rejected') throw put.reason;
@@ -137,9 +137,8 @@ export class UploadWrites {
     if (this.claim) steps.push(this.deps.duplicateGuard.release(this.claim));
     const { pending, saved, saveUnknown } = this;
     if (pending) {
-      const puts = [this.originalPut, ...(this.renditionPuts ?? [])].filter((put) => put !== undefined);
       steps.push(
-        Promise.all(puts.map(settled)).then(async () => {
+        Promise.all(this.startedPuts().map(settled)).then(async () => {
           // A record written alongside files that failed goes first. Should that fail, the name claim stays pending
           // (naming the files): the sweep then finds the record with a file missing and removes them both.
           if (saved && (!saveUnknown || (await this.isSaved(saved)))) await this.deps.images.remove(saved.id);
@@ -153,19 +152,18 @@ export class UploadWrites {
     }
   }
 
-  /** Writes the renditions, and waits for the original's put already under way. */
-  private async putFiles(record: ImageRecord, files: ProcessedImage): Promise<void> {
+  /** The files' puts started so far, in the order of `fileKeys`: the original's, then the renditions'. */
+  private startedPuts(): Array<Promise<void>> {
+    return [this.originalPut, ...(this.renditionPuts ?? [])].filter((put) => put !== undefined);
+  }
+
+  /** Waits for the three files' puts, all under way by now. */
+  private async putFiles(record: ImageRecord): Promise<void> {
+    const started = this.startedPuts();
+    if (started.length !== 3) throw new Error('the files are put before the record is written');
     // Every put is waited for, failed or not: a take-back that ran while a put was still in flight would leave the
     // object that put wrote afterwards behind.
-    const [thumbPut, mediumPut] = this.renditionPuts ?? [
-      this.put(record.thumb.key, files.thumb),
-      this.put(record.medium.key, files.medium),
-    ];
-    const puts = await Promise.allSettled([
-      this.originalPut ?? this.put(record.original.key, files.original, files.originalMd5),
-      thumbPut,
-      mediumPut,
-    ]);
+    const puts = await Promise.allSettled(started);
     // in the order of the puts above
     const failedKeys = fileKeys(record).filter((_key, index) => puts[index]?.status === 'rejected');
     const failed = puts.find((put): put is PromiseRejectedResult => put.status === 'rejected');
