@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { crc32 as zlibCrc32 } from 'node:zlib';
+import type { ImagingSettings } from '../../functions/imaging/sharp-image-processor';
 
 /** Test images made from code: a gradient with a marker in the top-left corner, so orientation can be checked. */
 function gradient(width: number, height: number, channels: 3 | 4 = 3): Buffer {
@@ -82,6 +83,17 @@ export async function makeAnimated(
     format === 'gif' ? image.gif({ loop: 0, delay, ...effort }) : image.webp({ loop: 0, delay, quality: 70, ...effort })
   ).toBuffer();
 }
+
+/** Imaging settings with small renditions (a 32 px thumb, a 50 px medium), so that the tests' images make real ones. */
+export const SMALL_IMAGING: ImagingSettings = {
+  maxPixels: 4_000_000,
+  maxHeicPixels: 24_000_000,
+  timeLimitSeconds: 10,
+  maxFrames: 10,
+  thumbSize: 32,
+  mediumWidth: 50,
+  keepMetadata: false,
+};
 
 export const NOT_IMAGES: Record<string, Buffer> = {
   svg: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'),

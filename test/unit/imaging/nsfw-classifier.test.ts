@@ -10,18 +10,10 @@ import {
   OnnxNsfwClassifier,
   type PictureClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
-import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
-import { makeAnimated, makeBmp, makeGreyPng, makeJpeg, makePng } from '../../support/images';
+import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { makeAnimated, makeBmp, makeGreyPng, makeJpeg, makePng, SMALL_IMAGING } from '../../support/images';
 
-const SETTINGS: ImagingSettings = {
-  maxPixels: 4_000_000,
-  maxHeicPixels: 24_000_000,
-  timeLimitSeconds: 10,
-  maxFrames: 10,
-  thumbSize: 32,
-  mediumWidth: 50,
-  keepMetadata: false,
-};
+const SETTINGS = SMALL_IMAGING;
 const SIDE = CLASSIFIER_SIDE;
 /** Natural photos, public domain or CC0 (their README says whose). */
 const FIXTURES = join(__dirname, '..', '..', 'fixtures', 'photos');

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { UploadError } from '../../../functions/core/errors';
-import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
+import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import { readExif } from '../../../functions/imaging/read-exif';
 import {
   makeAnimated,
@@ -17,18 +17,10 @@ import {
   makeTiff,
   makeWebp,
   NOT_IMAGES,
+  SMALL_IMAGING,
 } from '../../support/images';
 
-/** Small sizes, so that the tests' images make real renditions. */
-const SETTINGS: ImagingSettings = {
-  maxPixels: 4_000_000,
-  maxHeicPixels: 24_000_000,
-  timeLimitSeconds: 10,
-  maxFrames: 10,
-  thumbSize: 32,
-  mediumWidth: 50,
-  keepMetadata: false,
-};
+const SETTINGS = SMALL_IMAGING;
 const processor = new SharpImageProcessor(SETTINGS);
 
 async function expectRefused(input: Buffer, kind: string, message: string): Promise<void> {
