@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
 import { median } from './median';
 
-const MODEL = join(__dirname, '..', '..', 'functions', 'imaging', 'models', NSFW_MODEL_FILE);
+const ROOT = join(__dirname, '..', '..');
+const MODEL = join(ROOT, 'functions', 'imaging', 'models', NSFW_MODEL_FILE);
 
 /** What a fresh process spends loading: sharp alone, or sharp and then the classifier (onnxruntime and the model). */
 const PROGRAMS = {
@@ -13,6 +14,26 @@ const PROGRAMS = {
     ort.InferenceSession.create(require('node:fs').readFileSync(${JSON.stringify(MODEL)}), { enableCpuMemArena: false })
       .then(() => process.stdout.write(String(performance.now() - t)));`,
 } as const;
+
+/**
+ * Two programs (each prints the milliseconds it measured) run by fresh Node processes, alternately, `runs` times each,
+ * after one pair that warms the file cache; their times.
+ */
+function alternately<K extends string>(programs: Record<K, string>, runs: number): Record<K, number[]> {
+  const names = Object.keys(programs) as K[];
+  const times = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i < runs + 1; i += 1) {
+    for (const name of i % 2 === 0 ? names : [...names].reverse()) {
+      const out = execFileSync(process.execPath, ['-e', programs[name]], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { PATH: process.env['PATH'] ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      });
+      if (i > 0) times[name].push(Number(out));
+    }
+  }
+  return times;
+}
 
 export interface ColdStartRow {
   sharpP50: number;
@@ -24,13 +45,7 @@ export interface ColdStartRow {
  * (what the imaging loads anyway) and sharp with onnxruntime and the model, as `loadNsfwClassifier` does.
  */
 export function measureClassifierColdStart(runs: number): ColdStartRow {
-  const times = { sharp: [] as number[], classifier: [] as number[] };
-  for (let i = 0; i < runs; i += 1) {
-    for (const which of i % 2 === 0 ? (['sharp', 'classifier'] as const) : (['classifier', 'sharp'] as const)) {
-      const out = execFileSync(process.execPath, ['-e', PROGRAMS[which]], { cwd: join(__dirname, '..', '..'), encoding: 'utf8' });
-      times[which].push(Number(out));
-    }
-  }
+  const times = alternately(PROGRAMS, runs);
   return { sharpP50: median(times.sharp), withClassifierP50: median(times.classifier) };
 }
 
@@ -63,8 +78,7 @@ export const handler = async (): Promise<unknown> => [clients, sharp];
 export async function measureBundleColdStart(runs: number): Promise<BundleColdStartRow> {
   const { build } = await import('esbuild');
   const { API_BUNDLING, FUNCTIONS } = await import('../../lib/service-functions');
-  const root = join(__dirname, '..', '..');
-  const dir = join(root, 'node_modules', '.cache', 'bench-cold');
+  const dir = join(ROOT, 'node_modules', '.cache', 'bench-cold');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'minimal.ts'), MINIMAL_ENTRY);
   const bundles = { api: join(dir, 'api', 'index.js'), minimal: join(dir, 'minimal', 'index.js') };
@@ -85,27 +99,9 @@ export async function measureBundleColdStart(runs: number): Promise<BundleColdSt
       logLevel: 'warning',
     });
   }
-  const load = (file: string): number =>
-    Number(
-      execFileSync(
-        process.execPath,
-        [
-          '-e',
-          `const t = performance.now(); require(${JSON.stringify(file)}); process.stdout.write(String(performance.now() - t));`,
-        ],
-        {
-          encoding: 'utf8',
-          env: { PATH: process.env['PATH'] ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-        },
-      ),
-    );
-  const times = { api: [] as number[], minimal: [] as number[] };
-  for (let i = 0; i < runs + 1; i += 1) {
-    const order = i % 2 === 0 ? (['api', 'minimal'] as const) : (['minimal', 'api'] as const);
-    const pair = order.map((which) => ({ which, ms: load(bundles[which]) }));
-    // the first pair warms the file cache
-    if (i > 0) for (const { which, ms } of pair) times[which].push(ms);
-  }
+  const loading = (file: string): string =>
+    `const t = performance.now(); require(${JSON.stringify(file)}); process.stdout.write(String(performance.now() - t));`;
+  const times = alternately({ api: loading(bundles.api), minimal: loading(bundles.minimal) }, runs);
   return {
     apiP50: median(times.api),
     minimalP50: median(times.minimal),
