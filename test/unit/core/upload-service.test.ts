@@ -54,8 +54,6 @@ class ControlledProcessor implements ImageProcessor {
   process(_input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
     this.log.record('processor.process');
     this.options = options;
-    // its decode is under way at once
-    options.onDecoding?.();
     return new Promise((resolve, reject) => {
       this.finish = () => {
         this.log.record('-- imaging done --');
@@ -381,26 +379,6 @@ describe('UploadService', () => {
     processor.failing = Object.assign(new Error('Image too large'), { kind: 'TooManyPixels' });
     await expect(upload()).rejects.toThrow('Image too large');
     expect(kept()).toEqual(GIVEN_BACK);
-  });
-
-  it('claims nothing before the decode is under way (the md5 the claims need waits too)', async () => {
-    const { upload, processor, log } = setup();
-    const process = processor.process.bind(processor);
-    // a probe that takes a few turns of the event loop before the decode is handed over
-    processor.process = (input, options) =>
-      process(input, {
-        ...options,
-        onDecoding: () => {
-          void (async () => {
-            for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setImmediate(resolve));
-            log.record('-- decoding --');
-            options.onDecoding?.();
-          })();
-        },
-      });
-    await upload();
-    const before = log.calls.slice(0, log.calls.indexOf('-- decoding --'));
-    expect(before).toEqual(['processor.process']);
   });
 
   it('refuses bytes that are no image before it claims anything', async () => {
