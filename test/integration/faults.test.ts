@@ -21,8 +21,8 @@ let keptByOutage = 0;
 beforeAll(async () => {
   // The NSFW classifier is off: these tests fail an upload's store calls by their place in its order, and the
   // classifier's score, which comes from its worker thread, decides when the record's write starts against the
-  // renditions' puts, so the order would change from run to run (seen: 9 of these tests failing one run in three).
-  // The renditions are still put before the record is made, as with the classifier on.
+  // renditions' puts, so the order could change from run to run. The renditions are still put before the record is
+  // made, as with the classifier on.
   service = await createTestService({ NSFW_POLICY: 'off' });
   await service.setFloodLimits({ day: 1000 });
 });
