@@ -76,6 +76,15 @@ export function clockAheadBy(ms: number): Clock {
   return { nowMs: () => Date.now() + ms, sleep: (wait) => new Promise((resolve) => setTimeout(resolve, wait)) };
 }
 
+/**
+ * Waits, if needed, until at least `marginMs` are left in the current UTC minute: for steps against the real clock that
+ * must fall in one flood window (the windows are fixed minutes, `functions/core/flood.ts`).
+ */
+export async function clearOfMinuteEnd(marginMs: number): Promise<void> {
+  const intoMinuteMs = Date.now() % 60_000;
+  if (intoMinuteMs > 60_000 - marginMs) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinuteMs));
+}
+
 /** A clock that moves only when told to; sleeping moves it. */
 export class FakeClock implements Clock {
   constructor(private now = Date.UTC(2026, 10, 23, 12, 0, 0)) {}
