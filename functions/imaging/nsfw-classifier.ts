@@ -20,11 +20,123 @@ const CLASSES = ['Drawing', 'Hentai', 'Neutral', 'Porn', 'Sexy'] as const;
 /** The classes an upload is scored by: explicit content, drawn or not ("Sexy" is not: swimwear, lingerie). */
 const EXPLICIT: ReadonlySet<(typeof CLASSES)[number]> = new Set(['Porn', 'Hentai']);
 
-/** What scores a picture; the imaging hands it `CLASSIFIER_SIDE`² RGB bytes. */
+/**
+ * Decoded pixels, as the imaging has them: 8-bit samples, grey or sRGB, with or without alpha, of any size up to
+ * `MAX_CLASSIFIER_PIXELS`. The classifier squeezes them to its input itself, on its worker (`SQUEEZE_SOURCE`).
+ */
+export interface ClassifierPixels {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: number;
+  /** Colour samples already multiplied by their alpha (as libvips may leave them). */
+  premultiplied?: boolean;
+}
+
+/** What scores a picture. */
 export interface PictureClassifier {
   /** How likely the picture is explicit, 0 to 1. */
-  score(rgb: Uint8Array): Promise<number>;
+  score(pixels: ClassifierPixels): Promise<number>;
 }
+
+/**
+ * The most pixels handed to the classifier as they are (a working copy of 500 by 2,000); a larger picture is squeezed
+ * by libvips first, so that no more than this is copied to the worker.
+ */
+export const MAX_CLASSIFIER_PIXELS = 1_000_000;
+
+/**
+ * How the classifier's input is made from decoded pixels: squeezed to `CLASSIFIER_SIDE` a side whatever their aspect
+ * (as nsfwjs does), each output pixel the mean of the area it covers (rows, then columns), transparent pixels seen
+ * on white and grey as three equal channels. JavaScript source, because it runs in the worker (whose code is given as
+ * text: the bundle has no file of its own for it); `squeezeForClassifier` is the same code on the calling thread.
+ */
+const SQUEEZE_SOURCE = `
+function squeeze(data, width, height, channels, premultiplied, side) {
+  const taps = (from, to) => {
+    const scale = from / to;
+    const starts = new Int32Array(to + 1);
+    const index = [];
+    const weight = [];
+    for (let out = 0; out < to; out += 1) {
+      const low = out * scale;
+      const high = (out + 1) * scale;
+      starts[out] = index.length;
+      for (let at = Math.floor(low); at < Math.min(from, Math.ceil(high)); at += 1) {
+        const covered = Math.min(high, at + 1) - Math.max(low, at);
+        if (covered > 0) {
+          index.push(at);
+          weight.push(covered / scale);
+        }
+      }
+    }
+    starts[to] = index.length;
+    return { starts, index: Int32Array.from(index), weight: Float64Array.from(weight) };
+  };
+  const alpha = channels === 2 || channels === 4;
+  let rgb = data;
+  if (channels !== 3) {
+    // grey to three channels, and transparency onto white
+    rgb = new Float32Array(width * height * 3);
+    for (let pixel = 0, at = 0; pixel < width * height; pixel += 1, at += channels) {
+      const opacity = alpha ? data[at + channels - 1] / 255 : 1;
+      const white = 255 * (1 - opacity);
+      const colour = channels === 4 ? 3 : 1;
+      for (let c = 0; c < 3; c += 1) {
+        const value = data[at + (colour === 3 ? c : 0)];
+        rgb[pixel * 3 + c] = (premultiplied ? value : value * opacity) + white;
+      }
+    }
+  }
+  const across = taps(width, side);
+  const line = side * 3;
+  const rows = new Float32Array(height * line);
+  for (let y = 0; y < height; y += 1) {
+    const row = y * width * 3;
+    for (let x = 0; x < side; x += 1) {
+      let r = 0, g = 0, b = 0;
+      for (let tap = across.starts[x]; tap < across.starts[x + 1]; tap += 1) {
+        const from = row + across.index[tap] * 3;
+        const w = across.weight[tap];
+        r += rgb[from] * w;
+        g += rgb[from + 1] * w;
+        b += rgb[from + 2] * w;
+      }
+      const to = y * line + x * 3;
+      rows[to] = r;
+      rows[to + 1] = g;
+      rows[to + 2] = b;
+    }
+  }
+  const down = taps(height, side);
+  const sum = new Float64Array(line);
+  const out = new Uint8Array(side * line);
+  for (let y = 0; y < side; y += 1) {
+    sum.fill(0);
+    for (let tap = down.starts[y]; tap < down.starts[y + 1]; tap += 1) {
+      const from = down.index[tap] * line;
+      const w = down.weight[tap];
+      for (let x = 0; x < line; x += 1) sum[x] += rows[from + x] * w;
+    }
+    for (let x = 0; x < line; x += 1) out[y * line + x] = Math.min(255, Math.max(0, Math.round(sum[x])));
+  }
+  return out;
+}
+`;
+
+/**
+ * The classifier's input of decoded pixels, made here as its worker makes it (for tests and measurements): the same
+ * source text, not a copy of it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- our own constant source
+export const squeezeForClassifier = new Function(`${SQUEEZE_SOURCE}\nreturn squeeze;`)() as (
+  data: Uint8Array,
+  width: number,
+  height: number,
+  channels: number,
+  premultiplied: boolean,
+  side: number,
+) => Uint8Array;
 
 /**
  * The worker that runs the model. onnxruntime-node runs a model on the thread that calls it, so on the event loop's
@@ -34,6 +146,7 @@ export interface PictureClassifier {
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+${SQUEEZE_SOURCE}
 const ort = require(workerData.runtime);
 const message = (error) => String((error && error.message) || error);
 const options = {
@@ -45,8 +158,12 @@ const options = {
 };
 ort.InferenceSession.create(workerData.model, options).then(
   (session) => {
-    parentPort.on('message', ({ id, rgb }) => {
-      session.run({ pixels: new ort.Tensor('uint8', rgb, [1, ${CLASSIFIER_SIDE}, ${CLASSIFIER_SIDE}, 3]) }).then(
+    parentPort.on('message', ({ id, data, width, height, channels, premultiplied }) => {
+      const side = ${CLASSIFIER_SIDE};
+      Promise.resolve().then(() => {
+        const rgb = squeeze(data, width, height, channels, premultiplied, side);
+        return session.run({ pixels: new ort.Tensor('uint8', rgb, [1, side, side, 3]) });
+      }).then(
         ({ scores }) => parentPort.postMessage({ id, scores: Array.from(scores.data) }),
         (error) => parentPort.postMessage({ id, error: message(error) }),
       );
@@ -78,9 +195,14 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     return classifier;
   }
 
-  async score(rgb: Uint8Array): Promise<number> {
-    if (rgb.length !== CLASSIFIER_SIDE * CLASSIFIER_SIDE * 3) throw new Error(`classifier input of ${rgb.length} bytes`);
-    const scores = await this.run(rgb).catch((cause: unknown) => {
+  async score(pixels: ClassifierPixels): Promise<number> {
+    const { data, width, height, channels } = pixels;
+    const sized = Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0;
+    if (!sized || width * height > MAX_CLASSIFIER_PIXELS || ![1, 2, 3, 4].includes(channels))
+      throw new Error(`classifier input of ${width}x${height}x${channels} pixels`);
+    if (data.length !== width * height * channels)
+      throw new Error(`classifier input of ${data.length} bytes for ${width}x${height}x${channels}`);
+    const scores = await this.run(pixels).catch((cause: unknown) => {
       throw new DependencyError('NSFW classifier', cause);
     });
     if (scores.length !== CLASSES.length) throw new DependencyError('NSFW classifier', new Error('unexpected output'));
@@ -94,7 +216,7 @@ export class OnnxNsfwClassifier implements PictureClassifier {
   }
 
   /** One run; a worker that died (its runs in flight failed with it) is replaced by the next run, not mourned. */
-  private async run(rgb: Uint8Array): Promise<number[]> {
+  private async run({ data, width, height, channels, premultiplied = false }: ClassifierPixels): Promise<number[]> {
     if (this.closed) throw new Error('the classifier is closed');
     this.worker ??= await this.start();
     const worker = this.worker;
@@ -102,7 +224,9 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, rgb });
+      // a copy of its own, moved rather than copied again: the imaging goes on reading the pixels it was given
+      const copy = Uint8Array.prototype.slice.call(data);
+      worker.postMessage({ id, data: copy, width, height, channels, premultiplied }, [copy.buffer]);
     });
   }
 

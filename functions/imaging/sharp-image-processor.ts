@@ -8,7 +8,7 @@ import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-for
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
 import { fitGifScreen } from './gif-screen';
-import { CLASSIFIER_SIDE, type PictureClassifier } from './nsfw-classifier';
+import { CLASSIFIER_SIDE, type ClassifierPixels, MAX_CLASSIFIER_PIXELS, type PictureClassifier } from './nsfw-classifier';
 import { insidePlainBorder } from './plain-border';
 import { jpegScanCount, stripMetadata } from './strip-metadata';
 import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
@@ -261,8 +261,9 @@ export class SharpImageProcessor implements ImageProcessor {
 
   /**
    * What is made from the working pixels: the renditions, on libvips' threads, and the classifier's score, on its
-   * worker's, while this thread computes the perceptual hashes. The score is not waited for: the upload puts the
-   * renditions while the model runs.
+   * worker's, while this thread computes the perceptual hashes. The pixels are handed to the classifier before the
+   * hashes start, so that the model runs beside them rather than after them (`docs/moderation.md`, "Cost"). The score
+   * is not waited for: the upload puts the renditions while the model runs.
    */
   private async fromWorking(
     working: RawImage,
@@ -270,30 +271,32 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     budget: Budget,
   ): Promise<Pick<ProcessedImage, 'thumb' | 'medium' | 'perceptual' | 'nsfwScoring'>> {
+    const nsfwScoring = this.classify(working, budget);
     const rendering = this.renditions(working, original, probe, budget);
-    const nsfwScoring = this.classify(fromRaw(working), budget);
     const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
     const { thumb, medium } = await rendering;
     return { thumb, medium, perceptual, nsfwScoring };
   }
 
   /**
-   * The classifier's score of a picture (an animation's first frame), squeezed to its input as nsfwjs does; none
-   * without a classifier. Its failure is the service's, not the image's: a dependency error (503, try again).
+   * The classifier's score of a picture; none without a classifier. Working pixels are handed over as they are, at
+   * once (the classifier squeezes them to its input on its worker); an animation's first frame, and working pixels
+   * over `MAX_CLASSIFIER_PIXELS`, are squeezed by libvips first. Its failure is the service's, not the image's: a
+   * dependency error (503, try again).
    */
-  private classify(image: Sharp, budget: Budget): Promise<number> | undefined {
+  private classify(picture: RawImage | Sharp, budget: Budget): Promise<number> | undefined {
     const classifier = this.classifier;
     if (!classifier) return undefined;
-    const square = image.resize(CLASSIFIER_SIDE, CLASSIFIER_SIDE, { fit: 'fill' }).flatten({ background: '#ffffff' });
-    const scoring = budget
-      .bound(square.toColourspace('srgb'))
-      .raw()
-      .toBuffer()
-      .then((rgb) => classifier.score(rgb))
-      .catch((cause: unknown) => {
+    const asIs =
+      'info' in picture && picture.depth === 'uchar' && picture.info.width * picture.info.height <= MAX_CLASSIFIER_PIXELS;
+    const scoring = asIs
+      ? classifier.score({ data: picture.data, ...picture.info })
+      : squeezedByLibvips('info' in picture ? fromRaw(picture) : picture, budget).then((pixels) => classifier.score(pixels));
+    return awaitedLater(
+      scoring.catch((cause: unknown) => {
         throw cause instanceof UploadError ? cause : new DependencyError('NSFW classifier', cause);
-      });
-    return awaitedLater(scoring);
+      }),
+    );
   }
 
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
@@ -453,6 +456,13 @@ function fromRaw({ data, info, depth }: RawImage): Sharp {
       ...(info.premultiplied ? { premultiplied: true } : {}),
     },
   });
+}
+
+/** A picture squeezed to the classifier's input by libvips, as sRGB on white. */
+async function squeezedByLibvips(image: Sharp, budget: Budget): Promise<ClassifierPixels> {
+  const square = image.resize(CLASSIFIER_SIDE, CLASSIFIER_SIDE, { fit: 'fill' }).flatten({ background: '#ffffff' });
+  const data = await budget.bound(square.toColourspace('srgb')).raw().toBuffer();
+  return { data, width: CLASSIFIER_SIDE, height: CLASSIFIER_SIDE, channels: 3 };
 }
 
 function fromPixels(pixels: RawPixels): Sharp {

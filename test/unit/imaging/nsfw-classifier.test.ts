@@ -4,14 +4,24 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { DependencyError } from '../../../functions/core/errors';
+import { pdqHash } from '../../../functions/core/pdq';
 import {
   CLASSIFIER_SIDE,
+  type ClassifierPixels,
   loadNsfwClassifier,
+  MAX_CLASSIFIER_PIXELS,
   OnnxNsfwClassifier,
   type PictureClassifier,
+  squeezeForClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import { makeAnimated, makeBmp, makeGreyPng, makeJpeg, makePng, SMALL_IMAGING } from '../../support/images';
+
+// the perceptual hash as it is, its calls counted
+jest.mock('../../../functions/core/pdq', () => {
+  const actual: typeof import('../../../functions/core/pdq') = jest.requireActual('../../../functions/core/pdq');
+  return { ...actual, pdqHash: jest.fn(actual.pdqHash) };
+});
 
 const SETTINGS = SMALL_IMAGING;
 const SIDE = CLASSIFIER_SIDE;
@@ -19,15 +29,29 @@ const SIDE = CLASSIFIER_SIDE;
 const FIXTURES = join(__dirname, '..', '..', 'fixtures', 'photos');
 const PHOTOS = readdirSync(FIXTURES).filter((name) => name.endsWith('.jpg'));
 
-/** A classifier that keeps what it was given and answers a set score. */
+/** The model's input made of pixels handed to the classifier, as its worker makes it. */
+const squeezed = ({ data, width, height, channels, premultiplied = false }: ClassifierPixels): Uint8Array =>
+  squeezeForClassifier(data, width, height, channels, premultiplied, SIDE);
+
+/** A classifier that keeps what it was given (as the model's input) and answers a set score. */
 class RecordingClassifier implements PictureClassifier {
-  readonly inputs: Uint8Array[] = [];
+  readonly handed: ClassifierPixels[] = [];
   constructor(private readonly answer: number) {}
-  score(rgb: Uint8Array): Promise<number> {
-    this.inputs.push(Buffer.from(rgb));
+  score(pixels: ClassifierPixels): Promise<number> {
+    this.handed.push({ ...pixels, data: Buffer.from(pixels.data) });
     return Promise.resolve(this.answer);
   }
+  get inputs(): Uint8Array[] {
+    return this.handed.map(squeezed);
+  }
 }
+
+/** Raw pixels of one colour, as the classifier is handed them. */
+const plain = (width: number, height: number, sample: number[]): ClassifierPixels => {
+  const data = new Uint8Array(width * height * sample.length);
+  for (let at = 0; at < data.length; at += sample.length) data.set(sample, at);
+  return { data, width, height, channels: sample.length };
+};
 
 /** The RGB of the classifier input's pixel at (x, y). */
 const pixelAt = (rgb: Uint8Array, x: number, y: number): number[] => [
@@ -49,16 +73,40 @@ function leftAndRight(width: number, height: number): Buffer {
 
 describe('the NSFW classifier in the imaging', () => {
   it.each([
-    ['a JPEG', () => makeJpeg(120, 80)],
-    ['a PNG', () => makePng(90, 60)],
-    ['a greyscale PNG', () => makeGreyPng(70, 50)],
-    ['a BMP (converted)', () => Promise.resolve(makeBmp(40, 30, 24))],
-    ['an animated GIF (its first frame)', () => makeAnimated('gif', 60, 40, 3)],
-  ])('scores %s from 224x224 RGB pixels, and the score comes out with the image', async (_name, make) => {
+    // the working pixels, as wide as the renditions need (SETTINGS.mediumWidth), or an animation's first frame
+    // squeezed by libvips
+    ['a JPEG', () => makeJpeg(120, 80), 50],
+    ['a PNG', () => makePng(90, 60), 50],
+    ['a greyscale PNG', () => makeGreyPng(70, 50), 50],
+    ['a BMP (converted)', () => Promise.resolve(makeBmp(40, 30, 24)), 40],
+    ['an animated GIF (its first frame)', () => makeAnimated('gif', 60, 40, 3), SIDE],
+    // working pixels of 40x30000, over MAX_CLASSIFIER_PIXELS: not copied to the worker as they are
+    ['a picture too tall to hand over as it is', () => makePng(40, 30_000), SIDE],
+  ])('scores %s from the pixels already decoded, and the score comes out with the image', async (_name, make, handedWidth) => {
     const classifier = new RecordingClassifier(0.42);
-    const processed = await new SharpImageProcessor(SETTINGS, classifier).process(await make(), { targetWidth: undefined });
+    const input = await make();
+    const processed = await new SharpImageProcessor(SETTINGS, classifier).process(input, { targetWidth: undefined });
     await expect(processed.nsfwScoring).resolves.toBe(0.42);
-    expect(classifier.inputs.map((input) => input.length)).toEqual([SIDE * SIDE * 3]);
+    expect(classifier.handed).toHaveLength(1);
+    const [{ width, height, channels, data }] = classifier.handed as [ClassifierPixels];
+    expect(width).toBe(handedWidth);
+    expect(data.length).toBe(width * height * channels);
+    expect(classifier.inputs[0]).toHaveLength(SIDE * SIDE * 3);
+  });
+
+  it('hands over its pixels before the perceptual hashes are computed, so the model runs beside them', async () => {
+    const hashing = jest.mocked(pdqHash);
+    hashing.mockClear();
+    const hashesWhenScored: number[] = [];
+    const processor = new SharpImageProcessor(SETTINGS, {
+      score: () => {
+        hashesWhenScored.push(hashing.mock.calls.length);
+        return Promise.resolve(0);
+      },
+    });
+    const processed = await processor.process(await makeJpeg(120, 80), { targetWidth: undefined });
+    expect(processed.perceptual?.hashes.length).toBeGreaterThan(0);
+    expect([hashesWhenScored, hashing.mock.calls.length > 0]).toEqual([[0], true]);
   });
 
   it('scores the picture upright, as it is shown (a JPEG kept with its EXIF orientation)', async () => {
@@ -106,6 +154,59 @@ describe('the NSFW classifier in the imaging', () => {
   });
 });
 
+describe("the classifier's squeeze to its input", () => {
+  const at = (rgb: Uint8Array, x: number, y: number): number[] => pixelAt(rgb, x, y);
+
+  it('leaves 224x224 RGB as it is', () => {
+    const data = Uint8Array.from({ length: SIDE * SIDE * 3 }, (_value, index) => (index * 7919) % 256);
+    expect(Buffer.from(squeezed({ data, width: SIDE, height: SIDE, channels: 3 }))).toEqual(Buffer.from(data));
+  });
+
+  it('makes each pixel the mean of the area it covers', () => {
+    // 448x448 in 2x2 blocks of two values: each output pixel is one block's mean
+    const data = new Uint8Array(448 * 448 * 3);
+    for (let y = 0; y < 448; y += 1)
+      for (let x = 0; x < 448; x += 1) data.fill((x + y) % 2 === 0 ? 100 : 201, (y * 448 + x) * 3, (y * 448 + x) * 3 + 3);
+    const out = squeezed({ data, width: 448, height: 448, channels: 3 });
+    expect(new Set(out)).toEqual(new Set([151]));
+    // squeezed whatever the aspect, as nsfwjs does: left half red, right half blue stays so
+    const wide = squeezed({ data: leftAndRight(1000, 100), width: 1000, height: 100, channels: 3 });
+    expect([at(wide, 10, 200), at(wide, 213, 5)]).toEqual([
+      [255, 0, 0],
+      [0, 0, 255],
+    ]);
+  });
+
+  it('sees transparent pixels on white, premultiplied or not, and grey as three equal channels', () => {
+    expect(at(squeezed(plain(30, 30, [0, 0, 0, 0])), 100, 100)).toEqual([255, 255, 255]);
+    expect(at(squeezed(plain(30, 30, [0, 0, 0, 255])), 100, 100)).toEqual([0, 0, 0]);
+    expect(at(squeezed(plain(30, 30, [200, 100, 0, 102])), 100, 100)).toEqual([233, 193, 153]);
+    expect(at(squeezed({ ...plain(30, 30, [80, 40, 0, 102]), premultiplied: true }), 100, 100)).toEqual([233, 193, 153]);
+    expect(at(squeezed(plain(30, 30, [77])), 5, 5)).toEqual([77, 77, 77]);
+    expect(at(squeezed(plain(30, 30, [77, 0])), 5, 5)).toEqual([255, 255, 255]);
+  });
+
+  it('enlarges a picture smaller than its input', () => {
+    const data = Uint8Array.from([255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255]);
+    const out = squeezed({ data, width: 2, height: 2, channels: 3 });
+    expect([at(out, 0, 0), at(out, 223, 0), at(out, 0, 223), at(out, 223, 223)]).toEqual([
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+      [255, 255, 255],
+    ]);
+  });
+
+  it("stays close to libvips' own resize of a photo", async () => {
+    const photo = readFileSync(join(FIXTURES, PHOTOS[0] ?? ''));
+    const { data, info } = await sharp(photo).resize({ width: 500 }).raw().toBuffer({ resolveWithObject: true });
+    const ours = squeezed({ data, width: info.width, height: info.height, channels: info.channels });
+    const theirs = await sharp(data, { raw: info }).resize(SIDE, SIDE, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
+    const meanDifference = ours.reduce((sum, value, index) => sum + Math.abs(value - (theirs[index] ?? 0)), 0) / ours.length;
+    expect(meanDifference).toBeLessThan(3);
+  });
+});
+
 describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
   it('is loaded once per process', async () => {
     expect(loadNsfwClassifier()).toBe(loadNsfwClassifier());
@@ -130,15 +231,30 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     expect(new Set(scores.values()).size).toBe(PHOTOS.length);
   });
 
-  it('refuses an input of the wrong size rather than read past it', async () => {
+  it('refuses an input of the wrong size rather than read past it, or too large to copy', async () => {
     const classifier = await loadNsfwClassifier();
-    await expect(classifier.score(new Uint8Array(100))).rejects.toThrow('classifier input of 100 bytes');
+    await expect(classifier.score({ data: new Uint8Array(100), width: 10, height: 10, channels: 3 })).rejects.toThrow(
+      'classifier input of 100 bytes for 10x10x3',
+    );
+    await expect(classifier.score(plain(10, 10, [1, 2, 3, 4, 5]))).rejects.toThrow('classifier input of 10x10x5 pixels');
+    const huge = { data: new Uint8Array(0), width: MAX_CLASSIFIER_PIXELS, height: 2, channels: 1 };
+    await expect(classifier.score(huge)).rejects.toThrow(`classifier input of ${MAX_CLASSIFIER_PIXELS}x2x1 pixels`);
+  });
+
+  it('scores pixels of any size as their squeeze to 224x224 (the same input gives the same score)', async () => {
+    const classifier = await loadNsfwClassifier();
+    const photo = readFileSync(join(FIXTURES, PHOTOS[0] ?? ''));
+    const { data, info } = await sharp(photo).resize({ width: 500 }).raw().toBuffer({ resolveWithObject: true });
+    const pixels = { data, width: info.width, height: info.height, channels: info.channels };
+    const direct = await classifier.score(pixels);
+    const square = { data: squeezed(pixels), width: SIDE, height: SIDE, channels: 3 };
+    expect(await classifier.score(square)).toBe(direct);
   });
 
   it('keeps a script alive while a run is waited for, and lets it exit once none is', () => {
     const script =
       "require('./functions/imaging/nsfw-classifier').loadNsfwClassifier()" +
-      ".then((c) => c.score(new Uint8Array(224 * 224 * 3))).then((s) => process.stdout.write('score ' + s))";
+      ".then((c) => c.score({ data: new Uint8Array(224 * 224 * 3), width: 224, height: 224, channels: 3 })).then((s) => process.stdout.write('score ' + s))";
     const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
       cwd: join(__dirname, '..', '..', '..'),
       encoding: 'utf8',
@@ -149,7 +265,7 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
 
   it('answers runs side by side, each with its own score, from its worker', async () => {
     const classifier = await loadNsfwClassifier();
-    const inputs = [0, 60, 255].map((value) => new Uint8Array(SIDE * SIDE * 3).fill(value));
+    const inputs = [0, 60, 255].map((value) => plain(SIDE, SIDE, [value, value, value]));
     const alone = [];
     for (const input of inputs) alone.push(await classifier.score(input));
     await expect(Promise.all(inputs.map((input) => classifier.score(input)))).resolves.toEqual(alone);
@@ -157,7 +273,7 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
 
   it('fails the runs in flight when its worker dies (a 503), and starts another for the next run', async () => {
     const classifier = await OnnxNsfwClassifier.load();
-    const input = new Uint8Array(SIDE * SIDE * 3);
+    const input = plain(SIDE, SIDE, [0, 0, 0]);
     const expected = await classifier.score(input);
     const running = classifier.score(input);
     // a crash of the worker: a message it cannot read throws there, uncaught
