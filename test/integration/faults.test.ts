@@ -3,7 +3,7 @@ import { createSweepHandler } from '../../functions/api/sweep';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { clockAheadBy } from '../support/in-memory';
 import { makePng } from '../support/images';
-import { injectFaults, loseFirstAnswer, type FaultInjector } from '../support/faults';
+import { callRefs, injectFaults, loseFirstAnswer, type CallRef, type FaultInjector } from '../support/faults';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 
 jest.setTimeout(120_000);
@@ -19,11 +19,7 @@ let stored = 0;
 let keptByOutage = 0;
 
 beforeAll(async () => {
-  // The NSFW classifier is off: these tests fail an upload's store calls by their place in its order, and the
-  // classifier's score, which comes from its worker thread, decides when the record's write starts against the
-  // renditions' puts, so the order could change from run to run. The renditions are still put before the record is
-  // made, as with the classifier on.
-  service = await createTestService({ NSFW_POLICY: 'off' });
+  service = await createTestService();
   await service.setFloodLimits({ day: 1000 });
 });
 
@@ -100,46 +96,68 @@ async function underFault<T>(injector: FaultInjector, work: () => Promise<T>): P
   }
 }
 
+/** The calls every one of the recorded lists holds, each as its `CallRef`: what every such request does. */
+function refsInEvery(recorded: readonly string[][]): CallRef[] {
+  const key = (ref: CallRef): string => `${ref.call} #${ref.nth}`;
+  const [first = [], ...others] = recorded.map(callRefs);
+  const inOthers = others.map((refs) => new Set(refs.map(key)));
+  return first.filter((ref) => inOthers.every((keys) => keys.has(key(ref))));
+}
+
+const PUT = 'S3Client:PutObjectCommand';
+const SERVICE_UNAVAILABLE = {
+  status_code: 503,
+  error: { message: 'Service unavailable, try again', code: 900 },
+  status_txt: 'Service Unavailable',
+};
+
 describe('store failures during an upload', () => {
-  let uploadCalls: string[] = [];
+  let uploadCalls: CallRef[] = [];
 
   beforeAll(async () => {
-    const recorder = injectFaults();
-    try {
-      expect((await upload(await freshImage())).statusCode).toBe(200);
-    } finally {
-      recorder.restore();
+    // three uploads' calls: the ones all three make are what each test below aims at
+    const recorded: string[][] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const recorder = injectFaults();
+      try {
+        expect((await upload(await freshImage())).statusCode).toBe(200);
+      } finally {
+        recorder.restore();
+      }
+      recorded.push(recorder.calls);
     }
-    uploadCalls = recorder.calls;
+    uploadCalls = refsInEvery(recorded);
   });
 
-  it('makes the calls the test below fails one by one', () => {
-    // key (cached after the first read), flood counter, duplicate claim, name claim (pending), 3 objects, the record
-    expect(uploadCalls).toEqual(
+  it('makes the calls the tests below fail one by one', () => {
+    // the key and settings (read at each build here), flood counter, duplicate claim, name claim (pending), the
+    // blocked lists, 3 objects, the record
+    const calls = uploadCalls.map((ref) => ref.call);
+    expect(calls).toEqual(
       expect.arrayContaining([
-        'S3Client:PutObjectCommand',
-        'DynamoDBDocumentClient:UpdateCommand',
-        'DynamoDBDocumentClient:PutCommand',
+        `${PUT} object`,
+        `${PUT} thumb`,
+        `${PUT} medium`,
+        'DynamoDBDocumentClient:UpdateCommand FLOOD#',
+        'DynamoDBDocumentClient:PutCommand DUP#',
+        'DynamoDBDocumentClient:PutCommand KEY#',
+        'DynamoDBDocumentClient:PutCommand IMG#',
       ]),
     );
-    expect(uploadCalls.filter((call) => call === 'S3Client:PutObjectCommand')).toHaveLength(3);
+    expect(calls.filter((call) => call.startsWith(PUT))).toHaveLength(3);
   });
 
   it('answers 503 code 900 (or succeeds when the failed step is not needed) and leaves the stores consistent, whichever call fails', async () => {
-    for (let failAt = 0; failAt < uploadCalls.length; failAt += 1) {
-      const bytes = await freshImage();
-      const injector = injectFaults({ failAt });
-      const response = await underFault(injector, () => upload(bytes));
-      const failed = injector.calls[failAt];
+    for (const target of uploadCalls) {
+      const injector = injectFaults({ fail: [target] });
+      const response = await underFault(injector, async () => upload(await freshImage()));
+      // the call failed was the one aimed at, whenever it came
+      expect({ target, injected: injector.injected }).toEqual({ target, injected: [`${target.call} #${target.nth}`] });
       if (response.statusCode !== 200) {
-        expect({ failed, status: response.statusCode, body: JSON.parse(response.body) as unknown }).toEqual({
-          failed,
+        expect({ target, status: response.statusCode, body: JSON.parse(response.body) as unknown }).toEqual({
+          target,
           status: 503,
-          body: {
-            status_code: 503,
-            error: { message: 'Service unavailable, try again', code: 900 },
-            status_txt: 'Service Unavailable',
-          },
+          body: SERVICE_UNAVAILABLE,
         });
       }
       await expectConsistent();
@@ -148,12 +166,10 @@ describe('store failures during an upload', () => {
   });
 
   it('answers the image when a put was stored but answered as failed, whichever of the three it is', async () => {
-    const command = 'S3Client:PutObjectCommand';
-    expect(uploadCalls.filter((call) => call === command)).toHaveLength(3);
-    for (const nth of [0, 1, 2]) {
+    for (const file of ['object', 'thumb', 'medium']) {
       const bytes = await freshImage();
-      const response = await underFault(injectFaults({ answerLostOf: { command, nth } }), () => upload(bytes));
-      expect({ nth, status: response.statusCode }).toEqual({ nth, status: 200 });
+      const response = await underFault(injectFaults({ answerLostOf: { call: `${PUT} ${file}`, nth: 0 } }), () => upload(bytes));
+      expect({ file, status: response.statusCode }).toEqual({ file, status: 200 });
       const url = String(jsonBody(response).image['url']);
       expect((await service.objectKeys()).filter((key) => url.endsWith(`/${key}`))).toHaveLength(1);
       await expectConsistent();
@@ -162,22 +178,25 @@ describe('store failures during an upload', () => {
   });
 
   it('takes back a record written but answered as failed, with everything else', async () => {
-    const command = 'DynamoDBDocumentClient:PutCommand';
-    const nth = uploadCalls.filter((call) => call === command).length - 1;
     const bytes = await freshImage();
-    const response = await underFault(injectFaults({ answerLostOf: { command, nth } }), () => upload(bytes));
+    const record = { call: 'DynamoDBDocumentClient:PutCommand IMG#', nth: 0 };
+    const response = await underFault(injectFaults({ answerLostOf: record }), () => upload(bytes));
     expect(response.statusCode).toBe(503);
     await expectConsistent();
     expect((await storesState()).dead).toBe(0);
   });
 
   it('leaves a pending name claim that names its objects when the clean-up fails too, and the sweep removes them', async () => {
-    const putAt = uploadCalls.indexOf('S3Client:PutObjectCommand');
-    for (const failFrom of [putAt + 1, uploadCalls.length - 2]) {
+    // an outage from a rendition's put on (the original is stored), and from the record's write on
+    const outages = [
+      { call: `${PUT} thumb`, nth: 0 },
+      { call: 'DynamoDBDocumentClient:PutCommand IMG#', nth: 0 },
+    ];
+    for (const failFrom of outages) {
       const floodBefore = (await storesState()).floodCount;
       const injector = injectFaults({ failFrom });
       const response = await upload(await freshImage()).finally(() => injector.restore());
-      expect(response.statusCode).toBe(503);
+      expect({ failFrom, status: response.statusCode }).toEqual({ failFrom, status: 503 });
       const state = await storesState();
       expect(state.floodCount - floodBefore).toBeLessThanOrEqual(1);
       keptByOutage += state.floodCount - floodBefore;
@@ -192,13 +211,12 @@ describe('store failures during an upload', () => {
   it('leaves a record whose rendition failed, when taking it back fails too, and the sweep removes it whole', async () => {
     // the record is written alongside the renditions' puts: a rendition's put fails, the record is written, and
     // everything after it (the record's removal, the clean-up) fails as in an outage
-    const puts = uploadCalls.flatMap((call, index) => (call === 'S3Client:PutObjectCommand' ? [index] : []));
-    const recordAt = uploadCalls.lastIndexOf('DynamoDBDocumentClient:PutCommand');
-    expect(recordAt).toBeGreaterThan(puts[2] ?? Infinity);
+    const record = { call: 'DynamoDBDocumentClient:PutCommand IMG#', nth: 0 };
     const floodBefore = (await storesState()).floodCount;
-    const injector = injectFaults({ failAt: puts.slice(1, 2), failFrom: recordAt + 1 });
+    const injector = injectFaults({ fail: [{ call: `${PUT} thumb`, nth: 0 }], failAfter: record });
     const response = await upload(await freshImage()).finally(() => injector.restore());
     expect(response.statusCode).toBe(503);
+    expect(injector.injected[0]).toBe(`${PUT} thumb #0`);
     const state = await storesState();
     keptByOutage += state.floodCount - floodBefore;
     expect(state.objectsWithoutRecord).toEqual([]);
@@ -218,23 +236,23 @@ describe('store failures during a delete', () => {
     const counted = injectFaults();
     expect((await service.send(new Request(String(image['delete_url']), { method: 'POST' }))).statusCode).toBe(200);
     counted.restore();
-    const deleteCalls = counted.calls;
-    expect(deleteCalls.filter((call) => call === 'S3Client:DeleteObjectCommand')).toHaveLength(3);
+    const deleteCalls = callRefs(counted.calls);
+    expect(deleteCalls.filter((ref) => ref.call.startsWith('S3Client:DeleteObjectCommand'))).toHaveLength(3);
 
-    for (let failAt = 0; failAt < deleteCalls.length; failAt += 1) {
-      const target = jsonBody(await upload(await freshImage())).image;
-      const injector = injectFaults({ failAt });
+    for (const target of deleteCalls) {
+      const deleted = jsonBody(await upload(await freshImage())).image;
+      const injector = injectFaults({ fail: [target] });
       const response = await service
-        .send(new Request(String(target['delete_url']), { method: 'POST' }))
+        .send(new Request(String(deleted['delete_url']), { method: 'POST' }))
         .finally(() => injector.restore());
-      if (response.statusCode !== 200)
-        expect([injector.calls[failAt], response.statusCode]).toEqual([injector.calls[failAt], 503]);
+      expect({ target, injected: injector.injected }).toEqual({ target, injected: [`${target.call} #${target.nth}`] });
+      if (response.statusCode !== 200) expect([target, response.statusCode]).toEqual([target, 503]);
       await sweepLater(1);
-      const viewer = await service.send(new Request(String(target['url_viewer'])));
+      const viewer = await service.send(new Request(String(deleted['url_viewer'])));
       // either the delete never began (the image is whole and shown) or it is finished now
       if (viewer.statusCode === 200) {
         await expectConsistent();
-        expect((await service.send(new Request(String(target['delete_url']), { method: 'POST' }))).statusCode).toBe(200);
+        expect((await service.send(new Request(String(deleted['delete_url']), { method: 'POST' }))).statusCode).toBe(200);
         // a delete link leaves the record to the sweep, which purges the files at the CDN and forgets it
         await sweepLater(1);
       }
