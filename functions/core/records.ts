@@ -50,6 +50,11 @@ export interface ProcessOptions {
   /** Called with the stored original as soon as its bytes are final, before the renditions are made. */
   onOriginal?: (original: EncodedImage, md5: string) => void;
   /**
+   * Called once the decode is handed to libvips: the caller's own work on this thread (the md5 of the bytes, the
+   * claims) waits for it, rather than the decode for that work (`docs/performance.md`).
+   */
+  onDecoding?: () => void;
+  /**
    * The input's md5, computed at most once and shared with the caller (the duplicate fingerprint): the stored
    * original's md5 when the original is the input itself (nothing to remove), instead of hashing the same bytes again.
    */

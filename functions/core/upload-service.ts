@@ -20,6 +20,7 @@ import type {
   Logger,
   ObjectStore,
   ProcessedImage,
+  ProcessOptions,
   RandomSource,
   SettingsStore,
   SourceFetcher,
@@ -153,6 +154,9 @@ export class UploadService {
     let md5: string | undefined;
     const sourceMd5 = (): string => (md5 ??= md5Hex(source.bytes));
     const imaging = this.startImaging(source, options, sourceMd5);
+    // the md5 and the claims below run on this thread once the decode is under way, not before it
+    // (`docs/performance.md`, "The handler's own CPU")
+    await imaging.decoding;
     // bytes the operator took down with --block may not come back, as sent or as stored: one read, during the decode
     const bytesAllowed = awaitedLater(imaging.storedMd5.then((stored) => this.deps.gate.checkBytes([sourceMd5(), stored])));
     try {
@@ -187,20 +191,36 @@ export class UploadService {
     source: SourceBytes,
     options: UploadOptions,
     inputMd5: () => string,
-  ): { processing: Promise<ProcessedImage>; original: Promise<EncodedImage>; storedMd5: Promise<string> } {
+  ): {
+    processing: Promise<ProcessedImage>;
+    decoding: Promise<void>;
+    original: Promise<EncodedImage>;
+    storedMd5: Promise<string>;
+  } {
     const original = deferred<EncodedImage>();
     const storedMd5 = deferred<string>();
+    const decoding = deferred<void>();
     const onOriginal = (image: EncodedImage, md5: string): void => {
       original.resolve(image);
       storedMd5.resolve(md5);
     };
-    const processing = this.process(source, options, onOriginal, inputMd5);
+    const processing = this.process(source, options, { onOriginal, onDecoding: () => decoding.resolve() }, inputMd5);
     // a decode that fails leaves no original to put
     processing.catch((error: unknown) => {
       original.reject(error);
       storedMd5.reject(error);
     });
-    return { processing, original: awaitedLater(original.promise), storedMd5: awaitedLater(storedMd5.promise) };
+    // a failure before the decode (the probe's: no image, too large) is the upload's answer, with nothing claimed
+    processing.then(
+      () => decoding.resolve(),
+      (error: unknown) => decoding.reject(error),
+    );
+    return {
+      processing,
+      decoding: decoding.promise,
+      original: awaitedLater(original.promise),
+      storedMd5: awaitedLater(storedMd5.promise),
+    };
   }
 
   /** Nothing is stored: the slot goes back, and the decode already started is let finish unused. */
@@ -232,13 +252,15 @@ export class UploadService {
   private async process(
     source: SourceBytes,
     options: UploadOptions,
-    onOriginal: (original: EncodedImage, md5: string) => void,
+    calls: Required<Pick<ProcessOptions, 'onOriginal' | 'onDecoding'>>,
     inputMd5: () => string,
   ): Promise<ProcessedImage> {
     const startedMs = this.deps.clock.nowMs();
+    const { onOriginal, onDecoding } = calls;
     const processed = await this.deps.processor.process(source.bytes, {
       targetWidth: options.targetWidth,
       onOriginal,
+      onDecoding,
       inputMd5,
     });
     onOriginal(processed.original, processed.originalMd5);

@@ -209,6 +209,7 @@ export class SharpImageProcessor implements ImageProcessor {
     const stored = this.storedBytes(input, probe);
     const workingWidth = this.workingWidth(probe.width, probe.height);
     const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar', budget);
+    options.onDecoding?.();
     const original: EncodedImage = {
       bytes: stored,
       width: probe.width,
@@ -244,7 +245,9 @@ export class SharpImageProcessor implements ImageProcessor {
     budget: Budget,
     options: ProcessOptions,
   ): Promise<ProcessedImage> {
-    const whole = await this.decodeWhole(input, probe, size, budget);
+    const decodingWhole = this.decodeWhole(input, probe, size, budget);
+    options.onDecoding?.();
+    const whole = await decodingWhole;
     budget.check();
     const encodingOriginal = this.encode(fromRaw(whole), probe, 'original', budget);
     const workingWidth = this.workingWidth(whole.info.width, whole.info.height);
@@ -357,6 +360,8 @@ export class SharpImageProcessor implements ImageProcessor {
   ): Promise<ProcessedImage> {
     let stored = this.storedBytes(input, probe);
     const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
+    // several pipelines, each of every frame: the caller's work goes alongside them all
+    options.onDecoding?.();
     let original: EncodedImage;
     if (size.width !== probe.width) {
       original = await this.encode(animated().resize({ width: size.width }), probe, 'original', budget);

@@ -54,6 +54,8 @@ class ControlledProcessor implements ImageProcessor {
   process(_input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
     this.log.record('processor.process');
     this.options = options;
+    // its decode is under way at once
+    options.onDecoding?.();
     return new Promise((resolve, reject) => {
       this.finish = () => {
         this.log.record('-- imaging done --');
@@ -379,6 +381,38 @@ describe('UploadService', () => {
     processor.failing = Object.assign(new Error('Image too large'), { kind: 'TooManyPixels' });
     await expect(upload()).rejects.toThrow('Image too large');
     expect(kept()).toEqual(GIVEN_BACK);
+  });
+
+  it('claims nothing before the decode is under way (the md5 the claims need waits too)', async () => {
+    const { upload, processor, log } = setup();
+    const process = processor.process.bind(processor);
+    // a probe that takes a few turns of the event loop before the decode is handed over
+    processor.process = (input, options) =>
+      process(input, {
+        ...options,
+        onDecoding: () => {
+          void (async () => {
+            for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+            log.record('-- decoding --');
+            options.onDecoding?.();
+          })();
+        },
+      });
+    await upload();
+    const before = log.calls.slice(0, log.calls.indexOf('-- decoding --'));
+    expect(before).toEqual(['processor.process']);
+  });
+
+  it('refuses an image its probe refuses (before the decode) without claiming anything', async () => {
+    const { upload, log, processor, kept } = setup();
+    processor.process = (_input, _options) => {
+      log.record('processor.process');
+      return Promise.reject(Object.assign(new Error('Image too large - max 4 megapixels'), { kind: 'ImageTooLarge' }));
+    };
+    await expect(upload()).rejects.toThrow('Image too large - max 4 megapixels');
+    // no claim, no put; the flood slot taken alongside the probe is given back, as for any refusal
+    expect(log.calls).toEqual(['processor.process']);
+    expect(kept()).toEqual({ ...GIVEN_BACK, claims: 0 });
   });
 
   it('refuses bytes that are no image before it claims anything', async () => {

@@ -34,6 +34,20 @@ async function expectRefused(input: Buffer, kind: string, message: string): Prom
 }
 
 describe('SharpImageProcessor', () => {
+  it.each([
+    ['a JPEG kept as sent', () => makeJpeg(120, 80)],
+    ['a BMP (converted)', () => Promise.resolve(makeBmp(40, 30, 24))],
+    ['an animated GIF', () => makeAnimated('gif', 60, 40, 3)],
+  ])('says when the decode of %s is under way, once, before the original is known', async (_name, make) => {
+    const calls: string[] = [];
+    await processor.process(await make(), {
+      targetWidth: undefined,
+      onDecoding: () => calls.push('decoding'),
+      onOriginal: () => calls.push('original'),
+    });
+    expect(calls).toEqual(['decoding', 'original']);
+  });
+
   it('keeps a clean JPEG byte for byte and makes a square thumb and a 50 px medium', async () => {
     const input = await makeJpeg(120, 80);
     const result = await processor.process(input, { targetWidth: undefined });
