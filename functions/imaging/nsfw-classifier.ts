@@ -73,34 +73,32 @@ function squeeze(data, width, height, channels, premultiplied, side) {
     starts[to] = index.length;
     return { starts, index: Int32Array.from(index), weight: Float64Array.from(weight) };
   };
+  // grey is read as three equal channels, and transparency onto white, as each sample is taken
   const alpha = channels === 2 || channels === 4;
-  let rgb = data;
-  if (channels !== 3) {
-    // grey to three channels, and transparency onto white
-    rgb = new Float32Array(width * height * 3);
-    for (let pixel = 0, at = 0; pixel < width * height; pixel += 1, at += channels) {
-      const opacity = alpha ? data[at + channels - 1] / 255 : 1;
-      const white = 255 * (1 - opacity);
-      const colour = channels === 4 ? 3 : 1;
-      for (let c = 0; c < 3; c += 1) {
-        const value = data[at + (colour === 3 ? c : 0)];
-        rgb[pixel * 3 + c] = (premultiplied ? value : value * opacity) + white;
-      }
-    }
-  }
+  const green = channels >= 3 ? 1 : 0;
+  const blue = channels >= 3 ? 2 : 0;
   const across = taps(width, side);
   const line = side * 3;
   const rows = new Float32Array(height * line);
   for (let y = 0; y < height; y += 1) {
-    const row = y * width * 3;
+    const row = y * width * channels;
     for (let x = 0; x < side; x += 1) {
       let r = 0, g = 0, b = 0;
       for (let tap = across.starts[x]; tap < across.starts[x + 1]; tap += 1) {
-        const from = row + across.index[tap] * 3;
+        const from = row + across.index[tap] * channels;
         const w = across.weight[tap];
-        r += rgb[from] * w;
-        g += rgb[from + 1] * w;
-        b += rgb[from + 2] * w;
+        if (alpha) {
+          const opacity = data[from + channels - 1] / 255;
+          const white = 255 * (1 - opacity);
+          const kept = premultiplied ? 1 : opacity;
+          r += (data[from] * kept + white) * w;
+          g += (data[from + green] * kept + white) * w;
+          b += (data[from + blue] * kept + white) * w;
+        } else {
+          r += data[from] * w;
+          g += data[from + green] * w;
+          b += data[from + blue] * w;
+        }
       }
       const to = y * line + x * 3;
       rows[to] = r;
