@@ -15,7 +15,7 @@ import {
   squeezeForClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
-import { makeAnimated, makeBmp, makeGreyPng, makeJpeg, makePng, SMALL_IMAGING } from '../../support/images';
+import { makeAnimated, makeBmp, makeCmykJpeg, makeGreyPng, makeJpeg, makePng, SMALL_IMAGING } from '../../support/images';
 
 // the perceptual hash as it is, its calls counted
 jest.mock('../../../functions/core/pdq', () => {
@@ -92,6 +92,12 @@ describe('the NSFW classifier in the imaging', () => {
     expect(width).toBe(handedWidth);
     expect(data.length).toBe(width * height * channels);
     expect(classifier.inputs[0]).toHaveLength(SIDE * SIDE * 3);
+  });
+
+  it('hands over a CMYK JPEG as sRGB (the working pixels are), never its four channels as colour and alpha', async () => {
+    const classifier = new RecordingClassifier(0);
+    await scored(new SharpImageProcessor(SETTINGS, classifier), await makeCmykJpeg(120, 80));
+    expect(classifier.handed.map((pixels) => pixels.channels)).toEqual([3]);
   });
 
   it('hands over its pixels before the perceptual hashes are computed, so the model runs beside them', async () => {
