@@ -168,8 +168,13 @@ describe('store failures during an upload', () => {
   it('answers the image when a put was stored but answered as failed, whichever of the three it is', async () => {
     for (const file of ['object', 'thumb', 'medium']) {
       const bytes = await freshImage();
-      const response = await underFault(injectFaults({ answerLostOf: { call: `${PUT} ${file}`, nth: 0 } }), () => upload(bytes));
-      expect({ file, status: response.statusCode }).toEqual({ file, status: 200 });
+      const injector = injectFaults({ answerLostOf: { call: `${PUT} ${file}`, nth: 0 } });
+      const response = await underFault(injector, () => upload(bytes));
+      expect({ file, status: response.statusCode, lost: injector.injected }).toEqual({
+        file,
+        status: 200,
+        lost: [`${PUT} ${file} #0`],
+      });
       const url = String(jsonBody(response).image['url']);
       expect((await service.objectKeys()).filter((key) => url.endsWith(`/${key}`))).toHaveLength(1);
       await expectConsistent();
@@ -180,8 +185,9 @@ describe('store failures during an upload', () => {
   it('takes back a record written but answered as failed, with everything else', async () => {
     const bytes = await freshImage();
     const record = { call: 'DynamoDBDocumentClient:PutCommand IMG#', nth: 0 };
-    const response = await underFault(injectFaults({ answerLostOf: record }), () => upload(bytes));
-    expect(response.statusCode).toBe(503);
+    const injector = injectFaults({ answerLostOf: record });
+    const response = await underFault(injector, () => upload(bytes));
+    expect([response.statusCode, injector.injected]).toEqual([503, ['DynamoDBDocumentClient:PutCommand IMG# #0']]);
     await expectConsistent();
     expect((await storesState()).dead).toBe(0);
   });
