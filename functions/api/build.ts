@@ -117,8 +117,8 @@ function perHour(counters: DynamoCounterStore, perHourLimit: number, rule: Guard
   return new FloodGuard(counters, () => Promise.resolve({ minute: 0, hour: perHourLimit, day: 0, week: 0, month: 0 }), rule);
 }
 
-/** The imaging, with the NSFW classifier loaded unless its policy is `off`. */
-async function imageProcessor(config: Readonly<Config>): Promise<SharpImageProcessor> {
+/** The imaging, with the NSFW classifier loaded unless its policy is `off` (also the bench's, `scripts/bench/`). */
+export async function imageProcessor(config: Readonly<Config>): Promise<SharpImageProcessor> {
   const classifier = config.nsfw.policy === 'off' ? undefined : await loadNsfwClassifier();
   return new SharpImageProcessor(imagingSettings(config), classifier);
 }

@@ -1,7 +1,6 @@
-import { imagingSettings } from '../../functions/api/build';
+import { imageProcessor } from '../../functions/api/build';
 import { loadConfig } from '../../functions/config';
-import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
-import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
+import type { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 
 /** The function's own defaults, as a deployment without settings of its own runs them. */
 export function defaultConfig(): ReturnType<typeof loadConfig> {
@@ -9,9 +8,8 @@ export function defaultConfig(): ReturnType<typeof loadConfig> {
 }
 
 /** The imaging job as a default deployment runs it: its settings, and the NSFW classifier (`NSFW_POLICY` flag). */
-export async function defaultProcessor(): Promise<SharpImageProcessor> {
-  const config = defaultConfig();
-  return new SharpImageProcessor(imagingSettings(config), config.nsfw.policy === 'off' ? undefined : await loadNsfwClassifier());
+export function defaultProcessor(): Promise<SharpImageProcessor> {
+  return imageProcessor(defaultConfig());
 }
 
 /** One imaging job to its end: the renditions, and the classifier's score, which may come after them. */
