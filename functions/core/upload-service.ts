@@ -205,15 +205,15 @@ export class UploadService {
       storedMd5.resolve(md5);
     };
     const processing = this.process(source, options, { onOriginal, onDecoding: () => decoding.resolve() }, inputMd5);
-    // a decode that fails leaves no original to put
-    processing.catch((error: unknown) => {
-      original.reject(error);
-      storedMd5.reject(error);
-    });
-    // a failure before the decode (the probe's: no image, too large) is the upload's answer, with nothing claimed
+    // A decode that fails leaves no original to put; one that fails before the decode is under way (the probe: no
+    // image, too large) is the upload's answer, with nothing claimed. Each promise takes the first outcome it is given.
     processing.then(
       () => decoding.resolve(),
-      (error: unknown) => decoding.reject(error),
+      (error: unknown) => {
+        original.reject(error);
+        storedMd5.reject(error);
+        decoding.reject(error);
+      },
     );
     return {
       processing,
