@@ -161,8 +161,6 @@ describe('the NSFW classifier in the imaging', () => {
 });
 
 describe("the classifier's squeeze to its input", () => {
-  const at = (rgb: Uint8Array, x: number, y: number): number[] => pixelAt(rgb, x, y);
-
   it('leaves 224x224 RGB as it is', () => {
     const data = Uint8Array.from({ length: SIDE * SIDE * 3 }, (_value, index) => (index * 7919) % 256);
     expect(Buffer.from(squeezed({ data, width: SIDE, height: SIDE, channels: 3 }))).toEqual(Buffer.from(data));
@@ -177,25 +175,25 @@ describe("the classifier's squeeze to its input", () => {
     expect(new Set(out)).toEqual(new Set([151]));
     // squeezed whatever the aspect, as nsfwjs does: left half red, right half blue stays so
     const wide = squeezed({ data: leftAndRight(1000, 100), width: 1000, height: 100, channels: 3 });
-    expect([at(wide, 10, 200), at(wide, 213, 5)]).toEqual([
+    expect([pixelAt(wide, 10, 200), pixelAt(wide, 213, 5)]).toEqual([
       [255, 0, 0],
       [0, 0, 255],
     ]);
   });
 
   it('sees transparent pixels on white, premultiplied or not, and grey as three equal channels', () => {
-    expect(at(squeezed(plain(30, 30, [0, 0, 0, 0])), 100, 100)).toEqual([255, 255, 255]);
-    expect(at(squeezed(plain(30, 30, [0, 0, 0, 255])), 100, 100)).toEqual([0, 0, 0]);
-    expect(at(squeezed(plain(30, 30, [200, 100, 0, 102])), 100, 100)).toEqual([233, 193, 153]);
-    expect(at(squeezed({ ...plain(30, 30, [80, 40, 0, 102]), premultiplied: true }), 100, 100)).toEqual([233, 193, 153]);
-    expect(at(squeezed(plain(30, 30, [77])), 5, 5)).toEqual([77, 77, 77]);
-    expect(at(squeezed(plain(30, 30, [77, 0])), 5, 5)).toEqual([255, 255, 255]);
+    expect(pixelAt(squeezed(plain(30, 30, [0, 0, 0, 0])), 100, 100)).toEqual([255, 255, 255]);
+    expect(pixelAt(squeezed(plain(30, 30, [0, 0, 0, 255])), 100, 100)).toEqual([0, 0, 0]);
+    expect(pixelAt(squeezed(plain(30, 30, [200, 100, 0, 102])), 100, 100)).toEqual([233, 193, 153]);
+    expect(pixelAt(squeezed({ ...plain(30, 30, [80, 40, 0, 102]), premultiplied: true }), 100, 100)).toEqual([233, 193, 153]);
+    expect(pixelAt(squeezed(plain(30, 30, [77])), 5, 5)).toEqual([77, 77, 77]);
+    expect(pixelAt(squeezed(plain(30, 30, [77, 0])), 5, 5)).toEqual([255, 255, 255]);
   });
 
   it('enlarges a picture smaller than its input', () => {
     const data = Uint8Array.from([255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255]);
     const out = squeezed({ data, width: 2, height: 2, channels: 3 });
-    expect([at(out, 0, 0), at(out, 223, 0), at(out, 0, 223), at(out, 223, 223)]).toEqual([
+    expect([pixelAt(out, 0, 0), pixelAt(out, 223, 0), pixelAt(out, 0, 223), pixelAt(out, 223, 223)]).toEqual([
       [255, 0, 0],
       [0, 255, 0],
       [0, 0, 255],
