@@ -1,10 +1,19 @@
 import sharp from 'sharp';
-import { DIHEDRAL, isPdqHash, pdqDistance, pdqHash, turnedOfHash, type PdqPixels } from '../../../functions/core/pdq';
+import { DIHEDRAL, isPdqHash, pdqCells, pdqDistance, pdqHash, turnedOfHash, type PdqPixels } from '../../../functions/core/pdq';
 import { makePhoto } from '../../support/images';
+import { pdqCellsOfPlanes } from '../../support/pdq-planes';
 
 async function pixelsOf(image: sharp.Sharp): Promise<PdqPixels> {
   const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+function withAlpha(colour: Uint8Array, samples: number): Uint8Array {
+  const data = Buffer.alloc((colour.length / samples) * (samples + 1), 128);
+  for (let pixel = 0; pixel < colour.length / samples; pixel += 1) {
+    data.set(colour.subarray(pixel * samples, (pixel + 1) * samples), pixel * (samples + 1));
+  }
+  return data;
 }
 
 describe('PDQ', () => {
@@ -76,5 +85,27 @@ describe('PDQ', () => {
     expect(pdqDistance(hash.hash, grey.hash)).toBeLessThanOrEqual(16);
     const flat = pdqHash({ data: Buffer.alloc(100 * 80 * 3, 90), width: 100, height: 80, channels: 3 });
     expect(flat.quality).toBe(0);
+  });
+
+  it.each([
+    [500, 375, 3],
+    [569, 320, 4],
+    [1000, 750, 3],
+    [97, 73, 1],
+    [64, 48, 2],
+    [20, 15, 3],
+    [3, 200, 3],
+    [1, 1, 3],
+  ])('samples a %ix%i picture of %i channels as the whole blurred plane does', async (width, height, channels) => {
+    const resized = sharp(photo).resize(width, height, { fit: 'fill' });
+    const colour = await pixelsOf(channels <= 2 ? resized.grayscale() : resized);
+    // alpha, half opaque, after each pixel's colour (the hash does not look at it)
+    const pixels = channels % 2 === 0 ? { ...colour, data: withAlpha(colour.data, channels - 1), channels } : colour;
+    const fast = pdqCells(pixels);
+    const planes = pdqCellsOfPlanes(pixels);
+    // the planes are 32-bit floats: the same values to their rounding
+    const furthest = Math.max(...fast.map((value, at) => Math.abs(value - (planes[at] ?? Number.NaN))));
+    expect(furthest).toBeLessThan(1e-3);
+    expect(new Set(fast).size).toBeGreaterThan(width * height > 64 ? 100 : 0);
   });
 });
