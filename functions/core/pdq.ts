@@ -159,7 +159,8 @@ function weighted(values: Float64Array, taps: Taps, s: number, offset: number, s
   const base = s * taps.span;
   let at = offset + (taps.first[s] ?? 0) * stride;
   let sum = 0;
-  for (let t = 0, count = taps.count[s] ?? 0; t < count; t += 1, at += stride) sum += (weights[base + t] ?? 0) * (values[at] ?? 0);
+  for (let t = 0, count = taps.count[s] ?? 0; t < count; t += 1, at += stride)
+    sum += (weights[base + t] ?? 0) * (values[at] ?? 0);
   return sum;
 }
 
@@ -245,10 +246,7 @@ function turned(a: Float64Array, way: (typeof DIHEDRAL)[number]): Float64Array {
  * The bits, as hex: bit `16 i + j` is set when coefficient (i, j) is above the median (the 128th smallest of 256), or
  * above `above` when given; 16-bit words, one per row i, written from the last to the first.
  */
-function toHex(
-  coefficients: Float64Array,
-  above = coefficients.slice().sort()[coefficients.length / 2 - 1] ?? 0,
-): PdqHash {
+function toHex(coefficients: Float64Array, above = coefficients.slice().sort()[coefficients.length / 2 - 1] ?? 0): PdqHash {
   const median = above;
   const words: string[] = [];
   for (let i = FREQUENCIES - 1; i >= 0; i -= 1) {
