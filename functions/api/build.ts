@@ -12,7 +12,7 @@ import {
   type GuardRule,
 } from '../core/flood';
 import type { Metrics } from '../core/metrics';
-import type { RandomSource, SettingsStore } from '../core/ports';
+import type { SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
 import { IdCodecs } from '../core/id-codec';
 import { ImageAccess } from '../core/image-access';
@@ -24,6 +24,7 @@ import { UploadService, type UploadServiceDeps } from '../core/upload-service';
 import { loadNsfwClassifier } from '../imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { apiParameters } from '../adapters/parameter-names';
+import type { HandlerOptions } from './handler';
 import { buildStores, clock, type Env } from './stores';
 
 export type { Env } from './stores';
@@ -43,7 +44,10 @@ export async function buildServices(
   env: Env,
   logger: Logger,
   metrics: Metrics,
-  random: RandomSource = cryptoRandom,
+  {
+    random = cryptoRandom,
+    imageProcessor: makeProcessor = imageProcessor,
+  }: Pick<HandlerOptions, 'random' | 'imageProcessor'> = {},
 ): Promise<Services> {
   const config = loadConfig(env);
   const { db, settings, images, objects, duplicates, staged, ledger, moderation, stats, reports } = buildStores(
@@ -71,7 +75,7 @@ export async function buildServices(
     settings,
     images,
     objects,
-    processor: await imageProcessor(config),
+    processor: await makeProcessor(config),
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     ...floodGuards(config, counters, settings, logger),
     duplicates,

@@ -2,7 +2,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { EmfMetrics } from '../adapters/emf-metrics';
 import { METRIC_SERVICE, type Metrics } from '../core/metrics';
-import type { RandomSource } from '../core/ports';
+import type { Config } from '../config';
+import type { ImageProcessor, RandomSource } from '../core/ports';
 import { errorResponse } from '../http/responses';
 import { createRouter, type Router } from '../http/router';
 import { buildServices, type Env } from './build';
@@ -16,6 +17,8 @@ export interface HandlerOptions {
   metrics?: Metrics;
   /** Where random values come from; default: the operating system's CSPRNG. */
   random?: RandomSource;
+  /** What makes the renditions; default: the configuration's (`imageProcessor`). The bench weighs moderation with it. */
+  imageProcessor?: (config: Readonly<Config>) => Promise<ImageProcessor>;
 }
 
 /** A handler over its own environment; tests and the local server make several. */
@@ -25,7 +28,7 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
   let router: Promise<Router> | undefined;
   return async (event, context) => {
     if (context) logger.addContext(context);
-    router ??= buildServices(env, logger, metrics, options.random).then(
+    router ??= buildServices(env, logger, metrics, options).then(
       ({ config, publicUrl, service, access, reports, settings, refusals }) =>
         createRouter({
           service,

@@ -2,8 +2,10 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
-import { createHandler } from '../../functions/api/handler';
+import { imagingSettings } from '../../functions/api/build';
+import { createHandler, type HandlerOptions } from '../../functions/api/handler';
 import { METRIC, type Metrics } from '../../functions/core/metrics';
+import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
@@ -43,6 +45,12 @@ export interface WholeUploadRow {
    */
   withoutClassifierP50: number;
   classifierRatio: number;
+  /**
+   * The same upload without any moderation (`NSFW_POLICY=off` and no perceptual hashes), its p50, and the median of
+   * the ratios of each upload to the one without moderation run beside it: issue 25's budget (`docs/moderation.md`).
+   */
+  withoutModerationP50: number;
+  moderationRatio: number;
 }
 
 function cpuMsSince(start: NodeJS.CpuUsage): number {
@@ -88,7 +96,11 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
       flush: () => undefined,
     };
     // a handler of its own for each way to the stores: its SDK clients take their endpoints from the environment
-    const handlerVia = (endpoints: Record<string, string>, settings: Record<string, string> = {}) => {
+    const handlerVia = (
+      endpoints: Record<string, string>,
+      settings: Record<string, string> = {},
+      imageProcessor?: HandlerOptions['imageProcessor'],
+    ) => {
       Object.assign(process.env, endpoints);
       return createHandler(
         {
@@ -100,9 +112,11 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           MODERATION_CACHE_SECONDS: '300',
           ...settings,
         },
-        { metrics },
+        { metrics, ...(imageProcessor ? { imageProcessor } : {}) },
       );
     };
+    const withoutHashes: HandlerOptions['imageProcessor'] = (config) =>
+      Promise.resolve(new SharpImageProcessor({ ...imagingSettings(config), withoutPerceptual: true }));
     const uploadEvent = async (fixture: { bytes: Buffer }, run: number) => {
       // a fresh image each time (a byte appended past the image's end): never a duplicate
       const bytes = Buffer.concat([fixture.bytes, randomBytes(8)]);
@@ -123,6 +137,11 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
     for (const { latency, direct } of variants) {
       const handler = handlerVia(direct ? standInEnvironment(standIns) : stores.proxied);
       const withoutClassifier = handlerVia(direct ? standInEnvironment(standIns) : stores.proxied, { NSFW_POLICY: 'off' });
+      const withoutModeration = handlerVia(
+        direct ? standInEnvironment(standIns) : stores.proxied,
+        { NSFW_POLICY: 'off' },
+        withoutHashes,
+      );
       await stores.setLatency(latency);
       for (const fixture of fixtures) {
         const uploads: number[] = [];
@@ -135,14 +154,19 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
         const outside: number[] = [];
         const indexUnits: number[] = [];
         const unclassified: number[] = [];
+        const unmoderated: number[] = [];
         let callSummary = '';
         for (let run = 0; run < iterations + 2; run += 1) {
-          // the same upload without the classifier, beside it (its store calls are not counted: taken below)
-          const plain = await uploadEvent(fixture, run);
-          const plainStarted = nowMs();
-          const answer = await withoutClassifier(plain, localContext(plain.requestContext.requestId));
-          if (answer.statusCode !== 200) throw new Error(`upload failed: ${answer.body}`);
-          unclassified.push(nowMs() - plainStarted);
+          // the same upload without the classifier, and without any moderation, beside it, in turns (their store calls
+          // are not counted: taken below)
+          const beside = run % 2 === 0 ? [withoutClassifier, withoutModeration] : [withoutModeration, withoutClassifier];
+          for (const other of beside) {
+            const plain = await uploadEvent(fixture, run);
+            const plainStarted = nowMs();
+            const answer = await other(plain, localContext(plain.requestContext.requestId));
+            if (answer.statusCode !== 200) throw new Error(`upload failed: ${answer.body}`);
+            (other === withoutClassifier ? unclassified : unmoderated).push(nowMs() - plainStarted);
+          }
           const event = await uploadEvent(fixture, run);
           const floorStarted = nowMs();
           const floorCpuStart = process.cpuUsage();
@@ -209,6 +233,8 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           indexWriteUnits: median(indexUnits),
           withoutClassifierP50: median(unclassified.slice(2)),
           classifierRatio: median(uploads.map((ms, index) => ms / (unclassified[index + 2] ?? ms))),
+          withoutModerationP50: median(unmoderated.slice(2)),
+          moderationRatio: median(uploads.map((ms, index) => ms / (unmoderated[index + 2] ?? ms))),
         });
         process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
       }

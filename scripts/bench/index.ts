@@ -156,13 +156,13 @@ async function main(): Promise<void> {
         return `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.cpuRatio.toFixed(2)} | ${row.latencyMs > 0 ? row.extraOverFloor.toFixed(1) : '-'} | ${row.imagingP50.toFixed(0)} | ${row.latencyMs > 0 ? (row.outsideImagingP50 / row.latencyMs).toFixed(1) : '-'} | ${waited} | ${calls.join(' | ')} |`;
       }),
       '',
-      'What the NSFW classifier adds to the whole upload: each upload of the table above beside one by a handler with `NSFW_POLICY=off`:',
+      'What moderation adds to the whole upload: each upload of the table above beside one by a handler with `NSFW_POLICY=off`, and one with neither the classifier nor the perceptual hashes:',
       '',
-      '| input | stores | store latency (ms) | upload p50 (ms) | with NSFW_POLICY=off p50 (ms) | upload / without (median of pairs) |',
-      '|---|---|---|---|---|---|',
+      '| input | stores | store latency (ms) | upload p50 (ms) | NSFW_POLICY=off p50 (ms) | neither p50 (ms) | upload / NSFW_POLICY=off (median of pairs) | upload / neither (median of pairs) |',
+      '|---|---|---|---|---|---|---|---|',
       ...wholeRows.map(
         (row) =>
-          `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.withoutClassifierP50.toFixed(0)} | ${row.classifierRatio.toFixed(3)} |`,
+          `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.withoutClassifierP50.toFixed(0)} | ${row.withoutModerationP50.toFixed(0)} | ${row.classifierRatio.toFixed(3)} | ${row.moderationRatio.toFixed(3)} |`,
       ),
       '',
     ].join('\n'),
