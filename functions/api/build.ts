@@ -44,11 +44,9 @@ export async function buildServices(
   env: Env,
   logger: Logger,
   metrics: Metrics,
-  {
-    random = cryptoRandom,
-    imageProcessor: makeProcessor = imageProcessor,
-  }: Pick<HandlerOptions, 'random' | 'imageProcessor'> = {},
+  options: Pick<HandlerOptions, 'random' | 'imageProcessor'> = {},
 ): Promise<Services> {
+  const random = options.random ?? cryptoRandom;
   const config = loadConfig(env);
   const { db, settings, images, objects, duplicates, staged, ledger, moderation, stats, reports } = buildStores(
     config,
@@ -75,7 +73,7 @@ export async function buildServices(
     settings,
     images,
     objects,
-    processor: await makeProcessor(config),
+    processor: await (options.imageProcessor ?? imageProcessor)(config),
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     ...floodGuards(config, counters, settings, logger),
     duplicates,
