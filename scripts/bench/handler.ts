@@ -2,10 +2,8 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
-import { imagingSettings } from '../../functions/api/build';
 import { createHandler, type HandlerOptions } from '../../functions/api/handler';
 import { METRIC, type Metrics } from '../../functions/core/metrics';
-import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
@@ -13,6 +11,7 @@ import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { indexWriteUnits, nowMs, sequentialRoundTrips, type StoreCall } from './latency-proxy';
 import { median } from './median';
+import { unmoderatedProcessor } from './processor';
 
 export interface WholeUploadRow {
   input: string;
@@ -115,8 +114,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
         { metrics, ...(imageProcessor ? { imageProcessor } : {}) },
       );
     };
-    const withoutHashes: HandlerOptions['imageProcessor'] = (config) =>
-      Promise.resolve(new SharpImageProcessor({ ...imagingSettings(config), withoutPerceptual: true }));
+    const unmoderatedImaging: HandlerOptions['imageProcessor'] = (config) => Promise.resolve(unmoderatedProcessor(config));
     const uploadEvent = async (fixture: { bytes: Buffer }, run: number) => {
       // a fresh image each time (a byte appended past the image's end): never a duplicate
       const bytes = Buffer.concat([fixture.bytes, randomBytes(8)]);
@@ -135,13 +133,10 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
       ...latencies.map((latency) => ({ latency, direct: false })),
     ];
     for (const { latency, direct } of variants) {
-      const handler = handlerVia(direct ? standInEnvironment(standIns) : stores.proxied);
-      const withoutClassifier = handlerVia(direct ? standInEnvironment(standIns) : stores.proxied, { NSFW_POLICY: 'off' });
-      const withoutModeration = handlerVia(
-        direct ? standInEnvironment(standIns) : stores.proxied,
-        { NSFW_POLICY: 'off' },
-        withoutHashes,
-      );
+      const endpoints = direct ? standInEnvironment(standIns) : stores.proxied;
+      const handler = handlerVia(endpoints);
+      const withoutClassifier = handlerVia(endpoints, { NSFW_POLICY: 'off' });
+      const withoutModeration = handlerVia(endpoints, { NSFW_POLICY: 'off' }, unmoderatedImaging);
       await stores.setLatency(latency);
       for (const fixture of fixtures) {
         const uploads: number[] = [];

@@ -3,7 +3,7 @@ import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 import type { BenchFixture } from './fixtures';
 import { median } from './median';
-import { defaultConfig, imagingJob } from './processor';
+import { defaultConfig, imagingJob, unmoderatedProcessor } from './processor';
 
 export interface ModerationCostRow {
   input: string;
@@ -27,11 +27,12 @@ const WARMUP = 3;
  * the whole upload's own comparison is in `handler.ts`.
  */
 export async function measureModerationCost(fixtures: readonly BenchFixture[], iterations: number): Promise<ModerationCostRow[]> {
-  const settings = imagingSettings(defaultConfig());
+  const config = defaultConfig();
+  const settings = imagingSettings(config);
   const processors = {
     both: new SharpImageProcessor(settings, await loadNsfwClassifier()),
     hashes: new SharpImageProcessor(settings),
-    neither: new SharpImageProcessor({ ...settings, withoutPerceptual: true }),
+    neither: unmoderatedProcessor(config),
   };
   const kinds = ['both', 'hashes', 'neither'] as const;
   const rows: ModerationCostRow[] = [];

@@ -1,6 +1,6 @@
-import { imageProcessor } from '../../functions/api/build';
-import { loadConfig } from '../../functions/config';
-import type { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
+import { imageProcessor, imagingSettings } from '../../functions/api/build';
+import { loadConfig, type Config } from '../../functions/config';
+import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 
 /** The function's own defaults, as a deployment without settings of its own runs them. */
 export function defaultConfig(): ReturnType<typeof loadConfig> {
@@ -10,6 +10,11 @@ export function defaultConfig(): ReturnType<typeof loadConfig> {
 /** The imaging job as a default deployment runs it: its settings, and the NSFW classifier (`NSFW_POLICY` flag). */
 export function defaultProcessor(): Promise<SharpImageProcessor> {
   return imageProcessor(defaultConfig());
+}
+
+/** The imaging of a configuration without any moderation: no NSFW classifier, no perceptual hashes. */
+export function unmoderatedProcessor(config: Readonly<Config>): SharpImageProcessor {
+  return new SharpImageProcessor({ ...imagingSettings(config), withoutPerceptual: true });
 }
 
 /** One imaging job to its end: the renditions, and the classifier's score, which may come after them. */
