@@ -187,6 +187,7 @@ function storesRow(): cloudwatch.IWidget[] {
     graph('Imaging time (ms)', [
       serviceMetric(METRIC.imagingTime, { statistic: 'p50', label: 'p50' }),
       serviceMetric(METRIC.imagingTime, { statistic: 'p99', label: 'p99' }),
+      serviceMetric(METRIC.classifierTime, { statistic: 'p50', label: 'NSFW classifier p50' }),
     ]),
     graph(
       'Store latency p99 (ms)',

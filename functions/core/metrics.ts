@@ -24,6 +24,11 @@ export const METRIC = {
   bytesStored: 'BytesStored',
   /** Time of the imaging step of one upload, decode to the last rendition. */
   imagingTime: 'ImagingTime',
+  /**
+   * The NSFW classifier's own work for one upload (the squeeze to its input and the model's run, on its thread), ms:
+   * what moderation costs on the function's processor (`docs/moderation.md`, "Cost").
+   */
+  classifierTime: 'ClassifierTime',
   /** Uploads refused by the flood limits. */
   floodRefusals: 'FloodRefusals',
   /** URL sources that could not be fetched. */

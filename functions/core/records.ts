@@ -59,6 +59,8 @@ export interface ProcessOptions {
    * original's md5 when the original is the input itself (nothing to remove), instead of hashing the same bytes again.
    */
   inputMd5?: () => string;
+  /** Told how long the NSFW classifier's own work took (ms), when there is a classifier and its run succeeds. */
+  onClassified?: (runMs: number) => void;
 }
 
 export interface StoredObject {

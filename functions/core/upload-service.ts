@@ -262,6 +262,7 @@ export class UploadService {
       onOriginal,
       onDecoding,
       inputMd5,
+      onClassified: (runMs) => this.deps.metrics.add(METRIC.classifierTime, 'Milliseconds', runMs),
     });
     onOriginal(processed.original, processed.originalMd5);
     this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);

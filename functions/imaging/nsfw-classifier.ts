@@ -35,8 +35,11 @@ export interface ClassifierPixels {
 
 /** What scores a picture. */
 export interface PictureClassifier {
-  /** How likely the picture is explicit, 0 to 1. */
-  score(pixels: ClassifierPixels): Promise<number>;
+  /**
+   * How likely the picture is explicit, 0 to 1. `onRun`, when given, is told how long the classifier's own work took
+   * (squeezing the pixels and running the model, in ms), apart from any wait for its thread.
+   */
+  score(pixels: ClassifierPixels, onRun?: (runMs: number) => void): Promise<number>;
 }
 
 /**
@@ -158,11 +161,12 @@ ort.InferenceSession.create(workerData.model, options).then(
   (session) => {
     parentPort.on('message', ({ id, data, width, height, channels, premultiplied }) => {
       const side = ${CLASSIFIER_SIDE};
+      const started = performance.now();
       Promise.resolve().then(() => {
         const rgb = squeeze(data, width, height, channels, premultiplied, side);
         return session.run({ pixels: new ort.Tensor('uint8', rgb, [1, side, side, 3]) });
       }).then(
-        ({ scores }) => parentPort.postMessage({ id, scores: Array.from(scores.data) }),
+        ({ scores }) => parentPort.postMessage({ id, scores: Array.from(scores.data), runMs: performance.now() - started }),
         (error) => parentPort.postMessage({ id, error: message(error) }),
       );
     });
@@ -172,10 +176,16 @@ ort.InferenceSession.create(workerData.model, options).then(
 );
 `;
 
-type WorkerAnswer = { ready: boolean; error?: string } | { id: number; scores?: number[]; error?: string };
+type WorkerAnswer = { ready: boolean; error?: string } | ({ id: number } & Run) | { id: number; error: string };
+
+/** A run's answer: the model's five scores, and how long the worker took to make them. */
+interface Run {
+  scores: number[];
+  runMs: number;
+}
 
 export class OnnxNsfwClassifier implements PictureClassifier {
-  private readonly pending = new Map<number, { resolve: (scores: number[]) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (run: Run) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   /** The worker that answers runs; none after it died, until the next run starts another. */
   private worker: Worker | undefined;
@@ -193,16 +203,17 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     return classifier;
   }
 
-  async score(pixels: ClassifierPixels): Promise<number> {
+  async score(pixels: ClassifierPixels, onRun?: (runMs: number) => void): Promise<number> {
     const { data, width, height, channels } = pixels;
     const sized = Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0;
     if (!sized || width * height > MAX_CLASSIFIER_PIXELS || ![1, 2, 3, 4].includes(channels))
       throw new Error(`classifier input of ${width}x${height}x${channels} pixels`);
     if (data.length !== width * height * channels)
       throw new Error(`classifier input of ${data.length} bytes for ${width}x${height}x${channels}`);
-    const scores = await this.run(pixels).catch((cause: unknown) => {
+    const { scores, runMs } = await this.run(pixels).catch((cause: unknown) => {
       throw new DependencyError('NSFW classifier', cause);
     });
+    onRun?.(runMs);
     if (scores.length !== CLASSES.length) throw new DependencyError('NSFW classifier', new Error('unexpected output'));
     return CLASSES.reduce((sum, label, index) => (EXPLICIT.has(label) ? sum + (scores[index] ?? 0) : sum), 0);
   }
@@ -214,7 +225,7 @@ export class OnnxNsfwClassifier implements PictureClassifier {
   }
 
   /** One run; a worker that died (its runs in flight failed with it) is replaced by the next run, not mourned. */
-  private async run({ data, width, height, channels, premultiplied = false }: ClassifierPixels): Promise<number[]> {
+  private async run({ data, width, height, channels, premultiplied = false }: ClassifierPixels): Promise<Run> {
     if (this.closed) throw new Error('the classifier is closed');
     this.worker ??= await this.start();
     const worker = this.worker;
@@ -240,15 +251,15 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     });
     if (!('ready' in ready) || !ready.ready) {
       await worker.terminate();
-      throw new Error(`the NSFW model did not load: ${ready.error ?? 'no answer'}`);
+      throw new Error(`the NSFW model did not load: ${('error' in ready && ready.error) || 'no answer'}`);
     }
     worker.on('message', (answer: WorkerAnswer) => {
       if (!('id' in answer)) return;
       const waiting = this.pending.get(answer.id);
       this.pending.delete(answer.id);
       if (this.pending.size === 0) worker.unref();
-      if (answer.scores) waiting?.resolve(answer.scores);
-      else waiting?.reject(new Error(answer.error ?? 'no scores'));
+      if ('scores' in answer) waiting?.resolve(answer);
+      else waiting?.reject(new Error(answer.error));
     });
     const died = (error: Error): void => {
       if (this.worker !== worker) return;

@@ -221,7 +221,7 @@ export class SharpImageProcessor implements ImageProcessor {
     const originalMd5 = storedMd5(stored, input, options);
     options.onOriginal?.(original, originalMd5);
     const working = await decoding;
-    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget);
+    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget, options);
     return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
   }
 
@@ -258,7 +258,7 @@ export class SharpImageProcessor implements ImageProcessor {
     const original = await encodingOriginal;
     const originalMd5 = md5Hex(original.bytes);
     options.onOriginal?.(original, originalMd5);
-    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget);
+    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget, options);
     return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
   }
 
@@ -273,8 +273,9 @@ export class SharpImageProcessor implements ImageProcessor {
     original: EncodedImage,
     probe: Probe,
     budget: Budget,
+    options: ProcessOptions,
   ): Promise<Pick<ProcessedImage, 'thumb' | 'medium' | 'perceptual' | 'nsfwScoring'>> {
-    const nsfwScoring = this.classify(working, budget);
+    const nsfwScoring = this.classify(working, budget, options.onClassified);
     const rendering = this.renditions(working, original, probe, budget);
     const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
     const { thumb, medium } = await rendering;
@@ -287,14 +288,20 @@ export class SharpImageProcessor implements ImageProcessor {
    * over `MAX_CLASSIFIER_PIXELS`, are squeezed by libvips first. Its failure is the service's, not the image's: a
    * dependency error (503, try again).
    */
-  private classify(picture: RawImage | Sharp, budget: Budget): Promise<number> | undefined {
+  private classify(
+    picture: RawImage | Sharp,
+    budget: Budget,
+    onRun: ProcessOptions['onClassified'],
+  ): Promise<number> | undefined {
     const classifier = this.classifier;
     if (!classifier) return undefined;
     const asIs =
       'info' in picture && picture.depth === 'uchar' && picture.info.width * picture.info.height <= MAX_CLASSIFIER_PIXELS;
     const scoring = asIs
-      ? classifier.score({ data: picture.data, ...picture.info })
-      : squeezedByLibvips('info' in picture ? fromRaw(picture) : picture, budget).then((pixels) => classifier.score(pixels));
+      ? classifier.score({ data: picture.data, ...picture.info }, onRun)
+      : squeezedByLibvips('info' in picture ? fromRaw(picture) : picture, budget).then((pixels) =>
+          classifier.score(pixels, onRun),
+        );
     return awaitedLater(
       scoring.catch((cause: unknown) => {
         throw cause instanceof UploadError ? cause : new DependencyError('NSFW classifier', cause);
@@ -380,7 +387,7 @@ export class SharpImageProcessor implements ImageProcessor {
     options.onOriginal?.(original, originalMd5);
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
-    const nsfwScoring = this.classify(sharp(stored, DECODE_OPTIONS), budget);
+    const nsfwScoring = this.classify(sharp(stored, DECODE_OPTIONS), budget, options.onClassified);
     const [thumb, medium] = await Promise.all([
       this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget),
       mediumWidth === original.width

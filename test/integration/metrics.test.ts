@@ -25,6 +25,9 @@ describe('metrics', () => {
     expect(metrics.sum('UploadStored')).toBe(1);
     expect(metrics.sum('BytesStored')).toBe(image.size + image.thumb.size + image.medium.size);
     expect(metrics.count('ImagingTime')).toBe(1);
+    // the default policy (flag) scores every upload: the classifier's own time, once
+    expect(metrics.count('ClassifierTime')).toBe(1);
+    expect(metrics.sum('ClassifierTime')).toBeGreaterThan(0);
     expect(metrics.count('S3Latency')).toBe(3); // the original and two renditions
     expect(metrics.count('DynamoDBLatency')).toBeGreaterThan(0);
     expect(metrics.count('SSMLatency')).toBeGreaterThan(0);

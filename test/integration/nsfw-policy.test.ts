@@ -1,6 +1,13 @@
 import sharp from 'sharp';
 import { loadConfig } from '../../functions/config';
-import { adminOf, createTestService, jsonBody, multipartUpload, type TestService } from '../support/test-service';
+import {
+  adminOf,
+  createTestService,
+  InMemoryMetrics,
+  jsonBody,
+  multipartUpload,
+  type TestService,
+} from '../support/test-service';
 
 /**
  * NSFW_POLICY through the handler, with the embedded model itself. No explicit picture is available here
@@ -65,11 +72,14 @@ describe('NSFW_POLICY, with the embedded classifier', () => {
     expect(await service.objectKeys()).toEqual([]);
   });
 
-  it('under off, does not score at all: no score on the record, and a client\'s "1" as sent', async () => {
-    const service = await createTestService({ NSFW_POLICY: 'off', NSFW_THRESHOLD_PERCENT: '1' });
+  it('under off, does not score at all: no score on the record, no classifier time, and a client\'s "1" as sent', async () => {
+    const metrics = new InMemoryMetrics();
+    const service = await createTestService({ NSFW_POLICY: 'off', NSFW_THRESHOLD_PERCENT: '1' }, { metrics });
     const response = await send(service, { nsfw: '1' });
     expect(jsonBody(response).image['nsfw']).toBe('1');
     expect(await storedScores(service)).toEqual([undefined]);
+    expect(metrics.count('ImagingTime')).toBe(1);
+    expect(metrics.count('ClassifierTime')).toBe(0);
   });
 
   it('refuses to start with a policy or threshold it does not know, naming both', () => {

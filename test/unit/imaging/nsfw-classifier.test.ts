@@ -275,6 +275,21 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     await expect(Promise.all(inputs.map((input) => classifier.score(input)))).resolves.toEqual(alone);
   });
 
+  it("tells how long each run's own work took on its worker, and nothing for a run it refused", async () => {
+    const classifier = await loadNsfwClassifier();
+    const told: number[][] = [[], [], []];
+    const inputs = [0, 60, 255].map((value) => plain(SIDE, SIDE, [value, value, value]));
+    await Promise.all(inputs.map((input, index) => classifier.score(input, (ms) => told[index]?.push(ms))));
+    for (const times of told) {
+      expect(times).toHaveLength(1);
+      expect(times[0]).toBeGreaterThan(0);
+      expect(times[0]).toBeLessThan(10_000);
+    }
+    const refused: number[] = [];
+    await expect(classifier.score(plain(10, 10, [1, 2, 3, 4, 5]), (ms) => refused.push(ms))).rejects.toThrow();
+    expect(refused).toEqual([]);
+  });
+
   it('fails the runs in flight when its worker dies (a 503), and starts another for the next run', async () => {
     const classifier = await OnnxNsfwClassifier.load();
     const input = plain(SIDE, SIDE, [0, 0, 0]);
