@@ -127,12 +127,13 @@ async function main(): Promise<void> {
   const npmStartRows = await measureThroughNpmStart(Math.max(5, Math.floor(ITERATIONS / 2)));
   process.stdout.write(
     [
-      'Whole upload through `npm start` (the local server and its stand-ins in a process of their own, a multipart POST over loopback), interleaved with the floor job:',
+      'Whole upload through `npm start` (the local server and its stand-ins in a process of their own, a multipart POST over loopback), interleaved with the floor job; in turns with it, the same upload through a second local server with `NSFW_POLICY=off`:',
       '',
-      '| input | upload p50 (ms) | floor p50 (ms) | upload / floor (median of pairs) |',
-      '|---|---|---|---|',
+      '| input | upload p50 (ms) | floor p50 (ms) | upload / floor (median of pairs) | NSFW_POLICY=off: upload p50 (ms) | NSFW_POLICY=off: upload / floor | upload / NSFW_POLICY=off (median of pairs) |',
+      '|---|---|---|---|---|---|---|',
       ...npmStartRows.map(
-        (row) => `| ${row.input} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} |`,
+        (row) =>
+          `| ${row.input} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.withoutClassifier.uploadP50.toFixed(0)} | ${row.withoutClassifier.ratio.toFixed(2)} | ${row.classifierRatio.toFixed(3)} |`,
       ),
       '',
       '',

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startLocalProcess } from '../../test/support/local-process';
+import { freePort, type LocalProcess, startLocalProcess } from '../../test/support/local-process';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { nowMs } from './latency-proxy';
@@ -15,64 +15,104 @@ export interface NpmStartRow {
   floorP50: number;
   /** Median of the ratios of an upload to the floor job run next to it. */
   ratio: number;
+  /** The same through a second local server with `NSFW_POLICY=off`, its uploads alternated with the first's. */
+  withoutClassifier: { uploadP50: number; ratio: number };
+  /** Median of the ratios of each upload to the one without the classifier next to it: what the classifier adds. */
+  classifierRatio: number;
+}
+
+/** Uploads through one local server, and the floor job run next to each. */
+interface Series {
+  uploads: number[];
+  floors: number[];
+}
+
+/** Median of the ratios of each upload to the floor job next to it. */
+function floorRatio({ uploads, floors }: Series): number {
+  return median(uploads.map((ms, index) => ms / (floors[index] ?? ms)));
 }
 
 /**
  * The whole upload as a client sees it through `npm start`: the local server in a process of its own (the handler
  * and the embedded stand-ins in it, as it runs), a multipart POST over loopback, timed to the answer's last byte,
- * interleaved with the floor job on the same input in this process, each going first in turns.
+ * interleaved with the floor job on the same input in this process, each going first in turns. A second server with
+ * `NSFW_POLICY=off` takes the same uploads in turns with the first: what the classifier adds through `npm start`.
  */
 export async function measureThroughNpmStart(iterations: number): Promise<NpmStartRow[]> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-npm-start-'));
-  const port = await freePort();
-  const server = await startLocalProcess({
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    API_KEY: 'bench-key-0123456789abcdef',
-    FLOOD_LIMITS: '{"minute":100000,"hour":100000,"day":100000,"week":100000,"month":100000}',
-  });
+  const dataDirs: string[] = [];
+  const start = async (settings: Record<string, string>): Promise<LocalProcess> => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bench-npm-start-'));
+    dataDirs.push(dataDir);
+    return startLocalProcess({
+      PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      API_KEY: 'bench-key-0123456789abcdef',
+      FLOOD_LIMITS: '{"minute":100000,"hour":100000,"day":100000,"week":100000,"month":100000}',
+      ...settings,
+    });
+  };
+  const servers: LocalProcess[] = [];
   try {
+    const classifying = await start({});
+    servers.push(classifying);
+    const notClassifying = await start({ NSFW_POLICY: 'off' });
+    servers.push(notClassifying);
     const rows: NpmStartRow[] = [];
     const fixtures = (await makeBenchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
     for (const fixture of fixtures) {
-      const uploads: number[] = [];
-      const floors: number[] = [];
-      for (let run = 0; run < iterations + 2; run += 1) {
-        // a fresh image each time (bytes appended past the image's end): never a duplicate
-        const form = await multipartBody(Buffer.concat([fixture.bytes, randomBytes(8)]));
-        const floor = async (): Promise<number> => {
-          const floorStarted = nowMs();
-          await floorJob(fixture.bytes);
-          return nowMs() - floorStarted;
-        };
-        const upload = async (): Promise<number> => {
-          const started = nowMs();
-          const { status, answer } = await post(`${server.url}/api/1/upload`, server.apiKey, form);
-          if (status !== 200) throw new Error(`upload failed: ${answer}`);
-          return nowMs() - started;
-        };
-        // in turns which goes first: the server's work after an answer (its collections, its stores' writes) would
-        // otherwise always fall on the floor job
-        const floorBefore = run % 2 === 0 ? await floor() : undefined;
-        const uploadMs = await upload();
-        const floorMs = floorBefore ?? (await floor());
-        if (run < 2) continue; // warm-up: the cold start and the first caches
-        uploads.push(uploadMs);
-        floors.push(floorMs);
-      }
+      const [full, unclassified] = await measureInput(fixture.bytes, [classifying, notClassifying], iterations);
       rows.push({
         input: fixture.name,
-        uploadP50: median(uploads),
-        floorP50: median(floors),
-        ratio: median(uploads.map((ms, index) => ms / (floors[index] ?? ms))),
+        uploadP50: median(full.uploads),
+        floorP50: median(full.floors),
+        ratio: floorRatio(full),
+        withoutClassifier: { uploadP50: median(unclassified.uploads), ratio: floorRatio(unclassified) },
+        classifierRatio: median(full.uploads.map((ms, index) => ms / (unclassified.uploads[index] ?? ms))),
       });
       process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
     }
     return rows;
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const server of servers) await server.stop();
+    for (const dataDir of dataDirs) rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** One input through each server in turns (which server goes first alternates), each upload beside a floor job. */
+async function measureInput(
+  bytes: Buffer,
+  servers: readonly [LocalProcess, LocalProcess],
+  iterations: number,
+): Promise<[Series, Series]> {
+  const series: [Series, Series] = [
+    { uploads: [], floors: [] },
+    { uploads: [], floors: [] },
+  ];
+  const floor = async (): Promise<number> => {
+    const floorStarted = nowMs();
+    await floorJob(bytes);
+    return nowMs() - floorStarted;
+  };
+  for (let run = 0; run < iterations + 2; run += 1) {
+    const order = run % 2 === 0 ? servers : [...servers].reverse();
+    for (const server of order) {
+      // a fresh image each time (bytes appended past the image's end): never a duplicate
+      const form = await multipartBody(Buffer.concat([bytes, randomBytes(8)]));
+      // in turns which goes first: the server's work after an answer (its collections, its stores' writes) would
+      // otherwise always fall on the floor job
+      const floorBefore = run % 2 === 0 ? await floor() : undefined;
+      const started = nowMs();
+      const { status, answer } = await post(`${server.url}/api/1/upload`, server.apiKey, form);
+      const uploadMs = nowMs() - started;
+      if (status !== 200) throw new Error(`upload failed: ${answer}`);
+      const floorMs = floorBefore ?? (await floor());
+      if (run < 2) continue; // warm-up: the cold start and the first caches
+      const into = series[servers.indexOf(server)];
+      into?.uploads.push(uploadMs);
+      into?.floors.push(floorMs);
+    }
+  }
+  return series;
 }
 
 /** A multipart/form-data body of one file field, `source`, encoded whole (by the platform's FormData) before the clock starts. */
