@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
-import { median } from './median';
+import { median, medianOfRatios } from './median';
 
 const ROOT = join(__dirname, '..', '..');
 const MODEL = join(ROOT, 'functions', 'imaging', 'models', NSFW_MODEL_FILE);
@@ -105,7 +105,7 @@ export async function measureBundleColdStart(runs: number): Promise<BundleColdSt
   return {
     apiP50: median(times.api),
     minimalP50: median(times.minimal),
-    ratio: median(times.api.map((ms, index) => ms / (times.minimal[index] ?? ms))),
+    ratio: medianOfRatios(times.api, times.minimal),
     apiBytes: statSync(bundles.api).size,
     minimalBytes: statSync(bundles.minimal).size,
   };

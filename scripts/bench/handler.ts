@@ -10,7 +10,7 @@ import { standInEnvironment } from '../../local/stand-ins';
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { indexWriteUnits, nowMs, sequentialRoundTrips, type StoreCall } from './latency-proxy';
-import { median } from './median';
+import { median, medianOfRatios } from './median';
 import { unmoderatedProcessor } from './processor';
 
 export interface WholeUploadRow {
@@ -220,7 +220,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           direct,
           uploadP50,
           floorP50,
-          ratio: median(uploads.map((ms, index) => ms / (floors[index] ?? ms))),
+          ratio: medianOfRatios(uploads, floors),
           extraOverFloor: latency > 0 ? (uploadP50 - floorP50) / latency : 0,
           imagingP50: median(imagings),
           outsideImagingP50: median(outside),
@@ -231,9 +231,9 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
           tableWriteUnits: median(tableUnits),
           indexWriteUnits: median(indexUnits),
           withoutClassifierP50: median(unclassified.slice(2)),
-          classifierRatio: median(uploads.map((ms, index) => ms / (unclassified[index + 2] ?? ms))),
+          classifierRatio: medianOfRatios(uploads, unclassified.slice(2)),
           withoutModerationP50: median(unmoderated.slice(2)),
-          moderationRatio: median(uploads.map((ms, index) => ms / (unmoderated[index + 2] ?? ms))),
+          moderationRatio: medianOfRatios(uploads, unmoderated.slice(2)),
         });
         process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
       }

@@ -7,7 +7,7 @@ import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { measureWholeUpload } from './handler';
 import { measureThroughNpmStart } from './npm-start';
-import { median } from './median';
+import { median, medianOfRatios } from './median';
 import { measureModerationCost } from './moderation';
 import { measureBundleColdStart, measureClassifierColdStart } from './cold-start';
 
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
         floorP50: median(floor),
       };
       rows.push(
-        `| ${row.input} | ${row.serviceP50.toFixed(1)} | ${row.floorP50.toFixed(1)} | ${median(service.map((ms, index) => ms / (floor[index] ?? ms))).toFixed(2)} | ${serviceRss.peakMiB.toFixed(0)} (${floorRss.peakMiB.toFixed(0)}) | ${serviceRss.beforeMiB.toFixed(0)} | ${median(serviceCpu.map(({ cpuMs }) => cpuMs)).toFixed(1)} | ${median(serviceCpu.map(({ cpuMs, wallMs }) => cpuMs / wallMs)).toFixed(2)} |`,
+        `| ${row.input} | ${row.serviceP50.toFixed(1)} | ${row.floorP50.toFixed(1)} | ${medianOfRatios(service, floor).toFixed(2)} | ${serviceRss.peakMiB.toFixed(0)} (${floorRss.peakMiB.toFixed(0)}) | ${serviceRss.beforeMiB.toFixed(0)} | ${median(serviceCpu.map(({ cpuMs }) => cpuMs)).toFixed(1)} | ${median(serviceCpu.map(({ cpuMs, wallMs }) => cpuMs / wallMs)).toFixed(2)} |`,
       );
       process.stderr.write(`${rows[rows.length - 1]}\n`);
     }

@@ -4,3 +4,8 @@ export function median(values: readonly number[]): number {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
+
+/** The median of the ratios of each measurement to the one taken next to it (`others`, in the same order). */
+export function medianOfRatios(values: readonly number[], others: readonly number[]): number {
+  return median(values.map((value, index) => value / (others[index] ?? value)));
+}

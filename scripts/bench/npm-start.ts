@@ -7,7 +7,7 @@ import { freePort, type LocalProcess, startLocalProcess } from '../../test/suppo
 import { makeBenchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { nowMs } from './latency-proxy';
-import { median } from './median';
+import { median, medianOfRatios } from './median';
 
 export interface NpmStartRow {
   input: string;
@@ -25,11 +25,6 @@ export interface NpmStartRow {
 interface Series {
   uploads: number[];
   floors: number[];
-}
-
-/** Median of the ratios of each upload to the floor job next to it. */
-function floorRatio({ uploads, floors }: Series): number {
-  return median(uploads.map((ms, index) => ms / (floors[index] ?? ms)));
 }
 
 /**
@@ -65,9 +60,12 @@ export async function measureThroughNpmStart(iterations: number): Promise<NpmSta
         input: fixture.name,
         uploadP50: median(full.uploads),
         floorP50: median(full.floors),
-        ratio: floorRatio(full),
-        withoutClassifier: { uploadP50: median(unclassified.uploads), ratio: floorRatio(unclassified) },
-        classifierRatio: median(full.uploads.map((ms, index) => ms / (unclassified.uploads[index] ?? ms))),
+        ratio: medianOfRatios(full.uploads, full.floors),
+        withoutClassifier: {
+          uploadP50: median(unclassified.uploads),
+          ratio: medianOfRatios(unclassified.uploads, unclassified.floors),
+        },
+        classifierRatio: medianOfRatios(full.uploads, unclassified.uploads),
       });
       process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
     }
