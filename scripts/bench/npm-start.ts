@@ -82,18 +82,16 @@ async function measureInput(
   servers: readonly [LocalProcess, LocalProcess],
   iterations: number,
 ): Promise<[Series, Series]> {
-  const series: [Series, Series] = [
-    { uploads: [], floors: [] },
-    { uploads: [], floors: [] },
-  ];
+  type Lane = Series & { server: LocalProcess };
+  const lane = (server: LocalProcess): Lane => ({ server, uploads: [], floors: [] });
+  const lanes: [Lane, Lane] = [lane(servers[0]), lane(servers[1])];
   const floor = async (): Promise<number> => {
     const floorStarted = nowMs();
     await floorJob(bytes);
     return nowMs() - floorStarted;
   };
   for (let run = 0; run < iterations + 2; run += 1) {
-    const order = run % 2 === 0 ? servers : [...servers].reverse();
-    for (const server of order) {
+    for (const { server, uploads, floors } of run % 2 === 0 ? lanes : [...lanes].reverse()) {
       // a fresh image each time (bytes appended past the image's end): never a duplicate
       const form = await multipartBody(Buffer.concat([bytes, randomBytes(8)]));
       // in turns which goes first: the server's work after an answer (its collections, its stores' writes) would
@@ -105,12 +103,11 @@ async function measureInput(
       if (status !== 200) throw new Error(`upload failed: ${answer}`);
       const floorMs = floorBefore ?? (await floor());
       if (run < 2) continue; // warm-up: the cold start and the first caches
-      const into = series[servers.indexOf(server)];
-      into?.uploads.push(uploadMs);
-      into?.floors.push(floorMs);
+      uploads.push(uploadMs);
+      floors.push(floorMs);
     }
   }
-  return series;
+  return lanes;
 }
 
 /** A multipart/form-data body of one file field, `source`, encoded whole (by the platform's FormData) before the clock starts. */
