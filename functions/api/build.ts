@@ -44,7 +44,7 @@ export async function buildServices(
   env: Env,
   logger: Logger,
   metrics: Metrics,
-  options: Pick<HandlerOptions, 'random' | 'imageProcessor'> = {},
+  options: Pick<HandlerOptions, 'random' | 'imageProcessor' | 'storeCallLimits'> = {},
 ): Promise<Services> {
   const random = options.random ?? cryptoRandom;
   const config = loadConfig(env);
@@ -53,10 +53,9 @@ export async function buildServices(
     env,
     metrics,
     apiParameters(config.parameters),
+    options.storeCallLimits,
   );
-  const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
-  if (!publicUrl || !isPublicUrl(publicUrl))
-    throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
+  const publicUrl = await publicUrlOf(config, settings);
   const counters = new DynamoCounterStore(db, config.tableName);
   const codecs = new IdCodecs(() => settings.idSalt(), config.idPadding);
   const service = new UploadService({
@@ -99,6 +98,14 @@ export async function buildServices(
   const guard = perHour(counters, config.reportsPerHour, REPORT_RULE);
   const reporting = new ImageReports({ reports, images, codecs, guard, stats, clock, logger });
   return { config, publicUrl, service, access, reports: reporting, settings, refusals };
+}
+
+/** The service's public URL, without a trailing slash: PUBLIC_URL, or its parameter; neither is a bad setting. */
+async function publicUrlOf(config: Readonly<Config>, settings: SettingsStore): Promise<string> {
+  const publicUrl = (config.publicUrl ?? (await settings.publicUrl()))?.replace(/\/+$/, '');
+  if (!publicUrl || !isPublicUrl(publicUrl))
+    throw new Error(`no public URL: set PUBLIC_URL or the ${config.parameters.publicUrl} parameter`);
+  return publicUrl;
 }
 
 /** The client's upload slots (the flood limits, from their parameter), and its URL sources that may fail an hour. */

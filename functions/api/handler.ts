@@ -7,6 +7,7 @@ import type { ImageProcessor, RandomSource } from '../core/ports';
 import { errorResponse } from '../http/responses';
 import { createRouter, type Router } from '../http/router';
 import { buildServices, type Env } from './build';
+import type { StoreCallLimits } from './stores';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Promise<APIGatewayProxyResult>;
 
@@ -19,6 +20,11 @@ export interface HandlerOptions {
   random?: RandomSource;
   /** What makes the renditions; default: the configuration's (`imageProcessor`). The bench weighs moderation with it. */
   imageProcessor?: (config: Readonly<Config>) => Promise<ImageProcessor>;
+  /**
+   * How long store calls may take; default: `STORE_CALL_LIMITS`. Only a test that runs a hundred invocations in one
+   * process sets its own (`docs/reliability.md`, "Concurrency").
+   */
+  storeCallLimits?: Readonly<StoreCallLimits>;
 }
 
 /** A handler over its own environment; tests and the local server make several. */

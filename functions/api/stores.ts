@@ -19,18 +19,31 @@ import type { Clock } from '../core/ports';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** How long a store call may take: at most `maxAttempts` tries, each bounded by the two timeouts. */
+export interface CallLimits {
+  maxAttempts: number;
+  connectionTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+/** The limits of the small calls and of the S3 puts. */
+export interface StoreCallLimits {
+  small: CallLimits;
+  objects: CallLimits;
+}
+
 /**
  * Every store call gives up well before API Gateway's 29 s: at most `maxAttempts` tries, each bounded by the
  * connection and request timeouts (plus the SDK's jittered backoff, under a second for these attempts).
  */
-export const STORE_CALL_LIMITS = {
+export const STORE_CALL_LIMITS: Readonly<StoreCallLimits> = {
   /** DynamoDB, SSM and CloudFront calls are small: 3 tries of at most 1 + 3 s. */
   small: { maxAttempts: 3, connectionTimeoutMs: 1_000, requestTimeoutMs: 3_000 },
   /** S3 puts carry up to MAX_UPLOAD_BYTES: 2 tries of at most 1 + 10 s. */
   objects: { maxAttempts: 2, connectionTimeoutMs: 1_000, requestTimeoutMs: 10_000 },
-} as const;
+};
 
-export function clientOptions(limits: (typeof STORE_CALL_LIMITS)[keyof typeof STORE_CALL_LIMITS]) {
+export function clientOptions(limits: Readonly<CallLimits>) {
   return {
     maxAttempts: limits.maxAttempts,
     // without throwOnRequestTimeout the SDK only logs a warning when requestTimeout passes, and waits on
@@ -73,17 +86,18 @@ export function buildStores(
   env: Env,
   metrics: Metrics = NO_METRICS,
   parameters: Partial<SettingsParameters> = config.parameters,
+  limits: Readonly<StoreCallLimits> = STORE_CALL_LIMITS,
 ) {
   // Stores of one's own (the stand-ins, moto_server...) are reached by endpoint variables; S3 then takes path-style.
   const pathStyle = Boolean(env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL']);
   // checksums only where S3 requires one: the puts carry Content-MD5 (`adapters/s3-object-store.ts`)
   const s3 = new S3Client({
-    ...clientOptions(STORE_CALL_LIMITS.objects),
+    ...clientOptions(limits.objects),
     forcePathStyle: pathStyle,
     requestChecksumCalculation: 'WHEN_REQUIRED',
   });
   s3.middlewareStack.add(measureCalls('S3', metrics), MEASURE);
-  const small = clientOptions(STORE_CALL_LIMITS.small);
+  const small = clientOptions(limits.small);
   const dynamodb = new DynamoDBClient(small);
   dynamodb.middlewareStack.add(measureCalls('DynamoDB', metrics), MEASURE);
   const db = DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } });

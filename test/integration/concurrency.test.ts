@@ -1,11 +1,11 @@
 import { makePng } from '../support/images';
-import { createTestService, jsonBody, multipartUpload } from '../support/test-service';
+import { createTestService, jsonBody, multipartUpload, ONE_PROCESS_LIMITS } from '../support/test-service';
 
 jest.setTimeout(120_000);
 
 describe('concurrency', () => {
   it('stores 100 parallel uploads of distinct images under one file name: 100 ids, 100 names, 100 records, 300 objects', async () => {
-    const service = await createTestService();
+    const service = await createTestService({}, { storeCallLimits: ONE_PROCESS_LIMITS });
     await service.setFloodLimits({});
     const images = await Promise.all(
       Array.from({ length: 100 }, (_, index) => makePng(16 + (index % 10), 16 + Math.floor(index / 10))),

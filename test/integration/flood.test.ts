@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { makePng } from '../support/images';
 import { clearOfMinuteEnd } from '../support/in-memory';
-import { createTestService, jsonBody, multipartUpload, type TestService } from '../support/test-service';
+import { createTestService, jsonBody, multipartUpload, ONE_PROCESS_LIMITS, type TestService } from '../support/test-service';
 
 async function upload(
   service: TestService,
@@ -16,7 +16,7 @@ async function upload(
 
 describe('flood protection', () => {
   it('stores exactly 10 of 50 concurrent uploads from one IP when the limit is 10 per minute', async () => {
-    const service = await createTestService();
+    const service = await createTestService({}, { storeCallLimits: ONE_PROCESS_LIMITS });
     await service.setFloodLimits({ minute: 10 });
     const images = await Promise.all(Array.from({ length: 50 }, (_, index) => makePng(10 + index, 10)));
     // all 50 must fall in one minute window: start well clear of a minute boundary
