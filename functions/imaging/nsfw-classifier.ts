@@ -163,14 +163,19 @@ const options = {
 };
 ort.InferenceSession.create(workerData.model, options).then(
   (session) => {
+    // one run at a time, each timed from its own start: runs that arrive together (the local server's concurrent
+    // uploads) would otherwise each count the wait for the runs before it
+    let queue = Promise.resolve();
     parentPort.on('message', ({ id, data, width, height, channels, premultiplied }) => {
       const side = ${CLASSIFIER_SIDE};
-      const started = performance.now();
-      Promise.resolve().then(() => {
+      const run = () => {
+        const started = performance.now();
         const rgb = squeeze(data, width, height, channels, premultiplied, side);
-        return session.run({ pixels: new ort.Tensor('uint8', rgb, [1, side, side, 3]) });
-      }).then(
-        ({ scores }) => parentPort.postMessage({ id, scores: Array.from(scores.data), runMs: performance.now() - started }),
+        return session.run({ pixels: new ort.Tensor('uint8', rgb, [1, side, side, 3]) })
+          .then(({ scores }) => ({ scores: Array.from(scores.data), runMs: performance.now() - started }));
+      };
+      queue = queue.then(run).then(
+        ({ scores, runMs }) => parentPort.postMessage({ id, scores, runMs }),
         (error) => parentPort.postMessage({ id, error: message(error) }),
       );
     });
