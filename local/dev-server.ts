@@ -16,6 +16,8 @@ export interface DevServerOptions {
   bucket: string;
   port: number;
   host?: string;
+  /** How many requests the handler runs at once; the rest wait their turn, in order (`docs/local.md`). */
+  invocations?: number;
 }
 
 export interface DevServer {
@@ -36,6 +38,7 @@ const IMAGE_KEY = /^images\/[A-Za-z0-9_.\-/]+$/;
  * Lambda runs, and serves `/images/...` from the S3 stand-in.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const turns = new Turns(options.invocations ?? DEFAULT_INVOCATIONS);
   const server: Server = createServer((request, response) => {
     handle(request, response).catch(() => {
       if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -76,7 +79,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       send(response, respond(413, 'application/json', '{"message":"Request Too Long"}'));
       return;
     }
-    send(response, await options.handler(event, localContext(event.requestContext.requestId)));
+    send(response, await turns.run(() => options.handler(event, localContext(event.requestContext.requestId))));
   }
 
   async function serveImage(url: string, headOnly: boolean, response: ServerResponse): Promise<void> {
@@ -142,6 +145,33 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Requests the handler runs at once by default: Lambda gives each an instance of its own, here they share one process
+ * (why, and what a burst did without it: `docs/local.md`, "Many requests at once").
+ */
+export const DEFAULT_INVOCATIONS = 8;
+
+/** At most `limit` tasks at once; the others start in the order they came, as one ends. */
+export class Turns {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running += 1;
+    try {
+      return await task();
+    } finally {
+      // the slot passes to the next in line as it is, or is given back
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
 }
 
 function send(response: ServerResponse, result: APIGatewayProxyResult): void {

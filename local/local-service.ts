@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createHandler } from '../functions/api/handler';
 import { createSweepHandler } from '../functions/api/sweep';
 import { loadConfig, SETTINGS } from '../functions/config';
-import { startDevServer } from './dev-server';
+import { DEFAULT_INVOCATIONS, startDevServer } from './dev-server';
 import { externalClients, localClients, provision, type Endpoints, type LocalClients } from './provision';
 import { STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
 
@@ -75,6 +75,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   // The function's settings, checked now rather than at the first request (the same check Lambda's cold start makes).
   loadConfig({ ...env, BUCKET_NAME: 'check', TABLE_NAME: 'check', PUBLIC_URL: env['PUBLIC_URL'] || 'http://localhost' });
+  const invocations = Number(env['LOCAL_INVOCATIONS'] || DEFAULT_INVOCATIONS);
+  if (!Number.isInteger(invocations) || invocations < 1)
+    throw new Error(`LOCAL_INVOCATIONS must be a whole number of requests, 1 or more, got ${env['LOCAL_INVOCATIONS']}`);
   const sweepSeconds = Number(env['SWEEP_INTERVAL_SECONDS'] || 60);
   if (!(sweepSeconds >= 1))
     throw new Error(`SWEEP_INTERVAL_SECONDS must be a number of seconds, got ${env['SWEEP_INTERVAL_SECONDS']}`);
@@ -102,7 +105,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const handler = createHandler(handlerEnv);
   // only this machine by default, as the stand-ins; HOST=0.0.0.0 (or an address) to serve the network
   const host = env['HOST'] || '127.0.0.1';
-  const server = await startDevServer({ handler, s3: clients.s3, bucket, port, host });
+  const server = await startDevServer({ handler, s3: clients.s3, bucket, port, host, invocations });
   publicUrl ||= `http://localhost:${server.port}`;
   handlerEnv['PUBLIC_URL'] = publicUrl.replace(/\/+$/, '');
 

@@ -309,3 +309,16 @@ describe.each(MODES)('the local server on $name, driven over HTTP like real clie
     await expectServed(before);
   });
 });
+
+describe('the local server, misconfigured', () => {
+  it.each(['0', '2.5', 'many'])('refuses to start with LOCAL_INVOCATIONS=%s, naming the setting', async (value) => {
+    const folder = mkdtempSync(join(tmpdir(), 'image-upload-e2e-'));
+    try {
+      await expect(
+        startLocalProcess({ PORT: String(await freePort()), DATA_DIR: folder, LOCAL_INVOCATIONS: value }),
+      ).rejects.toThrow(`LOCAL_INVOCATIONS must be a whole number of requests, 1 or more, got ${value}`);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

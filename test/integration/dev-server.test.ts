@@ -1,6 +1,6 @@
 import { networkInterfaces } from 'node:os';
 import { S3Client } from '@aws-sdk/client-s3';
-import { startDevServer } from '../../local/dev-server';
+import { DEFAULT_INVOCATIONS, startDevServer, Turns } from '../../local/dev-server';
 
 describe('the local server', () => {
   const handler = async () => ({ statusCode: 200, body: 'ok' });
@@ -22,5 +22,76 @@ describe('the local server', () => {
     const everywhere = await startDevServer({ handler, s3, bucket: 'b', port: 0, host: '0.0.0.0' });
     expect(everywhere.host).toBe('0.0.0.0');
     await everywhere.close();
+  });
+
+  it('runs at most `invocations` requests at once', async () => {
+    for (const invocations of [1, 3]) {
+      let running = 0;
+      let most = 0;
+      const slow = async (event: { path: string }) => {
+        running += 1;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        running -= 1;
+        return { statusCode: 200, body: event.path };
+      };
+      const server = await startDevServer({ handler: slow, s3, bucket: 'b', port: 0, invocations });
+      try {
+        const bodies = await Promise.all(
+          Array.from({ length: 10 }, async (_, n) => (await fetch(`http://127.0.0.1:${server.port}/r${n}`)).text()),
+        );
+        expect(bodies).toEqual(Array.from({ length: 10 }, (_, n) => `/r${n}`));
+        expect(most).toBe(invocations);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('starts the requests that wait in the order they came, each as soon as one ends, failed or not', async () => {
+    const turns = new Turns(2);
+    const started: number[] = [];
+    const ends: Array<() => void> = [];
+    const task = (n: number) => () => {
+      started.push(n);
+      return new Promise<number>((resolve, reject) => ends.push(() => (n === 1 ? reject(new Error('failed')) : resolve(n))));
+    };
+    const results = Array.from({ length: 5 }, (_, n) => turns.run(task(n)).catch((error: Error) => error.message));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1]);
+    ends[1]?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1, 2]);
+    ends[0]?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1, 2, 3]);
+    for (let n = 2; n < 5; n += 1) {
+      ends[n]?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+    await expect(Promise.all(results)).resolves.toEqual([0, 'failed', 2, 3, 4]);
+  });
+
+  it('runs a few requests at once by default', async () => {
+    let running = 0;
+    let most = 0;
+    const counting = async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      running -= 1;
+      return { statusCode: 200, body: 'ok' };
+    };
+    const server = await startDevServer({ handler: counting, s3, bucket: 'b', port: 0 });
+    try {
+      const statuses = await Promise.all(
+        Array.from({ length: DEFAULT_INVOCATIONS * 3 }, async () => (await fetch(`http://127.0.0.1:${server.port}/`)).status),
+      );
+      expect(statuses).toEqual(Array.from({ length: DEFAULT_INVOCATIONS * 3 }, () => 200));
+      expect(most).toBe(DEFAULT_INVOCATIONS);
+    } finally {
+      await server.close();
+    }
   });
 });
