@@ -21,8 +21,8 @@ export interface HandlerOptions {
   /** What makes the renditions; default: the configuration's (`imageProcessor`). The bench weighs moderation with it. */
   imageProcessor?: (config: Readonly<Config>) => Promise<ImageProcessor>;
   /**
-   * How long store calls may take; default: `STORE_CALL_LIMITS`. Only a test that runs a hundred invocations in one
-   * process sets its own (`docs/reliability.md`, "Concurrency").
+   * How long store calls may take; default: `STORE_CALL_LIMITS`. Only the tests that run tens of invocations at once
+   * in one process set their own (`docs/reliability.md`, "Concurrency").
    */
   storeCallLimits?: Readonly<StoreCallLimits>;
 }
