@@ -382,3 +382,23 @@ describe('a cold start whose settings cannot be read', () => {
     expect((await request()).statusCode).toBe(200);
   });
 });
+
+describe('a cold start without a public URL', () => {
+  it('answers 500 in the envelope when neither PUBLIC_URL nor its parameter is set, or it is not an http(s) URL', async () => {
+    for (const publicUrl of [undefined, 'ftp://img.example.test', 'img.example.test', 'https://img.example.test/?a=1']) {
+      const cold = await createTestService({ PUBLIC_URL: '' });
+      if (publicUrl)
+        await cold.clients.ssm.send(
+          new PutParameterCommand({ Name: `${cold.parameterPrefix}/public-url`, Value: publicUrl, Type: 'String' }),
+        );
+      const response = await cold.send(
+        multipartUpload({ key: cold.apiKey, source: { bytes: await makePng(12, 9), filename: 'cold.png' } }),
+      );
+      expect([publicUrl, response.statusCode, JSON.parse(response.body)]).toEqual([
+        publicUrl,
+        500,
+        { status_code: 500, error: { message: 'Internal server error', code: 500 }, status_txt: 'Internal Server Error' },
+      ]);
+    }
+  });
+});
