@@ -38,10 +38,8 @@ export interface TestService {
 }
 
 /**
- * Store call limits for a test that runs tens of invocations at once in this one process. Lambda gives each invocation
- * an instance of its own; here they share one event loop on two cores, and a store's answer waits behind the other
- * invocations' work. The production limits (1 s to connect, 3 s a call) would then time this process's own queue,
- * not the store, and answer 503 to a burst that Lambda serves (`docs/reliability.md`, "Concurrency").
+ * Store call limits for a test that runs tens of invocations at once in this one process, where the production limits
+ * would time the process's own queue rather than the store (`docs/reliability.md`, "Concurrency").
  */
 export const ONE_PROCESS_LIMITS: Readonly<StoreCallLimits> = {
   small: { ...STORE_CALL_LIMITS.small, connectionTimeoutMs: 20_000, requestTimeoutMs: 20_000 },
