@@ -24,24 +24,30 @@ describe('the local server', () => {
     await everywhere.close();
   });
 
+  /** A handler that takes 100 ms and answers its path, and the most requests it ever ran at once. */
+  const counting = () => {
+    let running = 0;
+    const seen = { most: 0 };
+    const slow = async (event: { path: string }) => {
+      running += 1;
+      seen.most = Math.max(seen.most, running);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      running -= 1;
+      return { statusCode: 200, body: event.path };
+    };
+    return { slow, seen };
+  };
+
   it('runs at most `invocations` requests at once', async () => {
     for (const invocations of [1, 3]) {
-      let running = 0;
-      let most = 0;
-      const slow = async (event: { path: string }) => {
-        running += 1;
-        most = Math.max(most, running);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        running -= 1;
-        return { statusCode: 200, body: event.path };
-      };
+      const { slow, seen } = counting();
       const server = await startDevServer({ handler: slow, s3, bucket: 'b', port: 0, invocations });
       try {
         const bodies = await Promise.all(
           Array.from({ length: 10 }, async (_, n) => (await fetch(`http://127.0.0.1:${server.port}/r${n}`)).text()),
         );
         expect(bodies).toEqual(Array.from({ length: 10 }, (_, n) => `/r${n}`));
-        expect(most).toBe(invocations);
+        expect(seen.most).toBe(invocations);
       } finally {
         await server.close();
       }
@@ -56,40 +62,33 @@ describe('the local server', () => {
       started.push(n);
       return new Promise<number>((resolve, reject) => ends.push(() => (n === 1 ? reject(new Error('failed')) : resolve(n))));
     };
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
     const results = Array.from({ length: 5 }, (_, n) => turns.run(task(n)).catch((error: Error) => error.message));
-    await new Promise((resolve) => setImmediate(resolve));
+    await tick();
     expect(started).toEqual([0, 1]);
     ends[1]?.();
-    await new Promise((resolve) => setImmediate(resolve));
+    await tick();
     expect(started).toEqual([0, 1, 2]);
     ends[0]?.();
-    await new Promise((resolve) => setImmediate(resolve));
+    await tick();
     expect(started).toEqual([0, 1, 2, 3]);
     for (let n = 2; n < 5; n += 1) {
       ends[n]?.();
-      await new Promise((resolve) => setImmediate(resolve));
+      await tick();
     }
     expect(started).toEqual([0, 1, 2, 3, 4]);
     await expect(Promise.all(results)).resolves.toEqual([0, 'failed', 2, 3, 4]);
   });
 
   it('runs a few requests at once by default', async () => {
-    let running = 0;
-    let most = 0;
-    const counting = async () => {
-      running += 1;
-      most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      running -= 1;
-      return { statusCode: 200, body: 'ok' };
-    };
-    const server = await startDevServer({ handler: counting, s3, bucket: 'b', port: 0 });
+    const { slow, seen } = counting();
+    const server = await startDevServer({ handler: slow, s3, bucket: 'b', port: 0 });
     try {
       const statuses = await Promise.all(
         Array.from({ length: DEFAULT_INVOCATIONS * 3 }, async () => (await fetch(`http://127.0.0.1:${server.port}/`)).status),
       );
       expect(statuses).toEqual(Array.from({ length: DEFAULT_INVOCATIONS * 3 }, () => 200));
-      expect(most).toBe(DEFAULT_INVOCATIONS);
+      expect(seen.most).toBe(DEFAULT_INVOCATIONS);
     } finally {
       await server.close();
     }
