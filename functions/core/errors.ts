@@ -11,6 +11,7 @@ export type UploadErrorKind =
   | 'UnsupportedFormat'
   | 'FileTooBig'
   | 'ImageTooLarge'
+  | 'ImageTooThin'
   | 'WidthTooLarge'
   | 'InvalidWidth'
   | 'InvalidExpiration'

@@ -24,6 +24,7 @@ export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: 
   UnsupportedFormat: { status: 415, code: 613 },
   FileTooBig: { status: 413, code: 400 },
   ImageTooLarge: { status: 413, code: 615 },
+  ImageTooThin: { status: 400, code: 614 },
   WidthTooLarge: { status: 400, code: 610 },
   InvalidWidth: { status: 400, code: 610 },
   InvalidExpiration: { status: 400, code: 620 },

@@ -37,9 +37,10 @@ export interface ClassifierPixels {
 export interface PictureClassifier {
   /**
    * How likely the picture is explicit, 0 to 1. `onRun`, when given, is told how long the classifier's own work took
-   * (squeezing the pixels and running the model, in ms), apart from any wait for its thread.
+   * (squeezing the pixels and running the model, in ms), apart from any wait for its thread. Past `timeLimitMs`, the
+   * run fails with a `ClassifierTimeout`.
    */
-  score(pixels: ClassifierPixels, onRun?: (runMs: number) => void): Promise<number>;
+  score(pixels: ClassifierPixels, onRun?: (runMs: number) => void, timeLimitMs?: number): Promise<number>;
 }
 
 /**
@@ -47,6 +48,20 @@ export interface PictureClassifier {
  * by libvips first, so that no more than this is copied to the worker.
  */
 export const MAX_CLASSIFIER_PIXELS = 1_000_000;
+
+/**
+ * The longest side handed over as it is: the squeeze keeps a line of the classifier's width for every row, so a copy
+ * of 1 by 1,000,000 pixels would need 2.7 GB; longer sides are squeezed by libvips first.
+ */
+export const MAX_CLASSIFIER_SIDE = 2048;
+
+/** A run that did not answer in the time it was given; its worker is ended, and the next run starts another. */
+export class ClassifierTimeout extends Error {
+  constructor(timeLimitMs: number) {
+    super(`the classifier did not answer within ${timeLimitMs} ms`);
+    this.name = 'ClassifierTimeout';
+  }
+}
 
 /**
  * How the classifier's input is made from decoded pixels: squeezed to `CLASSIFIER_SIDE` a side whatever their aspect
@@ -212,15 +227,16 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     return classifier;
   }
 
-  async score(pixels: ClassifierPixels, onRun?: (runMs: number) => void): Promise<number> {
+  async score(pixels: ClassifierPixels, onRun?: (runMs: number) => void, timeLimitMs?: number): Promise<number> {
     const { data, width, height, channels } = pixels;
     const sized = Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0;
-    if (!sized || width * height > MAX_CLASSIFIER_PIXELS || ![1, 2, 3, 4].includes(channels))
+    const bounded = width * height <= MAX_CLASSIFIER_PIXELS && Math.max(width, height) <= MAX_CLASSIFIER_SIDE;
+    if (!sized || !bounded || ![1, 2, 3, 4].includes(channels))
       throw new Error(`classifier input of ${width}x${height}x${channels} pixels`);
     if (data.length !== width * height * channels)
       throw new Error(`classifier input of ${data.length} bytes for ${width}x${height}x${channels}`);
-    const { scores, runMs } = await this.run(pixels).catch((cause: unknown) => {
-      throw new DependencyError('NSFW classifier', cause);
+    const { scores, runMs } = await this.run(pixels, timeLimitMs).catch((cause: unknown) => {
+      throw cause instanceof ClassifierTimeout ? cause : new DependencyError('NSFW classifier', cause);
     });
     onRun?.(runMs);
     if (scores.length !== CLASSES.length) throw new DependencyError('NSFW classifier', new Error('unexpected output'));
@@ -233,14 +249,33 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     await this.worker?.terminate();
   }
 
-  /** One run; a worker that died (its runs in flight failed with it) is replaced by the next run, not mourned. */
-  private async run({ data, width, height, channels, premultiplied = false }: ClassifierPixels): Promise<Run> {
+  /**
+   * One run; a worker that died (its runs in flight failed with it) is replaced by the next run, not mourned. A run
+   * past its time limit ends its worker: the other runs in flight fail with it (503, try again), and nothing is left
+   * holding a core.
+   */
+  private async run(
+    { data, width, height, channels, premultiplied = false }: ClassifierPixels,
+    timeLimitMs: number | undefined,
+  ): Promise<Run> {
     if (this.closed) throw new Error('the classifier is closed');
     this.worker ??= await this.start();
     const worker = this.worker;
     const id = (this.nextId += 1);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const timer =
+        timeLimitMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.pending.delete(id);
+              reject(new ClassifierTimeout(timeLimitMs));
+              void worker.terminate();
+            }, timeLimitMs);
+      const settled = (): void => clearTimeout(timer);
+      this.pending.set(id, {
+        resolve: (answer) => (settled(), resolve(answer)),
+        reject: (error) => (settled(), reject(error)),
+      });
       worker.ref();
       // a copy of its own, moved rather than copied again: the imaging goes on reading the pixels it was given
       const copy = Uint8Array.prototype.slice.call(data);

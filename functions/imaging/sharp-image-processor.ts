@@ -1,15 +1,23 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { DependencyError, UploadError } from '../core/errors';
 import { md5Hex } from '../core/hashes';
-import { pdqHash } from '../core/pdq';
-import { awaitedLater } from '../core/settle';
+import { pdqHash, type PdqPixels } from '../core/pdq';
+import { awaitedLater, settled } from '../core/settle';
 import type { EncodedImage, ImageProcessor, Perceptual, ProcessedImage, ProcessOptions } from '../core/ports';
 import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
 import { fitGifScreen } from './gif-screen';
-import { CLASSIFIER_SIDE, type ClassifierPixels, MAX_CLASSIFIER_PIXELS, type PictureClassifier } from './nsfw-classifier';
+import {
+  CLASSIFIER_SIDE,
+  type ClassifierPixels,
+  ClassifierTimeout,
+  MAX_CLASSIFIER_PIXELS,
+  MAX_CLASSIFIER_SIDE,
+  type PictureClassifier,
+} from './nsfw-classifier';
 import { insidePlainBorder } from './plain-border';
+import { collectGarbageSoon } from './release-memory';
 import { jpegScanCount, stripMetadata } from './strip-metadata';
 import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
 
@@ -75,9 +83,28 @@ const BORDER_TOLERANCE = 10;
  */
 export const MAX_JPEG_SCANS = 100;
 
+/**
+ * How much longer one side may be than the other. A thinner picture has no rendition worth showing (the thumb would
+ * be a sliver of it, the medium a line), and its working copy cannot shrink along its long side: 1 x 1,000,000 pixels
+ * is a megapixel that no step may read whole. Long screenshots (1:20 to 1:50) and panoramas (up to about 10:1) pass.
+ */
+export const MAX_SIDE_RATIO = 100;
+
+/**
+ * The longest side of the copy the perceptual hashes read: a working copy longer than this (a tall or wide picture) is
+ * squeezed by libvips first, so that the hashes' work on this thread stays a few ms whatever the picture's shape.
+ * Working copies of photos (500 by at most 1,000) are hashed as they are.
+ */
+export const MAX_HASHED_SIDE = 1024;
+
+/** A job whose decoded pixels came to more than this lets them go at once when it is done (`collectGarbageSoon`). */
+const RELEASED_PIXEL_BYTES = 16 * 1024 * 1024;
+
 /** The time left of one upload's imaging: every libvips pipeline is stopped once it is spent. */
 class Budget {
   private readonly deadlineMs: number;
+  /** Bytes of the decoded pixels the job made (its working copies). */
+  decodedBytes = 0;
 
   constructor(private readonly seconds: number) {
     this.deadlineMs = Date.now() + seconds * 1000;
@@ -86,6 +113,11 @@ class Budget {
   /** The pipeline, which libvips stops (with a timeout error) once the budget is spent. */
   bound(image: Sharp): Sharp {
     return image.timeout({ seconds: Math.max(1, Math.ceil((this.deadlineMs - Date.now()) / 1000)) });
+  }
+
+  /** What is left of the budget, in ms (the classifier's worker is ended past it). */
+  leftMs(): number {
+    return Math.max(0, this.deadlineMs - Date.now());
   }
 
   /** Throws once the budget is spent: a step libvips could not stop in time is not followed by more work. */
@@ -126,6 +158,8 @@ export class SharpImageProcessor implements ImageProcessor {
         processed = await this.processKept(input, probe, budget, options);
       else processed = await this.processConverted(input, probe, size, budget, options);
       budget.check();
+      if (budget.decodedBytes > RELEASED_PIXEL_BYTES)
+        void settled(processed.nsfwScoring ?? Promise.resolve()).then(collectGarbageSoon);
       return processed;
     } catch (error) {
       if (error instanceof UploadError) throw error;
@@ -191,6 +225,9 @@ export class SharpImageProcessor implements ImageProcessor {
       throw new UploadError('ImageTooLarge', `HEIC image too large - max ${megapixels(maxHeicPixels)} megapixels`);
     }
     if (probe.frames > maxFrames) throw new UploadError('ImageTooLarge', `Image too large - max ${maxFrames} frames`);
+    if (Math.max(probe.width, probe.height) > MAX_SIDE_RATIO * Math.min(probe.width, probe.height)) {
+      throw new UploadError('ImageTooThin', `Image too thin - sides at most ${MAX_SIDE_RATIO}:1`);
+    }
     return probe;
   }
 
@@ -277,7 +314,7 @@ export class SharpImageProcessor implements ImageProcessor {
   ): Promise<Pick<ProcessedImage, 'thumb' | 'medium' | 'perceptual' | 'nsfwScoring'>> {
     const nsfwScoring = this.classify(working, budget, options.onClassified);
     const rendering = this.renditions(working, original, probe, budget);
-    const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(working);
+    const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(await hashedCopy(working, budget));
     const { thumb, medium } = await rendering;
     return { thumb, medium, perceptual, nsfwScoring };
   }
@@ -296,14 +333,18 @@ export class SharpImageProcessor implements ImageProcessor {
     const classifier = this.classifier;
     if (!classifier) return undefined;
     const asIs =
-      'info' in picture && picture.depth === 'uchar' && picture.info.width * picture.info.height <= MAX_CLASSIFIER_PIXELS;
+      'info' in picture &&
+      picture.depth === 'uchar' &&
+      picture.info.width * picture.info.height <= MAX_CLASSIFIER_PIXELS &&
+      Math.max(picture.info.width, picture.info.height) <= MAX_CLASSIFIER_SIDE;
     const scoring = asIs
-      ? classifier.score({ data: picture.data, ...picture.info }, onRun)
+      ? classifier.score({ data: picture.data, ...picture.info }, onRun, budget.leftMs())
       : squeezedByLibvips('info' in picture ? fromRaw(picture) : picture, budget).then((pixels) =>
-          classifier.score(pixels, onRun),
+          classifier.score(pixels, onRun, budget.leftMs()),
         );
     return awaitedLater(
       scoring.catch((cause: unknown) => {
+        if (cause instanceof ClassifierTimeout) throw budget.exceeded();
         throw cause instanceof UploadError ? cause : new DependencyError('NSFW classifier', cause);
       }),
     );
@@ -454,7 +495,10 @@ function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort', budget: Bu
     .bound(image)
     .raw({ depth })
     .toBuffer({ resolveWithObject: true })
-    .then(({ data, info }) => ({ data, info, depth }));
+    .then(({ data, info }) => {
+      budget.decodedBytes += data.length;
+      return { data, info, depth };
+    });
 }
 
 /** A pipeline over raw pixels; 16-bit samples must reach sharp as a Uint16Array to be read as such. */
@@ -481,12 +525,22 @@ function fromPixels(pixels: RawPixels): Sharp {
   return sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
 }
 
+/** The working pixels the hashes read: as they are, or squeezed to at most `MAX_HASHED_SIDE` a side. */
+async function hashedCopy(working: RawImage, budget: Budget): Promise<PdqPixels> {
+  const { width, height, channels } = working.info;
+  if (width <= MAX_HASHED_SIDE && height <= MAX_HASHED_SIDE) return { data: working.data, width, height, channels };
+  const squeezed = fromRaw(working).resize(Math.min(width, MAX_HASHED_SIDE), Math.min(height, MAX_HASHED_SIDE), {
+    fit: 'fill',
+  });
+  const { data, info } = await budget.bound(squeezed).raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
 /**
  * The picture's PDQ hashes from the working pixels (no decode of its own), and those of the picture inside its plain
  * border, when it has one: a border added to, or cut from, a blocked picture would otherwise hide it.
  */
-function perceptualOf(working: RawImage): Perceptual {
-  const pixels = { data: working.data, width: working.info.width, height: working.info.height, channels: working.info.channels };
+function perceptualOf(pixels: PdqPixels): Perceptual {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
   const hashes = inside ? [pdqHash(pixels), pdqHash(inside)] : [pdqHash(pixels)];
   return { hashes: hashes.map((one) => one.hash), turned: hashes.flatMap((one) => one.turned), quality: hashes[0]?.quality ?? 0 };

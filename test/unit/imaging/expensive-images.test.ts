@@ -2,9 +2,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { UploadError } from '../../../functions/core/errors';
-import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
+import { pdqHash } from '../../../functions/core/pdq';
+import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
+import {
+  MAX_HASHED_SIDE,
+  MAX_SIDE_RATIO,
+  SharpImageProcessor,
+  type ImagingSettings,
+} from '../../../functions/imaging/sharp-image-processor';
 import { jpegScanCount } from '../../../functions/imaging/strip-metadata';
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
+
+// the perceptual hash as it is, its calls kept
+jest.mock('../../../functions/core/pdq', () => {
+  const actual: typeof import('../../../functions/core/pdq') = jest.requireActual('../../../functions/core/pdq');
+  return { ...actual, pdqHash: jest.fn(actual.pdqHash) };
+});
 
 /**
  * The corpus of small images that are expensive to decode, each refused (413, code 615, a message naming the reason)
@@ -74,5 +87,51 @@ describe('small but expensive images', () => {
     const gif = uncompressedAnimatedGif(400, 300, 150);
     const error = await refusal(new SharpImageProcessor({ ...SETTINGS, timeLimitSeconds: 1 }), gif);
     expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too complex - not processed within 1 s']);
+  });
+});
+
+describe('thin and tall pictures', () => {
+  const png = (width: number, height: number): Promise<Buffer> =>
+    sharp({ create: { width, height, channels: 3, background: '#336699' } })
+      .png()
+      .toBuffer();
+
+  it.each([
+    [1, 1_000_000],
+    [1_000_000, 1],
+    [1, 101],
+    [10_100, 100],
+  ])('refuses %ix%i, sides further apart than 100:1, before decoding it (400, code 614)', async (width, height) => {
+    const error = await refusal(new SharpImageProcessor(SETTINGS), await png(width, height));
+    expect([error.kind, error.message]).toEqual(['ImageTooThin', `Image too thin - sides at most ${MAX_SIDE_RATIO}:1`]);
+  });
+
+  it.each([
+    [100, 10_000],
+    [10_000, 100],
+    [1, 100],
+  ])('takes %ix%i, and hashes and classifies it from a bounded copy', async (width, height) => {
+    const handed: ClassifierPixels[] = [];
+    const classifier: PictureClassifier = {
+      score: (pixels) => (handed.push(pixels), Promise.resolve(0)),
+    };
+    const hashing = jest.mocked(pdqHash);
+    hashing.mockClear();
+    {
+      const processed = await new SharpImageProcessor(SETTINGS, classifier).process(await png(width, height), {
+        targetWidth: undefined,
+      });
+      expect([processed.original.width, processed.original.height]).toEqual([width, height]);
+      expect([processed.thumb.width, processed.thumb.height]).toEqual([320, 320]);
+      await processed.nsfwScoring;
+      expect(processed.perceptual?.hashes.length).toBeGreaterThan(0);
+      // the hashes read at most MAX_HASHED_SIDE a side, the classifier's worker at most 2048
+      expect(hashing).toHaveBeenCalled();
+      for (const [pixels] of hashing.mock.calls) {
+        expect(Math.max(pixels.width, pixels.height)).toBeLessThanOrEqual(MAX_HASHED_SIDE);
+      }
+      expect(handed).toHaveLength(1);
+      expect(Math.max(handed[0]?.width ?? Infinity, handed[0]?.height ?? Infinity)).toBeLessThanOrEqual(2048);
+    }
   });
 });

@@ -8,8 +8,10 @@ import { pdqHash } from '../../../functions/core/pdq';
 import {
   CLASSIFIER_SIDE,
   type ClassifierPixels,
+  ClassifierTimeout,
   loadNsfwClassifier,
   MAX_CLASSIFIER_PIXELS,
+  MAX_CLASSIFIER_SIDE,
   OnnxNsfwClassifier,
   type PictureClassifier,
   squeezeForClassifier,
@@ -81,7 +83,7 @@ describe('the NSFW classifier in the imaging', () => {
     ['a BMP (converted)', () => Promise.resolve(makeBmp(40, 30, 24)), 40],
     ['an animated GIF (its first frame)', () => makeAnimated('gif', 60, 40, 3), SIDE],
     // working pixels of 40x30000, over MAX_CLASSIFIER_PIXELS: not copied to the worker as they are
-    ['a picture too tall to hand over as it is', () => makePng(40, 30_000), SIDE],
+    ['a picture too tall to hand over as it is', () => makePng(30, 3_000), SIDE],
   ])('scores %s from the pixels already decoded, and the score comes out with the image', async (_name, make, handedWidth) => {
     const classifier = new RecordingClassifier(0.42);
     const input = await make();
@@ -243,6 +245,24 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     await expect(classifier.score(plain(10, 10, [1, 2, 3, 4, 5]))).rejects.toThrow('classifier input of 10x10x5 pixels');
     const huge = { data: new Uint8Array(0), width: MAX_CLASSIFIER_PIXELS, height: 2, channels: 1 };
     await expect(classifier.score(huge)).rejects.toThrow(`classifier input of ${MAX_CLASSIFIER_PIXELS}x2x1 pixels`);
+    // few pixels, but a side whose squeeze would keep a line of the model's width for each of its rows
+    const tall = plain(1, MAX_CLASSIFIER_SIDE + 1, [7]);
+    await expect(classifier.score(tall)).rejects.toThrow(`classifier input of 1x${MAX_CLASSIFIER_SIDE + 1}x1 pixels`);
+    await expect(classifier.score(plain(1, MAX_CLASSIFIER_SIDE, [7]))).resolves.toBeGreaterThanOrEqual(0);
+  });
+
+  it('ends a run past its time limit with its worker, and answers the next run from a new one', async () => {
+    const classifier = await OnnxNsfwClassifier.load();
+    const input = plain(SIDE, SIDE, [40, 80, 120]);
+    const expected = await classifier.score(input);
+    const first = (classifier as unknown as { worker: Worker }).worker;
+    const ended = new Promise<number>((resolve) => first.once('exit', resolve));
+    // the model alone takes several ms: no run answers within 1
+    await expect(classifier.score(input, undefined, 1)).rejects.toBeInstanceOf(ClassifierTimeout);
+    await ended;
+    await expect(classifier.score(input, undefined, 60_000)).resolves.toBe(expected);
+    expect((classifier as unknown as { worker: Worker }).worker).not.toBe(first);
+    await classifier.close();
   });
 
   it('scores pixels of any size as their squeeze to 224x224 (the same input gives the same score)', async () => {
