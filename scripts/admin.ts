@@ -9,6 +9,7 @@ import { Admin, AdminError } from '../functions/core/admin';
 import { DependencyError } from '../functions/core/errors';
 import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { IdCodecs } from '../functions/core/id-codec';
+import { MIN_PDQ_QUALITY } from '../functions/core/pdq';
 import { parseIsoDuration } from '../functions/core/upload-request';
 import type { Logger } from '../functions/core/ports';
 import { NO_METRICS } from '../functions/core/metrics';
@@ -196,8 +197,9 @@ export async function main(argv: readonly string[], print: (line: string) => voi
   const opened = adminFor(target);
   try {
     if (hashList) {
-      const count = await opened.admin.importPictureHashes(readFileSync(hashList, 'utf8'), basename(hashList));
-      print(`blocked ${count} pictures by their PDQ hashes (in force within MODERATION_CACHE_SECONDS, 30 s by default)`);
+      const { blocked, skipped } = await opened.admin.importPictureHashes(readFileSync(hashList, 'utf8'), basename(hashList));
+      print(`blocked ${blocked} pictures by their PDQ hashes (in force within MODERATION_CACHE_SECONDS, 30 s by default)`);
+      if (skipped > 0) print(`skipped ${skipped} ${skipped === 1 ? 'hash' : 'hashes'} of quality under ${MIN_PDQ_QUALITY}`);
       return 0;
     }
     return await run(opened.admin, command, argument, values, print);

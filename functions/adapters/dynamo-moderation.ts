@@ -61,7 +61,10 @@ export class DynamoModeration extends DynamoTable implements BanList, BlockList 
   async blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>, nowMs: number): Promise<void> {
     for (const pk of PICTURE_CHUNKS) {
       const digit = pk.slice(-1);
-      const mine = entries.filter((entry) => entry.hash.toLowerCase().startsWith(digit));
+      // one entry per hash: an update that sets one path twice fails whole ("document paths overlap")
+      const mine = [...new Map(entries.map((entry) => [entry.hash.toLowerCase(), entry])).values()].filter((entry) =>
+        entry.hash.toLowerCase().startsWith(digit),
+      );
       if (mine.length === 0) continue;
       await this.update('block pictures', pk, {
         UpdateExpression: 'SET #hashes = if_not_exists(#hashes, :empty)',

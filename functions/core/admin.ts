@@ -1,9 +1,18 @@
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
-import { isPdqHash, pdqDistance, turnedOfHash } from './pdq';
+import { pdqDistance, turnedOfHash } from './pdq';
 import { reportedImages, type ReportedImage } from './reports';
-import { canonicalRange, inRange, PICTURE_MATCH_DISTANCE, type Ban, type BanList, type BlockList } from './moderation';
+import {
+  blockableHashes,
+  canonicalRange,
+  inRange,
+  parseHashList,
+  PICTURE_MATCH_DISTANCE,
+  type Ban,
+  type BanList,
+  type BlockList,
+} from './moderation';
 import type {
   Clock,
   ImageRecord,
@@ -18,8 +27,8 @@ import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
 /** A refusal of an operator's command: told as is, and the command exits non-zero. */
 export class AdminError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options);
     this.name = 'AdminError';
   }
 }
@@ -126,17 +135,6 @@ export class Admin {
     const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
     const nowMs = this.deps.clock.nowMs();
     const idEncoded = codec.encode(record.id);
-    if (options.block) {
-      const reason = `taken down: ${idEncoded}`;
-      for (const md5 of fingerprints) await this.deps.moderation.block(md5, reason, nowMs);
-      // the picture too, so that a re-encoded, resized or edited copy is refused as well
-      const pictures = record.perceptual?.hashes ?? [];
-      if (pictures.length > 0)
-        await this.deps.moderation.blockPictures(
-          pictures.map((hash) => ({ hash, reason })),
-          nowMs,
-        );
-    }
     const copies: Array<{ copy: ImageRecord; distance?: number }> = [{ copy: record }];
     for await (const page of this.deps.images.withContent(fingerprints)) {
       copies.push(...page.filter((copy) => copy.id !== record.id && copy.status === 'active').map((copy) => ({ copy })));
@@ -161,28 +159,38 @@ export class Admin {
         ...(distance === undefined ? {} : { distance }),
       });
     }
-    const blockedPictures = options.block ? (record.perceptual?.hashes ?? []) : [];
+    // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
+    const blockedPictures = options.block ? blockableHashes(record) : [];
+    if (options.block) await this.block(fingerprints, blockedPictures, `taken down: ${idEncoded}`, nowMs);
     return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures, resolvedReports };
   }
 
-  /**
-   * Blocks the pictures of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; what
-   * follows it, blank lines and `#` comments are passed over); a line without a hash is refused, naming it.
-   */
-  async importPictureHashes(text: string, source: string): Promise<number> {
-    const hashes = new Set<string>();
-    text.split(/\r?\n/).forEach((line, index) => {
-      const field = line.trim().split(/[\s,;]+/)[0] ?? '';
-      if (field === '' || field.startsWith('#')) return;
-      if (!isPdqHash(field)) throw new AdminError(`line ${index + 1} holds no PDQ hash (64 hex digits): ${line.slice(0, 80)}`);
-      hashes.add(field.toLowerCase());
-    });
+  /** Blocks an image's bytes and picture, so that the same bytes, and an edited copy, are refused. */
+  private async block(fingerprints: string[], pictures: string[], reason: string, nowMs: number): Promise<void> {
+    try {
+      for (const md5 of fingerprints) await this.deps.moderation.block(md5, reason, nowMs);
+      if (pictures.length > 0)
+        await this.deps.moderation.blockPictures(
+          pictures.map((hash) => ({ hash, reason })),
+          nowMs,
+        );
+    } catch (cause) {
+      const hashes = pictures.length > 0 ? `; to block its picture, import these PDQ hashes: ${pictures.join(' ')}` : '';
+      throw new AdminError(`taken down, but not blocked (${String(cause)})${hashes}`, { cause });
+    }
+  }
+
+  /** Blocks the pictures of a hash list (`parseHashList`); a line without a hash is refused, naming it. */
+  async importPictureHashes(text: string, source: string): Promise<{ blocked: number; skipped: number }> {
+    const list = parseHashList(text);
+    if ('badLine' in list)
+      throw new AdminError(`line ${list.badLine} holds no PDQ hash (64 hex digits): ${list.text.slice(0, 80)}`);
     const reason = `imported: ${source}`;
     await this.deps.moderation.blockPictures(
-      [...hashes].map((hash) => ({ hash, reason })),
+      list.hashes.map((hash) => ({ hash, reason })),
       this.deps.clock.nowMs(),
     );
-    return hashes.size;
+    return { blocked: list.hashes.length, skipped: list.skipped };
   }
 
   /** Bans a range (an address or CIDR, IPv4 or IPv6) from uploading, for `forMs` or for good. */

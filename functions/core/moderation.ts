@@ -1,7 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
-import { pdqDistance } from './pdq';
+import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq';
 import type { Ban, BanList, BlockList, Clock, ProcessedImage } from './ports';
+import type { ImageRecord } from './records';
 
 export type { Ban, BanList, BlockList } from './ports';
 
@@ -47,6 +48,38 @@ export const PICTURE_MATCH_DISTANCE = 31;
 /** Whether any of an upload's hashes (turned and mirrored) comes within the match distance of a blocked one. */
 export function matchesPicture(turned: readonly string[], blocked: readonly string[]): boolean {
   return blocked.some((hash) => turned.some((upload) => pdqDistance(hash, upload) <= PICTURE_MATCH_DISTANCE));
+}
+
+/**
+ * The hashes of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; blank lines and `#`
+ * comments are passed over), each once, in lower case; or the first line without a hash. A second field of 0 to 100 is
+ * the hash's quality, as Meta's hashers write it (`hash,quality`): a hash under `MIN_PDQ_QUALITY` is skipped and
+ * counted, as the service never matches one.
+ */
+export function parseHashList(text: string): { hashes: string[]; skipped: number } | { badLine: number; text: string } {
+  const hashes = new Set<string>();
+  let skipped = 0;
+  const lines = text.split(/\r?\n/);
+  for (const [index, line] of lines.entries()) {
+    const [field = '', second] = line.trim().split(/[\s,;]+/);
+    if (field === '' || field.startsWith('#')) continue;
+    if (!isPdqHash(field)) return { badLine: index + 1, text: line };
+    const quality = second !== undefined && /^\d{1,3}$/.test(second) ? Number(second) : undefined;
+    if (quality !== undefined && quality <= 100 && quality < MIN_PDQ_QUALITY) skipped += 1;
+    else hashes.add(field.toLowerCase());
+  }
+  return { hashes: [...hashes], skipped };
+}
+
+/**
+ * The hashes of an image's picture worth blocking: no two alike (one write cannot set a path twice), and not the
+ * picture's own hash when its quality is under `MIN_PDQ_QUALITY` (records made before hashes were sorted by quality).
+ */
+export function blockableHashes(record: Pick<ImageRecord, 'perceptual'>): string[] {
+  const perceptual = record.perceptual;
+  if (!perceptual) return [];
+  const hashes = perceptual.quality < MIN_PDQ_QUALITY ? perceptual.hashes.slice(1) : perceptual.hashes;
+  return [...new Set(hashes.map((hash) => hash.toLowerCase()))];
 }
 
 /** What the NSFW classifier's score does to an upload (`NSFW_POLICY`, `docs/moderation.md`). */

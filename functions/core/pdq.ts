@@ -9,6 +9,13 @@
  * hex form): a hash made here compares with one made by Meta's tools.
  */
 
+/**
+ * The quality under which a hash says little of its picture (the reference's cut-off): a flat, black, white or fully
+ * transparent picture, or black on transparent, hashes to nearly the same bits whatever it shows, so such a hash is
+ * neither blocked nor matched (`docs/moderation.md`).
+ */
+export const MIN_PDQ_QUALITY = 50;
+
 /** A PDQ hash, as 64 hex digits (the reference's form: 16-bit words, the last first). */
 export type PdqHash = string;
 

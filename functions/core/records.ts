@@ -36,11 +36,14 @@ export interface ProcessedImage {
 
 /** A picture's PDQ hashes (`core/pdq.ts`), made from the pixels the renditions are made from. */
 export interface Perceptual {
-  /** The picture's hash, and, when it has a plain border, the hash of the picture without it: what a record keeps. */
+  /**
+   * The picture's hash, and, when it has a plain border, the hash of the picture without it: what a record keeps;
+   * only those of `MIN_PDQ_QUALITY` or more, and no two alike.
+   */
   hashes: string[];
   /** Each of those, turned and mirrored the eight ways: what an upload is compared by. */
   turned: string[];
-  /** The PDQ quality of the picture's own hash (0 to 100). */
+  /** The PDQ quality of the first of those (0 to 100). */
   quality: number;
 }
 
@@ -152,7 +155,10 @@ export interface ImageRecord {
   fingerprint: DuplicateFingerprint | null;
   /** sha256 of every delete token handed out for this image. */
   deleteTokenHashes: string[];
-  /** What the picture looks like (PDQ), for blocking it; absent for an animation, or a record made before hashing. */
+  /**
+   * What the picture looks like (PDQ), for blocking it; absent for an animation, a picture with no hash of
+   * `MIN_PDQ_QUALITY`, or a record made before hashing.
+   */
   perceptual?: { hashes: string[]; quality: number };
   /** The NSFW classifier's score, 0 to 1, to three places (`docs/moderation.md`); absent when it did not run. */
   nsfwScore?: number;

@@ -1,7 +1,7 @@
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import { DependencyError, UploadError } from '../core/errors';
 import { md5Hex } from '../core/hashes';
-import { pdqHash, type PdqPixels } from '../core/pdq';
+import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels } from '../core/pdq';
 import { awaitedLater, settled } from '../core/settle';
 import type { EncodedImage, ImageProcessor, Perceptual, ProcessedImage, ProcessOptions } from '../core/ports';
 import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
@@ -538,12 +538,17 @@ async function hashedCopy(working: RawImage, budget: Budget): Promise<PdqPixels>
 
 /**
  * The picture's PDQ hashes from the working pixels (no decode of its own), and those of the picture inside its plain
- * border, when it has one: a border added to, or cut from, a blocked picture would otherwise hide it.
+ * border, when it has one: a border added to, or cut from, a blocked picture would otherwise hide it. Only hashes of
+ * `MIN_PDQ_QUALITY` or more are kept; none when no hash has it (a flat or empty picture).
  */
-function perceptualOf(pixels: PdqPixels): Perceptual {
+function perceptualOf(pixels: PdqPixels): Perceptual | undefined {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
-  const hashes = inside ? [pdqHash(pixels), pdqHash(inside)] : [pdqHash(pixels)];
-  return { hashes: hashes.map((one) => one.hash), turned: hashes.flatMap((one) => one.turned), quality: hashes[0]?.quality ?? 0 };
+  const own = pdqHash(pixels);
+  const hashes = (inside ? [own, pdqHash(inside)] : [own]).filter((one) => one.quality >= MIN_PDQ_QUALITY);
+  const distinct = hashes.filter((one, index) => hashes.findIndex((other) => other.hash === one.hash) === index);
+  if (distinct.length === 0) return undefined;
+  const quality = distinct[0]?.quality ?? 0;
+  return { hashes: distinct.map((one) => one.hash), turned: distinct.flatMap((one) => one.turned), quality };
 }
 
 /**

@@ -51,6 +51,18 @@ describe.each(implementations)('the moderation ports, on %s', (_name, open) => {
     await store.blockPictures([{ hash: hashes[3] ?? '', reason: 'again' }], 2_000);
     expect((await store.pictures()).sort()).toEqual([...new Set(hashes)].sort());
   });
+
+  it('blocks a hash given twice in one call, in either case, once (DynamoDB refuses a path set twice)', async () => {
+    const hash = hashOf(77);
+    await store.blockPictures(
+      [
+        { hash, reason: 'taken down: a' },
+        { hash: hash.toUpperCase(), reason: 'taken down: a' },
+      ],
+      1_000,
+    );
+    expect(await store.pictures()).toEqual([hash]);
+  });
 });
 
 /** A viewer's report of an image. */

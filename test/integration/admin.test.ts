@@ -172,7 +172,9 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
     const photo = await makePhoto(9);
     const { perceptual } = await (await defaultProcessor()).process(photo, { targetWidth: undefined });
     const hash = perceptual?.hashes[0] ?? '';
-    await expect(admin.importPictureHashes(`# a list\n${hash.toUpperCase()},100\n\n`, 'list.csv')).resolves.toBe(1);
+    const flat = await (await defaultProcessor()).process(await makePhoto(10), { targetWidth: undefined });
+    const list = `# a list\n${hash.toUpperCase()},100\n${flat.perceptual?.hashes[0] ?? ''},49,flat.jpg\n\n`;
+    await expect(admin.importPictureHashes(list, 'list.csv')).resolves.toEqual({ blocked: 1, skipped: 1 });
     expect(await sent(service, await sharp(photo).resize({ width: 500 }).webp().toBuffer(), 'again.webp')).toEqual(
       BLOCKED_REFUSAL,
     );
@@ -180,6 +182,44 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
     await expect(admin.importPictureHashes(`${hash}\nnot-a-hash\n`, 'bad.txt')).rejects.toThrow(
       'line 2 holds no PDQ hash (64 hex digits): not-a-hash',
     );
+  });
+});
+
+describe('npm run admin: pictures that hash poorly', () => {
+  /** RGBA pixels: a black shape on a transparent ground (logos, stickers, signatures). */
+  const blackOnTransparent = (inside: (x: number, y: number) => boolean): Promise<Buffer> => {
+    const side = 200;
+    const data = Buffer.alloc(side * side * 4);
+    for (let y = 0; y < side; y += 1) for (let x = 0; x < side; x += 1) if (inside(x, y)) data[(y * side + x) * 4 + 3] = 255;
+    return sharp(data, { raw: { width: side, height: side, channels: 4 } })
+      .png()
+      .toBuffer();
+  };
+
+  it('blocks a sticker by its bytes alone, and takes unrelated logos, black and transparent pictures after it', async () => {
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
+    const sticker = await blackOnTransparent((x, y) => (x - 100) ** 2 + (y - 100) ** 2 < 60 ** 2);
+    expect(await sent(service, sticker, 'sticker.png')).toEqual({ status: 200, code: 0 });
+    const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
+    const done = await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    // black on transparent hashes to nothing worth blocking: its bytes are blocked, not its picture
+    expect(done.blockedPictures).toEqual([]);
+    expect(done.blocked.length).toBeGreaterThan(0);
+    expect(await sent(service, sticker, 'again.png')).toEqual({ status: 403, code: 151 });
+    const others: Record<string, Buffer> = {
+      'another logo': await blackOnTransparent((x, y) => Math.abs(x - 100) < 40 && Math.abs(y - 60) < 20),
+      'a signature': await blackOnTransparent((x, y) => Math.abs(y - 100 - 30 * Math.sin(x / 15)) < 3),
+      'a black JPEG': await sharp({ create: { width: 300, height: 200, channels: 3, background: '#000000' } })
+        .jpeg()
+        .toBuffer(),
+      'a transparent PNG': await blackOnTransparent(() => false),
+      'a white PNG': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ffffff' } })
+        .png()
+        .toBuffer(),
+    };
+    for (const [name, bytes] of Object.entries(others)) {
+      expect({ name, ...(await sent(service, bytes, 'other.png')) }).toEqual({ name, status: 200, code: 0 });
+    }
   });
 });
 

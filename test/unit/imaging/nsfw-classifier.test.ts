@@ -17,7 +17,16 @@ import {
   squeezeForClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
-import { makeAnimated, makeBmp, makeCmykJpeg, makeGreyPng, makeJpeg, makePng, SMALL_IMAGING } from '../../support/images';
+import {
+  makeAnimated,
+  makeBmp,
+  makeCmykJpeg,
+  makeGreyPng,
+  makeJpeg,
+  makePhoto,
+  makePng,
+  SMALL_IMAGING,
+} from '../../support/images';
 
 // the perceptual hash as it is, its calls counted
 jest.mock('../../../functions/core/pdq', () => {
@@ -112,7 +121,7 @@ describe('the NSFW classifier in the imaging', () => {
         return Promise.resolve(0);
       },
     });
-    const processed = await processor.process(await makeJpeg(120, 80), { targetWidth: undefined });
+    const processed = await processor.process(await makePhoto(3, 120, 80), { targetWidth: undefined });
     expect(processed.perceptual?.hashes.length).toBeGreaterThan(0);
     expect([hashesWhenScored, hashing.mock.calls.length > 0]).toEqual([[0], true]);
   });
