@@ -11,6 +11,7 @@ import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { IdCodecs } from '../functions/core/id-codec';
 import { MIN_PDQ_QUALITY } from '../functions/core/pdq';
 import { parseIsoDuration } from '../functions/core/upload-request';
+import { terminalSafe } from './terminal-text';
 import type { Logger } from '../functions/core/ports';
 import { NO_METRICS } from '../functions/core/metrics';
 
@@ -340,12 +341,11 @@ async function run(
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
+  // stored and imported text (notes, names, a bad line of a list) reaches the terminal only escaped
+  main(process.argv.slice(2), (line) => process.stdout.write(`${terminalSafe(line)}\n`))
     .then((code) => (process.exitCode = code))
     .catch((error: unknown) => {
-      process.stderr.write(
-        `${error instanceof AdminError ? error.message : error instanceof Error ? error.message : String(error)}\n`,
-      );
+      process.stderr.write(`${terminalSafe(error instanceof Error ? error.message : String(error))}\n`);
       process.exitCode = 1;
     });
 }

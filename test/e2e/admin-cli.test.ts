@@ -134,4 +134,31 @@ describe('npm run admin (local service)', () => {
     // another padding is another codec: the same ids read as other links
     expect(viewerUrls(outputs('5'))).not.toContain(image.url_viewer);
   });
+
+  it('prints stored and imported text with its control and bidi characters escaped', async () => {
+    const image = await upload(7);
+    const note = 'see \u009b31mred\u001b[2J \u202eevil\u2028next';
+    const sent = await fetch(`${server.url}/image/${image.id_encoded}/report`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin', Origin: server.url },
+      body: new URLSearchParams({ reason: 'spam', note }).toString(),
+    });
+    expect(sent.status).toBe(200);
+    const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
+    const reports = admin('reports');
+    expect(reports.status).toBe(0);
+    expect(reports.stdout).not.toMatch(raw);
+    expect(reports.stdout).toContain('see \\u009b31mred\\u001b[2J \\u202eevil');
+    const json = admin('reports', '--json');
+    expect(json.stdout).not.toMatch(raw);
+    // still JSON, with the note as it was stored
+    const [reported] = JSON.parse(json.stdout) as Array<{ notes: string[] }>;
+    expect(reported?.notes[0]).toContain('\u009b31mred\u001b[2J \u202eevil');
+    const list = join(mkdtempSync(join(tmpdir(), 'hashes-')), 'list.txt');
+    writeFileSync(list, '\u001b]0;owned\u0007\u001b[2Jnot a hash\n');
+    const bad = admin('block-hashes', 'import', list);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).not.toMatch(raw);
+    expect(bad.stderr.trim()).toBe('line 1 holds no PDQ hash (64 hex digits): \\u001b]0;owned\\u0007\\u001b[2Jnot a hash');
+  });
 });
