@@ -64,6 +64,8 @@ interface Probe {
   width: number;
   height: number;
   frames: number;
+  /** How long each frame of an animation is shown, in ms, as its header says (empty for a still image). */
+  delays: number[];
   orientation: number;
   sixteenBit: boolean;
   channels: number;
@@ -96,6 +98,9 @@ export const MAX_SIDE_RATIO = 100;
  * Working copies of photos (500 by at most 1,000) are hashed as they are.
  */
 export const MAX_HASHED_SIDE = 1024;
+
+/** How many frames of an animation the classifier scores (`classifyFrames`). */
+export const SCORED_FRAMES = 4;
 
 /** A job whose decoded pixels came to more than this lets them go at once when it is done (`collectGarbageSoon`). */
 const RELEASED_PIXEL_BYTES = 16 * 1024 * 1024;
@@ -180,6 +185,7 @@ export class SharpImageProcessor implements ImageProcessor {
         width: header.width,
         height: header.height,
         frames: 1,
+        delays: [],
         orientation: 1,
         sixteenBit: false,
         channels: header.hasAlpha ? 4 : 3,
@@ -206,6 +212,7 @@ export class SharpImageProcessor implements ImageProcessor {
       width: orientation >= 5 ? meta.height : meta.width,
       height: orientation >= 5 ? meta.width : meta.height,
       frames: animatable ? Math.max(1, meta.pages ?? 1) : 1,
+      delays: animatable ? (meta.delay ?? []) : [],
       orientation,
       sixteenBit: meta.depth === 'ushort',
       channels: meta.channels,
@@ -350,6 +357,24 @@ export class SharpImageProcessor implements ImageProcessor {
     );
   }
 
+  /**
+   * An animation's score: the highest of its `SCORED_FRAMES` longest-shown frames (the first among equals), each as a
+   * viewer sees it at that point, so that a blank first frame shown for 10 ms cannot hide the rest.
+   */
+  private classifyFrames(
+    stored: Uint8Array,
+    probe: Probe,
+    budget: Budget,
+    onRun: ProcessOptions['onClassified'],
+  ): Promise<number> | undefined {
+    if (!this.classifier) return undefined;
+    const pages = Array.from({ length: probe.frames }, (_, page) => page)
+      .sort((a, b) => (probe.delays[b] ?? 0) - (probe.delays[a] ?? 0) || a - b)
+      .slice(0, SCORED_FRAMES);
+    const scores = pages.map((page) => this.classify(sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }), budget, onRun));
+    return awaitedLater(Promise.all(scores.map((score) => score ?? Promise.resolve(0))).then((each) => Math.max(...each)));
+  }
+
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
   private async decodeWhole(input: Uint8Array, probe: Probe, size: { width: number }, budget: Budget): Promise<RawImage> {
     let image: Sharp;
@@ -428,7 +453,7 @@ export class SharpImageProcessor implements ImageProcessor {
     options.onOriginal?.(original, originalMd5);
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
-    const nsfwScoring = this.classify(sharp(stored, DECODE_OPTIONS), budget, options.onClassified);
+    const nsfwScoring = this.classifyFrames(stored, probe, budget, options.onClassified);
     const [thumb, medium] = await Promise.all([
       this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget),
       mediumWidth === original.width

@@ -16,7 +16,7 @@ import {
   type PictureClassifier,
   squeezeForClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
-import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { SCORED_FRAMES, SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import {
   makeAnimated,
   makeBmp,
@@ -84,14 +84,13 @@ function leftAndRight(width: number, height: number): Buffer {
 
 describe('the NSFW classifier in the imaging', () => {
   it.each([
-    // the working pixels, as wide as the renditions need (SETTINGS.mediumWidth), or an animation's first frame
-    // squeezed by libvips
+    // the working pixels, as wide as the renditions need (SETTINGS.mediumWidth), or squeezed by libvips
     ['a JPEG', () => makeJpeg(120, 80), 50],
     ['a PNG', () => makePng(90, 60), 50],
     ['a greyscale PNG', () => makeGreyPng(70, 50), 50],
     ['a BMP (converted)', () => Promise.resolve(makeBmp(40, 30, 24)), 40],
-    ['an animated GIF (its first frame)', () => makeAnimated('gif', 60, 40, 3), SIDE],
-    // working pixels of 40x30000, over MAX_CLASSIFIER_PIXELS: not copied to the worker as they are
+    ['a still GIF', () => makeAnimated('gif', 60, 40, 1), 50],
+    // working pixels of 30x3000, longer than MAX_CLASSIFIER_SIDE: not copied to the worker as they are
     ['a picture too tall to hand over as it is', () => makePng(30, 3_000), SIDE],
   ])('scores %s from the pixels already decoded, and the score comes out with the image', async (_name, make, handedWidth) => {
     const classifier = new RecordingClassifier(0.42);
@@ -104,6 +103,32 @@ describe('the NSFW classifier in the imaging', () => {
     expect(data.length).toBe(width * height * channels);
     expect(classifier.inputs[0]).toHaveLength(SIDE * SIDE * 3);
   });
+
+  it.each(['gif', 'webp'] as const)(
+    'scores an animated %s by its longest-shown frames, and a blank first frame of 10 ms hides nothing',
+    async (format) => {
+      const [width, height, frames] = [60, 40, 10];
+      const all = Buffer.alloc(width * height * 4 * frames);
+      // a white first frame, then nine frames of dark reds, no two alike (an encoder merges equal frames)
+      const frameBytes = width * height * 4;
+      for (let at = 0; at < all.length; at += 4) {
+        const frame = Math.floor(at / frameBytes);
+        all.set(frame === 0 ? [255, 255, 255, 255] : [150, 20 + 8 * frame, 30, 255], at);
+      }
+      const raw = sharp(all, { raw: { width, height: height * frames, channels: 4, pageHeight: height } });
+      const delay = [10, ...Array.from({ length: frames - 1 }, () => 1000)];
+      const animation = await (format === 'gif' ? raw.gif({ loop: 0, delay }) : raw.webp({ loop: 0, delay })).toBuffer();
+      const handed: ClassifierPixels[] = [];
+      // a classifier that finds the red frames explicit and the white one not
+      const classifier: PictureClassifier = {
+        score: (pixels) => (handed.push(pixels), Promise.resolve((pixels.data[1] ?? 0) < 128 ? 0.95 : 0.01)),
+      };
+      const processed = await new SharpImageProcessor(SETTINGS, classifier).process(animation, { targetWidth: undefined });
+      expect(processed.animated).toBe(true);
+      await expect(processed.nsfwScoring).resolves.toBe(0.95);
+      expect(handed).toHaveLength(SCORED_FRAMES);
+    },
+  );
 
   it('hands over a CMYK JPEG as sRGB (the working pixels are), never its four channels as colour and alpha', async () => {
     const classifier = new RecordingClassifier(0);
