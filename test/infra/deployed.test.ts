@@ -26,7 +26,8 @@ import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
 import { FUNCTIONS } from '../../lib/service-functions';
 import { arm64Missing, runOnArm64 } from '../support/arm64';
 import { runnableCopy } from '../support/bundles';
-import { makePng } from '../support/images';
+import sharp from 'sharp';
+import { makePhoto, makePng } from '../support/images';
 import { startLambdaTwin, type LambdaTwin } from '../support/lambda-twin';
 import { motoAvailable, startMoto, type Moto } from '../support/moto';
 import {
@@ -669,7 +670,17 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
 
   it('takes an image down with npm run admin --stack, as the documented operator role: files, record, and one invalidation', async () => {
     const image = uploadOf(
-      await call(multipartUpload({ key: apiKey, source: { bytes: await makePng(90, 60), filename: 'abuse.png' } })),
+      await call(
+        multipartUpload({
+          key: apiKey,
+          source: {
+            bytes: await sharp(await makePhoto(41, 180, 120))
+              .png()
+              .toBuffer(),
+            filename: 'abuse.png',
+          },
+        }),
+      ),
     );
     // the stack's outputs, as CloudFormation answers them for its name
     const cloudformation = new CloudFormationClient({ region: TWIN_REGION, endpoint: moto.endpoint, credentials: operator });
