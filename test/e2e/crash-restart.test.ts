@@ -30,6 +30,8 @@ describe('npm start after a crash', () => {
     const acknowledged: Acknowledged[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
       const server = await start();
+      let firstAnswer: () => void = () => undefined;
+      const answered = new Promise<void>((resolve) => (firstAnswer = resolve));
       const uploads = Array.from({ length: BURST }, async (_, index) => {
         const bytes = await makePng(20 + round, 20 + index);
         const form = new FormData();
@@ -40,12 +42,15 @@ describe('npm start after a crash', () => {
           if (response.status !== 200) return;
           const { image } = (await response.json()) as { image: { url: string; md5: string } };
           acknowledged.push({ url: image.url, md5: image.md5 });
+          firstAnswer();
         } catch {
           // killed before it answered: nothing was promised
         }
       });
-      // killed at a different moment of the burst each round, from before the first answer to after the last
-      await new Promise((resolve) => setTimeout(resolve, (round * 137) % 900));
+      // killed at a different moment of the burst each round, after its first answer (a timer alone, on a loaded
+      // machine, killed every round before any answer), or once every upload has ended
+      await Promise.race([answered, Promise.all(uploads)]);
+      await new Promise((resolve) => setTimeout(resolve, (round * 137) % 400));
       process.kill(server.pid, 'SIGKILL');
       await Promise.all(uploads);
     }
