@@ -59,12 +59,11 @@ export class DynamoModeration extends DynamoTable implements BanList, BlockList 
 
   /** Each hash into its chunk's map (hash to reason and time), the map made first where missing, as the bans' is. */
   async blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>, nowMs: number): Promise<void> {
+    // one entry per hash: an update that sets one path twice fails whole ("document paths overlap")
+    const byHash = new Map(entries.map((entry) => [entry.hash.toLowerCase(), entry.reason]));
     for (const pk of PICTURE_CHUNKS) {
       const digit = pk.slice(-1);
-      // one entry per hash: an update that sets one path twice fails whole ("document paths overlap")
-      const mine = [...new Map(entries.map((entry) => [entry.hash.toLowerCase(), entry])).values()].filter((entry) =>
-        entry.hash.toLowerCase().startsWith(digit),
-      );
+      const mine = [...byHash].filter(([hash]) => hash.startsWith(digit)).map(([hash, reason]) => ({ hash, reason }));
       if (mine.length === 0) continue;
       await this.update('block pictures', pk, {
         UpdateExpression: 'SET #hashes = if_not_exists(#hashes, :empty)',

@@ -72,8 +72,9 @@ export function parseHashList(text: string): { hashes: string[]; skipped: number
 }
 
 /**
- * The hashes of an image's picture worth blocking: no two alike (one write cannot set a path twice), and not the
- * picture's own hash when its quality is under `MIN_PDQ_QUALITY` (records made before hashes were sorted by quality).
+ * The hashes of an image's picture worth blocking, each once (its own hash and the one inside its border can be the
+ * same): not the picture's own hash when its quality is under `MIN_PDQ_QUALITY` (records made before hashes were
+ * sorted by quality).
  */
 export function blockableHashes(record: Pick<ImageRecord, 'perceptual'>): string[] {
   const perceptual = record.perceptual;

@@ -55,6 +55,11 @@ export const MAX_CLASSIFIER_PIXELS = 1_000_000;
  */
 export const MAX_CLASSIFIER_SIDE = 2048;
 
+/** Whether pixels of this size are handed to the classifier as they are (`MAX_CLASSIFIER_PIXELS`, `_SIDE`). */
+export function fitsClassifier(width: number, height: number): boolean {
+  return width * height <= MAX_CLASSIFIER_PIXELS && Math.max(width, height) <= MAX_CLASSIFIER_SIDE;
+}
+
 /** A run that did not answer in the time it was given; its worker is ended, and the next run starts another. */
 export class ClassifierTimeout extends Error {
   constructor(timeLimitMs: number) {
@@ -230,8 +235,7 @@ export class OnnxNsfwClassifier implements PictureClassifier {
   async score(pixels: ClassifierPixels, onRun?: (runMs: number) => void, timeLimitMs?: number): Promise<number> {
     const { data, width, height, channels } = pixels;
     const sized = Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0;
-    const bounded = width * height <= MAX_CLASSIFIER_PIXELS && Math.max(width, height) <= MAX_CLASSIFIER_SIDE;
-    if (!sized || !bounded || ![1, 2, 3, 4].includes(channels))
+    if (!sized || !fitsClassifier(width, height) || ![1, 2, 3, 4].includes(channels))
       throw new Error(`classifier input of ${width}x${height}x${channels} pixels`);
     if (data.length !== width * height * channels)
       throw new Error(`classifier input of ${data.length} bytes for ${width}x${height}x${channels}`);

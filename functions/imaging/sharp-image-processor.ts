@@ -12,8 +12,7 @@ import {
   CLASSIFIER_SIDE,
   type ClassifierPixels,
   ClassifierTimeout,
-  MAX_CLASSIFIER_PIXELS,
-  MAX_CLASSIFIER_SIDE,
+  fitsClassifier,
   type PictureClassifier,
 } from './nsfw-classifier';
 import { insidePlainBorder } from './plain-border';
@@ -328,8 +327,8 @@ export class SharpImageProcessor implements ImageProcessor {
 
   /**
    * The classifier's score of a picture; none without a classifier. Working pixels are handed over as they are, at
-   * once (the classifier squeezes them to its input on its worker); an animation's first frame, and working pixels
-   * over `MAX_CLASSIFIER_PIXELS`, are squeezed by libvips first. Its failure is the service's, not the image's: a
+   * once (the classifier squeezes them to its input on its worker); an animation's frames, and working pixels that
+   * do not fit the worker (`fitsClassifier`), are squeezed by libvips first. Its failure is the service's, not the image's: a
    * dependency error (503, try again).
    */
   private classify(
@@ -339,11 +338,7 @@ export class SharpImageProcessor implements ImageProcessor {
   ): Promise<number> | undefined {
     const classifier = this.classifier;
     if (!classifier) return undefined;
-    const asIs =
-      'info' in picture &&
-      picture.depth === 'uchar' &&
-      picture.info.width * picture.info.height <= MAX_CLASSIFIER_PIXELS &&
-      Math.max(picture.info.width, picture.info.height) <= MAX_CLASSIFIER_SIDE;
+    const asIs = 'info' in picture && picture.depth === 'uchar' && fitsClassifier(picture.info.width, picture.info.height);
     const scoring = asIs
       ? classifier.score({ data: picture.data, ...picture.info }, onRun, budget.leftMs())
       : squeezedByLibvips('info' in picture ? fromRaw(picture) : picture, budget).then((pixels) =>
