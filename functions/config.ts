@@ -43,6 +43,8 @@ export interface Config {
   reportsPerHour: number;
   /** URL sources per client and hour that may fail before the client's URL uploads are refused; 0: no limit. */
   urlFetchFailuresPerHour: number;
+  urlFetchesPerHour: number;
+  urlFetchMegabytesPerHour: number;
   /** What the NSFW classifier's verdict does (`docs/moderation.md`); `off` does not load it. */
   nsfw: NsfwRule;
 }
@@ -174,6 +176,16 @@ export const SETTINGS = {
     default: '20',
     meaning: 'URL sources per client and hour that may fail to be fetched before its URL uploads answer `429` (`0`: no limit)',
   },
+  URL_FETCHES_PER_HOUR: {
+    default: '100',
+    meaning:
+      'URL sources per client and hour the service fetches, whatever comes of them, before its URL uploads answer `429` (`0`: no limit)',
+  },
+  URL_FETCH_MEGABYTES_PER_HOUR: {
+    default: '500',
+    meaning:
+      'megabytes per client and hour the service fetches from URL sources (a megabyte begun counts whole), whatever comes of them, before its URL uploads answer `429` (`0`: no limit)',
+  },
 } as const satisfies Record<string, Setting>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -283,6 +295,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     keepMetadata: oneOf('KEEP_METADATA', ['true', 'false']) === 'true',
     urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     urlFetchFailuresPerHour: integer('URL_FETCH_FAILURES_PER_HOUR', 0, 1_000_000),
+    urlFetchesPerHour: integer('URL_FETCHES_PER_HOUR', 0, 1_000_000),
+    urlFetchMegabytesPerHour: integer('URL_FETCH_MEGABYTES_PER_HOUR', 0, 1_000_000_000),
     reportsPerHour: integer('REPORTS_PER_HOUR', 0, 1_000_000),
     nsfw: {
       policy: oneOf('NSFW_POLICY', ['off', 'flag', 'reject']),

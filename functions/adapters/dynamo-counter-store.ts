@@ -9,6 +9,8 @@ import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 const PREFIX: Record<GuardRuleName, string> = {
   uploads: ITEM_PREFIX.uploads,
   'fetch-failures': ITEM_PREFIX.fetchFailures,
+  'url-fetches': ITEM_PREFIX.urlFetches,
+  'url-megabytes': ITEM_PREFIX.urlMegabytes,
   'upload-urls': ITEM_PREFIX.uploadUrls,
   reports: ITEM_PREFIX.reportsByClient,
 };
@@ -18,9 +20,10 @@ const ITEM_TTL_SECONDS = 32 * 86_400;
 const MAX_ROUNDS = 8;
 
 type Stored = Partial<Record<FloodWindow, { s: number; c: number }>> & {
-  /** The mark of the last take written, and of the last giving back. */
+  /** The mark of the last take written, of the last giving back, and of the last addition. */
   take?: string;
   back?: string;
+  add?: string;
 };
 
 const itemKey = (subject: CounterSubject): Record<string, string> => ({ pk: `${PREFIX[subject.rule]}${subject.client}` });
@@ -54,33 +57,20 @@ export class DynamoCounterStore implements CounterStore {
       });
       if (full.length > 0) return { taken: false, full: full.map(({ window }) => window) };
       if (round === 0) onRoom?.();
-      const names: Record<string, string> = { '#ttl': TABLE_SCHEMA.ttlAttribute };
-      const values: Record<string, unknown> = { ':ttl': Math.ceil(Date.now() / 1000) + ITEM_TTL_SECONDS };
-      const sets: string[] = ['#ttl = :ttl'];
-      const conditions: string[] = [];
-      windows.forEach(({ window, startMs, limit }, index) => {
-        const entry = stored[window];
-        names[`#w${index}`] = window;
-        if (entry?.s === startMs) {
-          values[':one'] = 1;
-          values[`:s${index}`] = startMs;
-          values[`:l${index}`] = limit;
-          sets.push(`#w${index}.c = #w${index}.c + :one`);
-          conditions.push(`#w${index}.s = :s${index} AND #w${index}.c < :l${index}`);
-        } else {
-          values[`:fresh${index}`] = { s: startMs, c: 1 };
-          sets.push(`#w${index} = :fresh${index}`);
-          if (entry === undefined) conditions.push(`attribute_not_exists(#w${index})`);
-          else {
-            values[`:old${index}`] = entry.s;
-            conditions.push(`#w${index}.s = :old${index}`);
-          }
-        }
-      });
-      if (await this.setIf('flood counters', subject, marked('take', mark, { sets, conditions, names, values })))
-        return { taken: true };
+      const update = counting(stored, windows, 1, true);
+      if (await this.setIf('flood counters', subject, marked('take', mark, update))) return { taken: true };
     }
     throw new DependencyError('flood counters', new Error(`no write of the counters held after ${MAX_ROUNDS} rounds`));
+  }
+
+  async add(subject: CounterSubject, windows: readonly CountWindow[], amount: number): Promise<void> {
+    const mark = randomUUID();
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      const stored = await this.read(subject);
+      if (stored.add === mark) return;
+      if (await this.setIf('flood counters add', subject, marked('add', mark, counting(stored, windows, amount, false)))) return;
+    }
+    throw new DependencyError('flood counters', new Error(`no addition to the counters held after ${MAX_ROUNDS} rounds`));
   }
 
   async giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void> {
@@ -136,6 +126,7 @@ export class DynamoCounterStore implements CounterStore {
     const stored: Stored = {};
     if (typeof Item?.['take'] === 'string') stored.take = Item['take'];
     if (typeof Item?.['back'] === 'string') stored.back = Item['back'];
+    if (typeof Item?.['add'] === 'string') stored.add = Item['add'];
     for (const [name, entry] of Object.entries(Item ?? {})) {
       const value = entry as { s?: unknown; c?: unknown } | undefined;
       if (typeof value?.s === 'number' && typeof value.c === 'number') stored[name as FloodWindow] = { s: value.s, c: value.c };
@@ -144,16 +135,49 @@ export class DynamoCounterStore implements CounterStore {
   }
 }
 
+type Update = { sets: string[]; conditions: string[]; names: Record<string, string>; values: Record<string, unknown> };
+
+/**
+ * The write that adds `amount` to every window, on conditions on what was read: a window still in the same period is
+ * added to relatively (while below its limit, when `limited`), a window whose period is over is started anew (only
+ * if no one else did).
+ */
+function counting(stored: Stored, windows: readonly CountWindow[], amount: number, limited: boolean): Update {
+  const names: Record<string, string> = { '#ttl': TABLE_SCHEMA.ttlAttribute };
+  const values: Record<string, unknown> = { ':ttl': Math.ceil(Date.now() / 1000) + ITEM_TTL_SECONDS };
+  const sets: string[] = ['#ttl = :ttl'];
+  const conditions: string[] = [];
+  windows.forEach(({ window, startMs, limit }, index) => {
+    const entry = stored[window];
+    names[`#w${index}`] = window;
+    if (entry?.s === startMs) {
+      // set only where used: DynamoDB refuses a value the expressions do not name
+      values[':n'] = amount;
+      values[`:s${index}`] = startMs;
+      sets.push(`#w${index}.c = #w${index}.c + :n`);
+      if (limited) {
+        values[`:l${index}`] = limit;
+        conditions.push(`#w${index}.s = :s${index} AND #w${index}.c < :l${index}`);
+      } else conditions.push(`#w${index}.s = :s${index}`);
+    } else {
+      values[`:fresh${index}`] = { s: startMs, c: amount };
+      sets.push(`#w${index} = :fresh${index}`);
+      if (entry === undefined) conditions.push(`attribute_not_exists(#w${index})`);
+      else {
+        values[`:old${index}`] = entry.s;
+        conditions.push(`#w${index}.s = :old${index}`);
+      }
+    }
+  });
+  return { sets, conditions, names, values };
+}
+
 /**
  * An update that also writes its mark, on the condition that the mark is not there yet: an addition cannot be
  * `retrySafe` (carried out twice, it counts twice), so its retry is refused instead, and the next read finds the mark
  * (`docs/reliability.md`, "Lost answers").
  */
-function marked(
-  attribute: 'take' | 'back',
-  mark: string,
-  update: { sets: string[]; conditions: string[]; names: Record<string, string>; values: Record<string, unknown> },
-): typeof update {
+function marked(attribute: 'take' | 'back' | 'add', mark: string, update: Update): Update {
   return {
     sets: [...update.sets, '#mark = :mark'],
     conditions: [...update.conditions, '(attribute_not_exists(#mark) OR #mark <> :mark)'],

@@ -34,9 +34,11 @@ export const ITEM_PREFIX = {
   pictureBlocks: 'PDQBLOCK#',
   /** One day's figures: `STATS#2026-11-23`. */
   dayStats: 'STATS#',
-  /** A client's counts under each rule of the guard: `FLOOD#{client}`, `FETCHFAIL#{client}`, `UPLOADURL#{client}`. */
+  /** A client's counts under each rule of the guard: `FLOOD#{client}`, `FETCHFAIL#{client}`, `UPLOADURL#{client}`... */
   uploads: 'FLOOD#',
   fetchFailures: 'FETCHFAIL#',
+  urlFetches: 'URLFETCH#',
+  urlMegabytes: 'URLMB#',
   uploadUrls: 'UPLOADURL#',
   reportsByClient: 'REPORTRATE#',
   /** A viewer's report of an image: `REPORT#{image id}#{client}`. */

@@ -8,6 +8,8 @@ import {
   parseFloodLimits,
   REPORT_RULE,
   UPLOAD_URL_RULE,
+  URL_FETCH_RULE,
+  URL_MEGABYTE_RULE,
   type FloodLimits,
   type GuardRule,
 } from '../core/flood';
@@ -108,16 +110,21 @@ async function publicUrlOf(config: Readonly<Config>, settings: SettingsStore): P
   return publicUrl;
 }
 
-/** The client's upload slots (the flood limits, from their parameter), and its URL sources that may fail an hour. */
+/**
+ * The client's upload slots (the flood limits, from their parameter), and, for URL sources, its fetches and megabytes
+ * fetched an hour and the fetches that may fail.
+ */
 function floodGuards(
   config: Readonly<Config>,
   counters: DynamoCounterStore,
   settings: SettingsStore,
   logger: Logger,
-): Pick<UploadServiceDeps, 'flood' | 'fetchFailures'> {
+): Pick<UploadServiceDeps, 'flood' | 'fetchFailures' | 'urlFetches' | 'urlMegabytes'> {
   return {
     flood: new FloodGuard(counters, floodLimitsReader(settings, logger)),
     fetchFailures: perHour(counters, config.urlFetchFailuresPerHour, FETCH_FAILURE_RULE),
+    urlFetches: perHour(counters, config.urlFetchesPerHour, URL_FETCH_RULE),
+    urlMegabytes: perHour(counters, config.urlFetchMegabytesPerHour, URL_MEGABYTE_RULE),
   };
 }
 

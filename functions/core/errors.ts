@@ -19,6 +19,7 @@ export type UploadErrorKind =
   | 'UrlFetchFailed'
   | 'Flooding'
   | 'FetchFailuresExceeded'
+  | 'UrlFetchesExceeded'
   | 'Duplicate'
   | 'NotFound'
   | 'InvalidSize'

@@ -90,9 +90,11 @@ export function parseFloodLimits(
 /** Slots taken for one upload; given back when the upload fails, kept when it is stored. */
 export interface FloodReservation {
   release(): Promise<void>;
+  /** Counts `amount` more in the windows the slot was taken in, whatever their limits (work already done). */
+  add(amount: number): Promise<void>;
 }
 
-export type GuardRuleName = 'uploads' | 'fetch-failures' | 'upload-urls' | 'reports';
+export type GuardRuleName = 'uploads' | 'fetch-failures' | 'url-fetches' | 'url-megabytes' | 'upload-urls' | 'reports';
 
 /** What a guard counts, and the refusal once a window is full. */
 export interface GuardRule {
@@ -114,6 +116,25 @@ export const FETCH_FAILURE_RULE: GuardRule = {
   name: 'fetch-failures',
   refusal: (limit, window, retryAfterSeconds) =>
     new UploadError('FetchFailuresExceeded', `Too many URL sources that could not be fetched - max ${limit} per ${window}`, {
+      retryAfterSeconds,
+    }),
+};
+
+/**
+ * URL sources fetched per client, whatever came of the fetch (an image, a non-image, a duplicate, an error): the key
+ * must not make the service download on a client's behalf without bound (`docs/rules.md`).
+ */
+export const URL_FETCH_RULE: GuardRule = {
+  name: 'url-fetches',
+  refusal: (limit, window, retryAfterSeconds) =>
+    new UploadError('UrlFetchesExceeded', `Too many URL sources - max ${limit} per ${window}`, { retryAfterSeconds }),
+};
+
+/** Megabytes fetched from URL sources per client (a megabyte begun counts whole), whatever came of the fetch. */
+export const URL_MEGABYTE_RULE: GuardRule = {
+  name: 'url-megabytes',
+  refusal: (limit, window, retryAfterSeconds) =>
+    new UploadError('UrlFetchesExceeded', `Too much fetched from URL sources - max ${limit} MB per ${window}`, {
       retryAfterSeconds,
     }),
 };
@@ -157,7 +178,7 @@ export class FloodGuard {
       limit: limits[window],
       ...windowBounds(window, nowMs),
     }));
-    const given: FloodReservation = { release: () => Promise.resolve() };
+    const given: FloodReservation = { release: () => Promise.resolve(), add: () => Promise.resolve() };
     if (windows.length === 0) {
       onRoom?.();
       return given;
@@ -179,6 +200,7 @@ export class FloodGuard {
         released = true;
         await this.counters.giveBack(subject, windows);
       },
+      add: (amount) => (amount > 0 ? this.counters.add(subject, windows, amount) : Promise.resolve()),
     };
   }
 }

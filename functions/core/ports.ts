@@ -227,6 +227,8 @@ export interface CounterStore {
   ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
   /** Takes one off every window that still is the one taken from (a window over since is left alone). */
   giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void>;
+  /** Adds `amount` to every window, whatever its limit: work done already, counted after it (a window over is begun anew). */
+  add(subject: CounterSubject, windows: readonly CountWindow[], amount: number): Promise<void>;
 }
 
 export interface DailyStats {

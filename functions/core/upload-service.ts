@@ -1,14 +1,13 @@
 import { deleteTokens } from './delete-tokens';
 import { ApiKeyCheck } from './api-key';
 import { DuplicateGuard, type DuplicatePolicy } from './duplicate-guard';
-import { UploadError } from './errors';
 import type { FloodGuard } from './flood';
 import { md5Hex } from './hashes';
 import type { IdCodecs } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
 import { METRIC, type Metrics } from './metrics';
 import { NameClaimer } from './name-claimer';
-import { cleanOriginalFilename, type NamingMode } from './naming';
+import type { NamingMode } from './naming';
 import type {
   Clock,
   DuplicateIndex,
@@ -23,7 +22,6 @@ import type {
   ProcessOptions,
   RandomSource,
   SettingsStore,
-  SourceFetcher,
 } from './ports';
 import type { UploadRequest } from './upload-request';
 import type { StagedUploads, UploadUrl, UploadUrlRequest } from './staged-uploads';
@@ -33,6 +31,7 @@ import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptio
 import type { UploadTicket } from './upload-tokens';
 import { UploadWrites, type UploadWritesDeps } from './upload-writes';
 import { newRecord, UploadClaims } from './upload-claims';
+import { UrlSources, type UrlSourcesDeps } from './url-sources';
 
 export type { DuplicatePolicy } from './duplicate-guard';
 
@@ -54,16 +53,13 @@ export interface UploadRules {
 
 export type IdScheme = 'random' | 'sequential';
 
-export interface UploadServiceDeps {
+export interface UploadServiceDeps extends Pick<UrlSourcesDeps, 'fetcher' | 'fetchFailures' | 'urlFetches' | 'urlMegabytes'> {
   rules: UploadRules;
   settings: SettingsStore;
   images: ImageRecords & NameClaims;
   objects: ObjectStore;
   processor: ImageProcessor;
-  fetcher: SourceFetcher;
   flood: Pick<FloodGuard, 'reserve'>;
-  /** URL sources that could not be fetched, per client. */
-  fetchFailures: Pick<FloodGuard, 'reserve'>;
   duplicates: DuplicateIndex;
   /** The two-step upload's staging and tokens. */
   staged: StagedUploads;
@@ -88,8 +84,10 @@ export class UploadService {
   private readonly keys: ApiKeyCheck;
   private readonly claims: UploadClaims;
   private readonly writesDeps: UploadWritesDeps;
+  private readonly urlSources: UrlSources;
 
   constructor(private readonly deps: UploadServiceDeps) {
+    this.urlSources = new UrlSources({ ...deps, maxBytes: deps.rules.maxUrlUploadBytes });
     const duplicateGuard = new DuplicateGuard({ ...deps, policy: deps.rules.duplicates });
     this.keys = new ApiKeyCheck(deps.settings);
     this.claims = new UploadClaims({
@@ -133,7 +131,7 @@ export class UploadService {
     clientIp: string,
     writes: UploadWrites,
   ): Promise<SourceBytes> {
-    if ('url' in given) return writes.reserved.then(() => this.fetchSource(given.url, clientIp));
+    if ('url' in given) return writes.reserved.then(() => this.urlSources.fetch(given.url, clientIp));
     if (ticket) return writes.reserved.then(() => this.deps.staged.take(ticket));
     return given as SourceBytes;
   }
@@ -161,7 +159,7 @@ export class UploadService {
     const bytesAllowed = awaitedLater(imaging.storedMd5.then((stored) => this.deps.gate.checkBytes([sourceMd5(), stored])));
     try {
       const claims = await this.claims.claim({ ...upload, md5: sourceMd5(), extension }, source, options, writes);
-      if ('answer' in claims) return await this.answeredAsDuplicate(claims.answer, imaging.processing, writes);
+      if ('answer' in claims) return await this.answeredAsDuplicate(claims.answer, imaging.processing);
       writes.putOriginal(claims.keys.original, imaging.original, imaging.storedMd5, upload.room);
       const processed = await imaging.processing;
       // nor its picture, however re-encoded (`docs/moderation.md`)
@@ -223,14 +221,12 @@ export class UploadService {
     };
   }
 
-  /** Nothing is stored: the slot goes back, and the decode already started is let finish unused. */
-  private async answeredAsDuplicate(
-    answer: ImageObject,
-    processing: Promise<ProcessedImage>,
-    writes: UploadWrites,
-  ): Promise<ImageObject> {
+  /**
+   * Nothing is stored, and the decode already started is let finish unused; the flood slot is kept, as for any upload
+   * answered (`docs/rules.md`: otherwise a client could have the service fetch and decode without limit).
+   */
+  private async answeredAsDuplicate(answer: ImageObject, processing: Promise<ProcessedImage>): Promise<ImageObject> {
     await settled(processing);
-    await writes.releaseSlot();
     this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
     return answer;
   }
@@ -267,18 +263,6 @@ export class UploadService {
     onOriginal(processed.original, processed.originalMd5);
     this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
     return processed;
-  }
-
-  /**
-   * Fetches a URL source. A slot of the client's fetch-failure budget is taken first and given back when the fetch
-   * succeeds: a client whose URLs keep failing is refused before anything more is fetched for it.
-   */
-  private async fetchSource(url: string, clientIp: string): Promise<SourceBytes> {
-    const failureSlot = await this.deps.fetchFailures.reserve(clientIp, this.deps.clock.nowMs());
-    const fetched = await this.deps.fetcher.fetch(url, this.deps.rules.maxUrlUploadBytes);
-    await failureSlot.release();
-    if (fetched.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
-    return { bytes: fetched.bytes, filename: cleanOriginalFilename(fetched.filename) || undefined };
   }
 
   private imageObject(record: ImageRecord, idEncoded: string, deleteToken: string): ImageObject {

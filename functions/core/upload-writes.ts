@@ -70,11 +70,6 @@ export class UploadWrites {
     return this.reserving;
   }
 
-  /** Gives the flood slot back: nothing was stored (a duplicate answered). */
-  async releaseSlot(): Promise<void> {
-    await (await this.reserved).release();
-  }
-
   holdClaim(claim: HeldClaim | undefined): void {
     if (claim) this.claim = claim;
   }

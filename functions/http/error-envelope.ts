@@ -32,6 +32,7 @@ export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: 
   UrlFetchFailed: { status: 400, code: 631 },
   Flooding: { status: 429, code: 130 },
   FetchFailuresExceeded: { status: 429, code: 130 },
+  UrlFetchesExceeded: { status: 429, code: 130 },
   Duplicate: { status: 409, code: 101 },
   NotFound: { status: 404, code: 404 },
   InvalidSize: { status: 400, code: 140 },

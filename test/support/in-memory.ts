@@ -52,6 +52,14 @@ export class InMemoryCounterStore implements CounterStore {
     }
   }
 
+  add(subject: CounterSubject, windows: readonly CountWindow[], amount: number): Promise<void> {
+    for (const { window, startMs } of windows) {
+      const entry = this.counts.get(this.key(subject, window));
+      this.counts.set(this.key(subject, window), { startMs, count: (entry?.startMs === startMs ? entry.count : 0) + amount });
+    }
+    return Promise.resolve();
+  }
+
   private full(subject: CounterSubject, windows: readonly CountWindow[]): FloodWindow[] {
     return windows
       .filter(({ window, startMs, limit }) => {

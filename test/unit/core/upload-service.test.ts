@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FloodGuard, UPLOAD_URL_RULE, windowBounds } from '../../../functions/core/flood';
+import { FloodGuard, UPLOAD_URL_RULE, URL_FETCH_RULE, URL_MEGABYTE_RULE, windowBounds } from '../../../functions/core/flood';
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
 import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
@@ -124,6 +124,8 @@ function setup(
     fetcher: { fetch: async () => ({ bytes: PNG, filename: 'u.png' }) },
     flood: new FloodGuard(counters, limits),
     fetchFailures: new FloodGuard(counters, limits),
+    urlFetches: new FloodGuard(counters, limits, URL_FETCH_RULE),
+    urlMegabytes: new FloodGuard(counters, limits, URL_MEGABYTE_RULE),
     duplicates,
     gate: new UploadGate(moderation, moderation, clock, 0, nsfw),
     staged: new StagedUploads({
@@ -292,7 +294,7 @@ describe('UploadService', () => {
     expect(kept()).toEqual({ ...GIVEN_BACK, slots: 1 }); // the other upload's slot
   });
 
-  it('answers a duplicate with the stored image and a delete link of its own, leaving no file and no pending claim', async () => {
+  it('answers a duplicate with the stored image and a delete link of its own, leaving no file and no pending claim, counted as an upload', async () => {
     const { upload, counters, images, objects } = setup();
     const first = await upload();
     const second = await upload();
@@ -304,7 +306,8 @@ describe('UploadService', () => {
     const pending = [...images.claims.values()].filter((claim) => claim.pending !== undefined);
     expect(pending.map((claim) => claim.imageId)).toEqual([[...images.records.keys()][0]]);
     expect(images.claims.size).toBe(2);
-    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(1);
+    // the duplicate keeps its flood slot: otherwise a client could have the service decode without limit
+    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(2);
   });
 
   it('draws another id when the one drawn is taken, and points its duplicate claim at it', async () => {
