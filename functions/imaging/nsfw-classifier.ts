@@ -207,17 +207,32 @@ ort.InferenceSession.create(workerData.model, options).then(
 
 type WorkerAnswer = { ready: boolean; error?: string } | ({ id: number } & Run) | { id: number; error: string };
 
+/** A run sent to a worker: how its caller is answered, and its time limit, timed once the worker is on it. */
+interface Waiting {
+  resolve: (run: Run) => void;
+  reject: (error: Error) => void;
+  timeLimitMs: number | undefined;
+  timer?: NodeJS.Timeout;
+}
+
 /** A run's answer: the model's five scores, and how long the worker took to make them. */
 interface Run {
   scores: number[];
   runMs: number;
 }
 
+/** A worker and the runs sent to it and not answered, in the order it runs them. */
+interface Lane {
+  worker: Worker;
+  pending: Map<number, Waiting>;
+  /** No more runs are sent to it; it is ended once its runs are answered. */
+  retired: boolean;
+}
+
 export class OnnxNsfwClassifier implements PictureClassifier {
-  private readonly pending = new Map<number, { resolve: (run: Run) => void; reject: (error: Error) => void }>();
   private nextId = 0;
-  /** The worker that answers runs; none after it died, until the next run starts another. */
-  private worker: Worker | undefined;
+  /** The worker that takes new runs; none after it died or was retired, until the next run starts another. */
+  private lane: Lane | undefined;
   private closed = false;
 
   private constructor(private readonly model: Buffer) {}
@@ -228,7 +243,7 @@ export class OnnxNsfwClassifier implements PictureClassifier {
    */
   static async load(modelPath: string = defaultModelPath()): Promise<OnnxNsfwClassifier> {
     const classifier = new OnnxNsfwClassifier(await readFile(modelPath));
-    classifier.worker = await classifier.start();
+    classifier.lane = await classifier.start();
     return classifier;
   }
 
@@ -250,45 +265,57 @@ export class OnnxNsfwClassifier implements PictureClassifier {
   /** Stops the worker for good (a test that made a classifier of its own). */
   async close(): Promise<void> {
     this.closed = true;
-    await this.worker?.terminate();
+    await this.lane?.worker.terminate();
   }
 
   /**
-   * One run; a worker that died (its runs in flight failed with it) is replaced by the next run, not mourned. A run
-   * past its time limit ends its worker: the other runs in flight fail with it (503, try again), and nothing is left
-   * holding a core.
+   * One run; a worker that died (its runs in flight failed with it) is replaced by the next run, not mourned. A run's
+   * time limit counts from when the worker is on it (the runs before it answered), not while it waits for them; past
+   * it, the run fails and its worker is retired: new runs go to a new worker, and the old one is ended once it has
+   * answered what it holds. Never while it runs the model: ending a worker inside onnxruntime's run aborted the whole
+   * process.
    */
   private async run(
     { data, width, height, channels, premultiplied = false }: ClassifierPixels,
     timeLimitMs: number | undefined,
   ): Promise<Run> {
     if (this.closed) throw new Error('the classifier is closed');
-    this.worker ??= await this.start();
-    const worker = this.worker;
+    if (timeLimitMs !== undefined && timeLimitMs <= 0) throw new ClassifierTimeout(timeLimitMs);
+    this.lane ??= await this.start();
+    const lane = this.lane;
     const id = (this.nextId += 1);
     return new Promise((resolve, reject) => {
-      const timer =
-        timeLimitMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              this.pending.delete(id);
-              reject(new ClassifierTimeout(timeLimitMs));
-              void worker.terminate();
-            }, timeLimitMs);
-      const settled = (): void => clearTimeout(timer);
-      this.pending.set(id, {
-        resolve: (answer) => (settled(), resolve(answer)),
-        reject: (error) => (settled(), reject(error)),
-      });
-      worker.ref();
+      const waiting: Waiting = {
+        resolve: (answer) => (clearTimeout(waiting.timer), resolve(answer)),
+        reject: (error) => (clearTimeout(waiting.timer), reject(error)),
+        timeLimitMs,
+      };
+      lane.pending.set(id, waiting);
+      this.timeHead(lane);
+      lane.worker.ref();
       // a copy of its own, moved rather than copied again: the imaging goes on reading the pixels it was given
       const copy = Uint8Array.prototype.slice.call(data);
-      worker.postMessage({ id, data: copy, width, height, channels, premultiplied }, [copy.buffer]);
+      lane.worker.postMessage({ id, data: copy, width, height, channels, premultiplied }, [copy.buffer]);
     });
   }
 
+  /** Starts the time limit of the run the worker is on: the first not answered. */
+  private timeHead(lane: Lane): void {
+    const [head] = lane.pending;
+    if (!head) return;
+    const [id, waiting] = head;
+    const limitMs = waiting.timeLimitMs;
+    if (limitMs === undefined || waiting.timer) return;
+    waiting.timer = setTimeout(() => {
+      if (!lane.pending.delete(id)) return;
+      waiting.reject(new ClassifierTimeout(limitMs));
+      if (this.lane === lane) this.lane = undefined;
+      lane.retired = true;
+    }, limitMs);
+  }
+
   /** A worker with the model loaded, its answers routed to the runs waiting for them. */
-  private async start(): Promise<Worker> {
+  private async start(): Promise<Lane> {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { runtime: require.resolve('onnxruntime-node'), model: this.model },
@@ -301,25 +328,27 @@ export class OnnxNsfwClassifier implements PictureClassifier {
       await worker.terminate();
       throw new Error(`the NSFW model did not load: ${('error' in ready && ready.error) || 'no answer'}`);
     }
+    const lane: Lane = { worker, pending: new Map(), retired: false };
     worker.on('message', (answer: WorkerAnswer) => {
       if (!('id' in answer)) return;
-      const waiting = this.pending.get(answer.id);
-      this.pending.delete(answer.id);
-      if (this.pending.size === 0) worker.unref();
+      const waiting = lane.pending.get(answer.id);
+      lane.pending.delete(answer.id);
       if ('scores' in answer) waiting?.resolve(answer);
       else waiting?.reject(new Error(answer.error));
+      if (lane.pending.size > 0) this.timeHead(lane);
+      else if (lane.retired) void worker.terminate();
+      else worker.unref();
     });
     const died = (error: Error): void => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      for (const waiting of this.pending.values()) waiting.reject(error);
-      this.pending.clear();
+      if (this.lane === lane) this.lane = undefined;
+      for (const waiting of lane.pending.values()) waiting.reject(error);
+      lane.pending.clear();
     };
     worker.on('error', died);
     worker.on('exit', (code) => died(new Error(`the classifier's worker exited (${code})`)));
     // the worker keeps a process alive (a script, a test run) only while a run is waited for
     worker.unref();
-    return worker;
+    return lane;
   }
 }
 

@@ -98,8 +98,8 @@ export const MAX_SIDE_RATIO = 100;
  */
 export const MAX_HASHED_SIDE = 1024;
 
-/** How many frames of an animation the classifier scores (`classifyFrames`). */
-export const SCORED_FRAMES = 4;
+/** How many frames of an animation the classifier scores at most (`scoredFrames`). */
+export const SCORED_FRAMES = 6;
 
 /** A job whose decoded pixels came to more than this lets them go at once when it is done (`collectGarbageSoon`). */
 const RELEASED_PIXEL_BYTES = 16 * 1024 * 1024;
@@ -224,16 +224,17 @@ export class SharpImageProcessor implements ImageProcessor {
   private checked(probe: Probe): Probe {
     const { maxPixels, maxFrames, maxHeicPixels } = this.settings;
     const framePixels = probe.width * probe.height;
-    if (framePixels > maxPixels || framePixels * probe.frames > maxPixels) {
+    // an animation's thumb is made of every frame, each scaled to cover it: frames narrower than the thumb are enlarged
+    // first (99 frames of 100x10000 came to a gigapixel, 21 s past a 10 s limit that libvips did not hold)
+    const enlarged = Math.max(1, this.settings.thumbSize / Math.min(probe.width, probe.height)) ** 2;
+    if (framePixels > maxPixels || framePixels * probe.frames * (probe.frames > 1 ? enlarged : 1) > maxPixels) {
       throw new UploadError('ImageTooLarge', `Image too large - max ${megapixels(maxPixels)} megapixels`);
     }
     if (probe.format === 'heic' && framePixels > maxHeicPixels) {
       throw new UploadError('ImageTooLarge', `HEIC image too large - max ${megapixels(maxHeicPixels)} megapixels`);
     }
     if (probe.frames > maxFrames) throw new UploadError('ImageTooLarge', `Image too large - max ${maxFrames} frames`);
-    if (Math.max(probe.width, probe.height) > MAX_SIDE_RATIO * Math.min(probe.width, probe.height)) {
-      throw new UploadError('ImageTooThin', `Image too thin - sides at most ${MAX_SIDE_RATIO}:1`);
-    }
+    checkSides(probe.width, probe.height);
     return probe;
   }
 
@@ -241,7 +242,9 @@ export class SharpImageProcessor implements ImageProcessor {
     if (targetWidth === undefined) return { width: probe.width, height: probe.height };
     if (targetWidth > probe.width)
       throw new UploadError('WidthTooLarge', 'Target width is greater than the original image width');
-    return { width: targetWidth, height: Math.max(1, Math.round((probe.height * targetWidth) / probe.width)) };
+    const size = { width: targetWidth, height: Math.max(1, Math.round((probe.height * targetWidth) / probe.width)) };
+    checkSides(size.width, size.height);
+    return size;
   }
 
   /**
@@ -251,7 +254,9 @@ export class SharpImageProcessor implements ImageProcessor {
   private async processKept(input: Uint8Array, probe: Probe, budget: Budget, options: ProcessOptions): Promise<ProcessedImage> {
     const stored = this.storedBytes(input, probe);
     const workingWidth = this.workingWidth(probe.width, probe.height);
-    const decoding = toRaw(sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth }), probe, 'uchar', budget);
+    // never enlarged: a GIF whose frames decode smaller than its header said (its screen) is not blown up to it
+    const shrunk = sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth, withoutEnlargement: true });
+    const decoding = toRaw(shrunk, probe, 'uchar', budget);
     options.onDecoding?.();
     const original: EncodedImage = {
       bytes: stored,
@@ -353,8 +358,8 @@ export class SharpImageProcessor implements ImageProcessor {
   }
 
   /**
-   * An animation's score: the highest of its `SCORED_FRAMES` longest-shown frames (the first among equals), each as a
-   * viewer sees it at that point, so that a blank first frame shown for 10 ms cannot hide the rest.
+   * An animation's score: the highest of its frames' that a viewer sees most (`scoredFrames`), each decoded as a viewer
+   * sees it at that point, so that a blank first frame shown for 10 ms cannot hide the rest.
    */
   private classifyFrames(
     stored: Uint8Array,
@@ -363,10 +368,9 @@ export class SharpImageProcessor implements ImageProcessor {
     onRun: ProcessOptions['onClassified'],
   ): Promise<number> | undefined {
     if (!this.classifier) return undefined;
-    const pages = Array.from({ length: probe.frames }, (_, page) => page)
-      .sort((a, b) => (probe.delays[b] ?? 0) - (probe.delays[a] ?? 0) || a - b)
-      .slice(0, SCORED_FRAMES);
-    const scores = pages.map((page) => this.classify(sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }), budget, onRun));
+    const scores = scoredFrames(probe.delays, probe.frames).map((page) =>
+      this.classify(sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }), budget, onRun),
+    );
     return awaitedLater(Promise.all(scores.map((score) => score ?? Promise.resolve(0))).then((each) => Math.max(...each)));
   }
 
@@ -517,6 +521,8 @@ function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort', budget: Bu
     .toBuffer({ resolveWithObject: true })
     .then(({ data, info }) => {
       budget.decodedBytes += data.length;
+      // the pixels as decoded, which a container may describe otherwise than its header did
+      checkSides(info.width, info.height);
       return { data, info, depth };
     });
 }
@@ -577,6 +583,33 @@ function perceptualOf(pixels: PdqPixels): Perceptual | undefined {
  */
 function keepsOrientation(probe: Probe): boolean {
   return probe.orientation === 1 || probe.format === 'jpeg';
+}
+
+/**
+ * The frames of an animation the classifier scores: those shown at 4 moments spread over its loop (a quarter of the
+ * time apart, each in the middle of its quarter), and the 2 shown longest; at most `SCORED_FRAMES`. Times are as
+ * browsers show them: a delay of 10 ms or less is shown as 100 ms. A frame shown less than a quarter of the loop may go
+ * unscored only while 2 others are shown longer.
+ */
+export function scoredFrames(delays: readonly number[], frames: number): number[] {
+  const shown = Array.from({ length: frames }, (_, page) => ((delays[page] ?? 0) <= 10 ? 100 : (delays[page] ?? 0)));
+  const total = shown.reduce((sum, ms) => sum + ms, 0);
+  const pages = new Set<number>();
+  for (let quarter = 0; quarter < 4; quarter += 1) {
+    let at = ((quarter + 0.5) / 4) * total;
+    let page = 0;
+    while (page < frames - 1 && at >= (shown[page] ?? 0)) at -= shown[page++] ?? 0;
+    pages.add(page);
+  }
+  const longest = [...shown.keys()].sort((a, b) => (shown[b] ?? 0) - (shown[a] ?? 0) || a - b);
+  for (const page of longest.slice(0, 2)) pages.add(page);
+  return [...pages].sort((a, b) => a - b);
+}
+
+/** Refuses sides further apart than `MAX_SIDE_RATIO` (400, code 614). */
+function checkSides(width: number, height: number): void {
+  if (Math.max(width, height) > MAX_SIDE_RATIO * Math.min(width, height))
+    throw new UploadError('ImageTooThin', `Image too thin - sides at most ${MAX_SIDE_RATIO}:1`);
 }
 
 /** Megapixels to three significant digits: 100, 24, 0.5. */

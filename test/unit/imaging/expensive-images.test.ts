@@ -107,6 +107,42 @@ describe('thin and tall pictures', () => {
     expect([error.kind, error.message]).toEqual(['ImageTooThin', `Image too thin - sides at most ${MAX_SIDE_RATIO}:1`]);
   });
 
+  it('refuses a width that would make the stored picture thinner than 100:1 (10000x100 at width 149 is 149x1)', async () => {
+    const error: unknown = await new SharpImageProcessor(SETTINGS)
+      .process(await png(10_000, 100), { targetWidth: 149 })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ kind: 'ImageTooThin' });
+  });
+
+  it('refuses a GIF whose 1x10000 frame hides behind a 100x100 screen, without blowing it up to the screen', async () => {
+    const gif = Buffer.from(
+      await sharp({ create: { width: 1, height: 10_000, channels: 3, background: '#446688' } })
+        .gif()
+        .toBuffer(),
+    );
+    gif.writeUInt16LE(100, 6);
+    gif.writeUInt16LE(100, 8);
+    const started = performance.now();
+    const error = await refusal(new SharpImageProcessor(SETTINGS), gif);
+    expect(error.kind).toBe('ImageTooThin');
+    // blown up to the screen's width, its working copy was 100 x 1,000,000 pixels: seconds
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('refuses an animation whose frames its thumb would enlarge past the pixel limit (10 frames of 100x10000)', async () => {
+    // 10 MP in all, but each frame enlarged 3.2 times a side to cover the 320 px thumb: 102 MP (99 such frames took 21 s)
+    const frames = 10;
+    const frameBytes = 100 * 10_000 * 4;
+    const all = Buffer.alloc(frameBytes * frames);
+    for (let frame = 0; frame < frames; frame += 1) all.fill(20 * frame, frame * frameBytes, (frame + 1) * frameBytes);
+    const webp = await sharp(all, { raw: { width: 100, height: 10_000 * frames, channels: 4, pageHeight: 10_000 } })
+      .webp({ loop: 0, quality: 50, effort: 0 })
+      .toBuffer();
+    expect((await sharp(webp).metadata()).pages).toBe(frames);
+    const error = await refusal(new SharpImageProcessor(SETTINGS), webp);
+    expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too large - max 100 megapixels']);
+  }, 30_000);
+
   it.each([
     [100, 10_000],
     [10_000, 100],

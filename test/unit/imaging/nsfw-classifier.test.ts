@@ -16,7 +16,7 @@ import {
   type PictureClassifier,
   squeezeForClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
-import { SCORED_FRAMES, SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { SCORED_FRAMES, scoredFrames, SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import {
   makeAnimated,
   makeBmp,
@@ -56,6 +56,10 @@ class RecordingClassifier implements PictureClassifier {
     return this.handed.map(squeezed);
   }
 }
+
+/** The worker that takes a classifier's new runs. */
+const workerOf = (classifier: OnnxNsfwClassifier): Worker | undefined =>
+  (classifier as unknown as { lane: { worker: Worker } | undefined }).lane?.worker;
 
 /** Raw pixels of one colour, as the classifier is handed them. */
 const plain = (width: number, height: number, sample: number[]): ClassifierPixels => {
@@ -126,9 +130,35 @@ describe('the NSFW classifier in the imaging', () => {
       const processed = await new SharpImageProcessor(SETTINGS, classifier).process(animation, { targetWidth: undefined });
       expect(processed.animated).toBe(true);
       await expect(processed.nsfwScoring).resolves.toBe(0.95);
-      expect(handed).toHaveLength(SCORED_FRAMES);
+      expect(handed).toHaveLength(scoredFrames(delay, frames).length);
     },
   );
+
+  it.each([
+    ['a blank first frame of 10 ms', [10, ...Array<number>(9).fill(1000)], (page: number) => page >= 1],
+    [
+      'frames of 0 to 10 ms, shown as 100 ms, after four of 20 ms',
+      [20, 20, 20, 20, 0, 0, 0, 0, 10, 10, 10, 10],
+      (page: number) => page >= 4,
+    ],
+    [
+      'four decoys of 110 ms before twenty frames of 100 ms',
+      [110, 110, 110, 110, ...Array<number>(20).fill(100)],
+      (page: number) => page >= 4,
+    ],
+    ['24 frames shown alike', Array<number>(24).fill(100), (page: number) => page >= 18],
+    [
+      'one frame of 5 s among 99 of 40 ms',
+      [...Array<number>(50).fill(40), 5000, ...Array<number>(49).fill(40)],
+      (page: number) => page === 50,
+    ],
+  ])('scores frames a viewer sees of an animation with %s, at most SCORED_FRAMES of them', (_name, delays, seen) => {
+    const pages = scoredFrames(delays, delays.length);
+    expect(pages.some(seen)).toBe(true);
+    expect(pages.length).toBeLessThanOrEqual(SCORED_FRAMES);
+    expect(new Set(pages).size).toBe(pages.length);
+    expect(pages.every((page) => page >= 0 && page < delays.length)).toBe(true);
+  });
 
   it('hands over a CMYK JPEG as sRGB (the working pixels are), never its four channels as colour and alpha', async () => {
     const classifier = new RecordingClassifier(0);
@@ -285,17 +315,39 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     await expect(classifier.score(plain(1, MAX_CLASSIFIER_SIDE, [7]))).resolves.toBeGreaterThanOrEqual(0);
   });
 
-  it('ends a run past its time limit with its worker, and answers the next run from a new one', async () => {
+  it('fails a run past its time limit, answers the runs behind it, and ends its worker once it is done', async () => {
     const classifier = await OnnxNsfwClassifier.load();
     const input = plain(SIDE, SIDE, [40, 80, 120]);
     const expected = await classifier.score(input);
-    const first = (classifier as unknown as { worker: Worker }).worker;
-    const ended = new Promise<number>((resolve) => first.once('exit', resolve));
-    // the model alone takes several ms: no run answers within 1
-    await expect(classifier.score(input, undefined, 1)).rejects.toBeInstanceOf(ClassifierTimeout);
-    await ended;
+    const first = workerOf(classifier);
+    const ended = new Promise<number>((resolve) => first?.once('exit', resolve));
+    // the model alone takes several ms: no run answers within 1; the run sent behind it is answered all the same
+    const late = classifier.score(input, undefined, 1);
+    const behind = classifier.score(input);
+    await expect(late).rejects.toBeInstanceOf(ClassifierTimeout);
+    // new runs go to a new worker at once
     await expect(classifier.score(input, undefined, 60_000)).resolves.toBe(expected);
-    expect((classifier as unknown as { worker: Worker }).worker).not.toBe(first);
+    expect(workerOf(classifier)).not.toBe(first);
+    await expect(behind).resolves.toBe(expected);
+    await ended;
+    await classifier.close();
+  });
+
+  it('times a run from when its worker is on it, not while it waits for the runs before it; none left is none run', async () => {
+    const classifier = await OnnxNsfwClassifier.load();
+    const worker = workerOf(classifier);
+    // a limit of 5 runs' time, and 3 limits' worth of runs sent at once: the last ones wait far past the limit
+    let runMs = 0;
+    for (let warm = 0; warm < 3; warm += 1) await classifier.score(plain(SIDE, SIDE, [warm, 9, 9]), (ms) => (runMs = ms));
+    const limitMs = Math.max(50, 5 * runMs);
+    const count = Math.min(300, Math.ceil((3 * limitMs) / Math.max(runMs, 1)));
+    const inputs = Array.from({ length: count }, (_, index) => plain(SIDE, SIDE, [index % 256, 90, 200]));
+    const started = performance.now();
+    const scores = await Promise.all(inputs.map((input) => classifier.score(input, undefined, limitMs)));
+    expect(performance.now() - started).toBeGreaterThan(limitMs);
+    expect(scores).toHaveLength(count);
+    await expect(classifier.score(inputs[0] ?? plain(1, 1, [0]), undefined, 0)).rejects.toBeInstanceOf(ClassifierTimeout);
+    expect(workerOf(classifier)).toBe(worker);
     await classifier.close();
   });
 
@@ -363,7 +415,7 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     const expected = await classifier.score(input);
     const running = classifier.score(input);
     // a crash of the worker: a message it cannot read throws there, uncaught
-    (classifier as unknown as { worker: Worker }).worker.postMessage(null);
+    workerOf(classifier)?.postMessage(null);
     await expect(running).rejects.toMatchObject({ kind: 'DependencyFailed' });
     await expect(classifier.score(input)).resolves.toBe(expected);
     await classifier.close();
