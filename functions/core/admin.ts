@@ -4,8 +4,8 @@ import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
 import { pdqDistance, turnedOfHash } from './pdq';
 import { reportedImages, type ReportedImage } from './reports';
 import {
-  blockableHashes,
   canonicalRange,
+  comparableHashes,
   inRange,
   parseHashList,
   PICTURE_MATCH_DISTANCE,
@@ -160,7 +160,7 @@ export class Admin {
       });
     }
     // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
-    const blockedPictures = options.block ? blockableHashes(record) : [];
+    const blockedPictures = options.block ? comparableHashes(record.perceptual) : [];
     if (options.block) await this.block(fingerprints, blockedPictures, `taken down: ${idEncoded}`, nowMs);
     return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures, resolvedReports };
   }
@@ -183,8 +183,7 @@ export class Admin {
   /** Blocks the pictures of a hash list (`parseHashList`); a line without a hash is refused, naming it. */
   async importPictureHashes(text: string, source: string): Promise<{ blocked: number; skipped: number }> {
     const list = parseHashList(text);
-    if ('badLine' in list)
-      throw new AdminError(`line ${list.badLine} holds no PDQ hash (64 hex digits): ${list.text.slice(0, 80)}`);
+    if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}`);
     const reason = `imported: ${source}`;
     await this.deps.moderation.blockPictures(
       list.hashes.map((hash) => ({ hash, reason })),
@@ -257,14 +256,14 @@ export class Admin {
 
   /** The active records whose hashes come within `withinBits` of this record's, turned or mirrored, nearest first. */
   private async nearTo(record: ImageRecord, withinBits: number): Promise<Array<{ record: ImageRecord; distance: number }>> {
-    const hashes = record.perceptual?.hashes;
-    if (!hashes) throw new AdminError('this image has no picture hash (an animation, or stored before pictures were hashed)');
-    const turned = hashes.flatMap(turnedOfHash);
+    const turned = comparableHashes(record.perceptual).flatMap(turnedOfHash);
+    if (turned.length === 0) throw new AdminError('no picture hash to compare (animated, flat, or stored before hashing)');
     const near: Array<{ record: ImageRecord; distance: number }> = [];
     for await (const page of this.deps.images.recent(0)) {
       for (const other of page) {
-        if (other.id === record.id || other.status !== 'active' || !other.perceptual) continue;
-        const distance = Math.min(...other.perceptual.hashes.flatMap((hash) => turned.map((form) => pdqDistance(hash, form))));
+        const theirs = comparableHashes(other.perceptual);
+        if (other.id === record.id || other.status !== 'active' || theirs.length === 0) continue;
+        const distance = Math.min(...theirs.flatMap((hash) => turned.map((form) => pdqDistance(hash, form))));
         if (distance <= withinBits) near.push({ record: other, distance });
       }
     }

@@ -52,35 +52,41 @@ export function matchesPicture(turned: readonly string[], blocked: readonly stri
 
 /**
  * The hashes of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; blank lines and `#`
- * comments are passed over), each once, in lower case; or the first line without a hash. A second field of 0 to 100 is
- * the hash's quality, as Meta's hashers write it (`hash,quality`): a hash under `MIN_PDQ_QUALITY` is skipped and
- * counted, as the service never matches one.
+ * comments are passed over; lines end in CR, LF or both, or a Unicode line separator), each once, in lower case; or
+ * the first line that cannot be read, and why. A second field that is a number (`49`, `"49"`, `49.0`, `49%`) is the
+ * hash's quality, as Meta's hashers write it (`hash,quality`): one under `MIN_PDQ_QUALITY` is skipped and counted, as
+ * the service never matches one, and so is a hash with under a quarter of its bits set (a flat picture's: a
+ * median-cut hash of a picture with detail sets half of them); one over 100 is no quality.
  */
-export function parseHashList(text: string): { hashes: string[]; skipped: number } | { badLine: number; text: string } {
+export function parseHashList(text: string): { hashes: string[]; skipped: number } | { badLine: number; problem: string } {
   const hashes = new Set<string>();
   let skipped = 0;
-  const lines = text.split(/\r?\n/);
-  for (const [index, line] of lines.entries()) {
-    const [field = '', second] = line.trim().split(/[\s,;]+/);
+  for (const [index, line] of text.split(/\r\n|[\n\r\u2028\u2029]/).entries()) {
+    const [field = '', second = ''] = line.trim().split(/[\s,;]+/);
     if (field === '' || field.startsWith('#')) continue;
-    if (!isPdqHash(field)) return { badLine: index + 1, text: line };
-    const quality = second !== undefined && /^\d{1,3}$/.test(second) ? Number(second) : undefined;
-    if (quality !== undefined && quality <= 100 && quality < MIN_PDQ_QUALITY) skipped += 1;
+    if (!isPdqHash(field)) return { badLine: index + 1, problem: `holds no PDQ hash (64 hex digits): ${line.slice(0, 80)}` };
+    const quality = Number(second.replace(/^"(.*)"$/, '$1').replace(/%$/, '') || NaN);
+    if (quality > 100) return { badLine: index + 1, problem: `has a quality over 100: ${line.slice(0, 80)}` };
+    if (quality < MIN_PDQ_QUALITY || bitsSet(field) < 64) skipped += 1;
     else hashes.add(field.toLowerCase());
   }
   return { hashes: [...hashes], skipped };
 }
 
+/** How many of a hash's 256 bits are set. */
+function bitsSet(hash: string): number {
+  return pdqDistance(hash, '0'.repeat(64));
+}
+
 /**
- * The hashes of an image's picture worth blocking, each once (its own hash and the one inside its border can be the
- * same): not the picture's own hash when its quality is under `MIN_PDQ_QUALITY` (records made before hashes were
- * sorted by quality).
+ * The hashes of an image's picture worth blocking or comparing, each once (its own hash and the one inside its border
+ * can be the same): none when the picture's own hash is under `MIN_PDQ_QUALITY`. Records made before hashes were
+ * sorted by quality kept such hashes (a flat picture's 256 zero bits, and the one inside its border, of no known
+ * quality), and any two flat pictures came 0 bits apart.
  */
-export function blockableHashes(record: Pick<ImageRecord, 'perceptual'>): string[] {
-  const perceptual = record.perceptual;
-  if (!perceptual) return [];
-  const hashes = perceptual.quality < MIN_PDQ_QUALITY ? perceptual.hashes.slice(1) : perceptual.hashes;
-  return [...new Set(hashes.map((hash) => hash.toLowerCase()))];
+export function comparableHashes(perceptual: ImageRecord['perceptual']): string[] {
+  if (!perceptual || perceptual.quality < MIN_PDQ_QUALITY) return [];
+  return [...new Set(perceptual.hashes.map((hash) => hash.toLowerCase()))];
 }
 
 /** What the NSFW classifier's score does to an upload (`NSFW_POLICY`, `docs/moderation.md`). */

@@ -1,4 +1,12 @@
-import { canonicalRange, inRange, matchesPicture, PICTURE_MATCH_DISTANCE, UploadGate } from '../../../functions/core/moderation';
+import {
+  canonicalRange,
+  comparableHashes,
+  inRange,
+  matchesPicture,
+  parseHashList,
+  PICTURE_MATCH_DISTANCE,
+  UploadGate,
+} from '../../../functions/core/moderation';
 import { FakeClock, InMemoryModeration } from '../../support/in-memory';
 
 describe('canonicalRange', () => {
@@ -123,5 +131,46 @@ describe('UploadGate', () => {
     clock.advance(30_000);
     await expect(gate.checkPicture(same)).rejects.toMatchObject({ kind: 'Blocked' });
     expect(pictures).toHaveBeenCalledTimes(2);
+  });
+});
+
+/** A hash with half its bits set, as a picture with detail makes, unique per `n`. */
+const detailed = (n: number): string => `${n.toString(16).padStart(4, '0')}${'a5'.repeat(30)}`;
+
+describe('parseHashList', () => {
+  it('reads every line ending, skips hashes under quality 50 in every spelling, and counts them', () => {
+    const zero = '0'.repeat(64);
+    const text = [
+      '\ufeff# a list',
+      `${detailed(1)},90`,
+      `${detailed(2)},"49"\r${detailed(3)},49.0\r\n${detailed(4)},49%`,
+      `${detailed(5)},-1\u2028${detailed(6)},049;flat.jpg`,
+      `${detailed(7)}\t100\u2029${detailed(8)},50`,
+      `${detailed(9)},photo.jpg`,
+      // no quality given, but a flat picture's: none of its bits set
+      zero,
+      `${detailed(1).toUpperCase()},95`,
+    ].join('\n');
+    expect(parseHashList(text)).toEqual({
+      hashes: [detailed(1), detailed(7), detailed(8), detailed(9)],
+      skipped: 6,
+    });
+  });
+
+  it('names the first line it cannot read: no hash, or a quality over 100', () => {
+    expect(parseHashList(`${detailed(1)}\nnot-a-hash`)).toEqual({
+      badLine: 2,
+      problem: 'holds no PDQ hash (64 hex digits): not-a-hash',
+    });
+    expect(parseHashList(`${detailed(1)},150`)).toEqual({ badLine: 1, problem: `has a quality over 100: ${detailed(1)},150` });
+  });
+});
+
+describe('comparableHashes', () => {
+  it("keeps a record's hashes once each, in lower case, and none of a picture whose own hash is under quality 50", () => {
+    expect(comparableHashes({ hashes: [detailed(1).toUpperCase(), detailed(1)], quality: 80 })).toEqual([detailed(1)]);
+    // a record made before hashes were sorted by quality: a sticker's zeros, and the zeros inside its margin
+    expect(comparableHashes({ hashes: ['0'.repeat(64), '0'.repeat(64)], quality: 0 })).toEqual([]);
+    expect(comparableHashes(undefined)).toEqual([]);
   });
 });
