@@ -44,6 +44,7 @@ export interface Config {
   /** URL sources per client and hour that may fail before the client's URL uploads are refused; 0: no limit. */
   urlFetchFailuresPerHour: number;
   urlFetchesPerHour: number;
+  urlFetchesAtOnce: number;
   urlFetchMegabytesPerHour: number;
   /** What the NSFW classifier's verdict does (`docs/moderation.md`); `off` does not load it. */
   nsfw: NsfwRule;
@@ -181,6 +182,10 @@ export const SETTINGS = {
     meaning:
       'URL sources per client and hour the service fetches, whatever comes of them, before its URL uploads answer `429` (`0`: no limit)',
   },
+  URL_FETCHES_AT_ONCE: {
+    default: '3',
+    meaning: 'URL sources one client may have the service fetch at once; past them its URL uploads answer `429` (`0`: no limit)',
+  },
   URL_FETCH_MEGABYTES_PER_HOUR: {
     default: '500',
     meaning:
@@ -296,6 +301,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     urlFetchAllowHosts: list('URL_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     urlFetchFailuresPerHour: integer('URL_FETCH_FAILURES_PER_HOUR', 0, 1_000_000),
     urlFetchesPerHour: integer('URL_FETCHES_PER_HOUR', 0, 1_000_000),
+    urlFetchesAtOnce: integer('URL_FETCHES_AT_ONCE', 0, 1_000),
     urlFetchMegabytesPerHour: integer('URL_FETCH_MEGABYTES_PER_HOUR', 0, 1_000_000_000),
     reportsPerHour: integer('REPORTS_PER_HOUR', 0, 1_000_000),
     nsfw: {

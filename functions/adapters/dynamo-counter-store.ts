@@ -11,6 +11,7 @@ const PREFIX: Record<GuardRuleName, string> = {
   'fetch-failures': ITEM_PREFIX.fetchFailures,
   'url-fetches': ITEM_PREFIX.urlFetches,
   'url-megabytes': ITEM_PREFIX.urlMegabytes,
+  'url-fetches-at-once': ITEM_PREFIX.urlFetchesAtOnce,
   'upload-urls': ITEM_PREFIX.uploadUrls,
   reports: ITEM_PREFIX.reportsByClient,
 };

@@ -17,6 +17,9 @@ export interface SafeUrlFetcherOptions {
   /** Host names (lower case) that may resolve to non-public addresses: the operator's named internal hosts. */
   allowHosts: readonly string[];
   timeoutMs?: number;
+  /** The slowest a body may come, on average from its headers on, once `rateGraceMs` have passed. */
+  minBytesPerSecond?: number;
+  rateGraceMs?: number;
   maxRedirects?: number;
   /** Tests inject names here; the default is the system resolver. */
   resolve?: Resolver;
@@ -27,6 +30,13 @@ export interface SafeUrlFetcherOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/**
+ * A body that comes slower than this, on average, 2 s after its headers, is given up (631): a source that trickles a
+ * picture over the whole 10 s holds a request's slot all that time (`docs/security.md`, "URL sources"). 32 KB/s is a
+ * slow mobile link's tenth; a 200 KB photo at it takes 6 s.
+ */
+const MIN_BYTES_PER_SECOND = 32_000;
+const RATE_GRACE_MS = 2_000;
 const USER_AGENT = 'image-upload-service/1 (url source fetch)';
 
 /**
@@ -57,12 +67,17 @@ const unableToFetch = (cause?: unknown): UploadError =>
  */
 export class SafeUrlFetcher implements SourceFetcher {
   private readonly timeoutMs: number;
+  private readonly minRate: { bytesPerSecond: number; graceMs: number };
   private readonly maxRedirects: number;
   private readonly resolve: Resolver;
   private readonly isPublic: (address: string) => boolean;
 
   constructor(private readonly options: SafeUrlFetcherOptions) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.minRate = {
+      bytesPerSecond: options.minBytesPerSecond ?? MIN_BYTES_PER_SECOND,
+      graceMs: options.rateGraceMs ?? RATE_GRACE_MS,
+    };
     this.maxRedirects = options.maxRedirects ?? 5;
     this.resolve = options.resolve ?? ((hostname, callback) => dnsLookup(hostname, { all: true, verbatim: true }, callback));
     this.isPublic = options.isPublic ?? isPublicAddress;
@@ -83,7 +98,7 @@ export class SafeUrlFetcher implements SourceFetcher {
         response.resume();
         throw unableToFetch(new Error(`HTTP ${response.statusCode}`));
       }
-      const bytes = await readCapped(response, maxBytes, deadline);
+      const bytes = await readCapped(response, maxBytes, deadline, this.minRate);
       return { bytes, filename: lastPathSegment(target) };
     }
     throw unableToFetch(new Error(`more than ${this.maxRedirects} redirects`));
@@ -172,18 +187,36 @@ function lastPathSegment(url: URL): string {
   }
 }
 
-/** The body up to `maxBytes`; one byte more ends the transfer with 413, without reading on. */
-async function readCapped(response: IncomingMessage, maxBytes: number, deadline: AbortSignal): Promise<Uint8Array> {
+/**
+ * The body up to `maxBytes`; one byte more ends the transfer with 413, without reading on. A body slower than the
+ * minimum rate, once its grace is over, is given up.
+ */
+async function readCapped(
+  response: IncomingMessage,
+  maxBytes: number,
+  deadline: AbortSignal,
+  minRate: { bytesPerSecond: number; graceMs: number },
+): Promise<Uint8Array> {
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     response.destroy();
     throw fileTooBig(maxBytes);
   }
+  const startedMs = Date.now();
+  let received = 0;
+  response.on('data', (chunk: Buffer) => (received += chunk.length));
+  const watch = setInterval(() => {
+    const elapsedMs = Date.now() - startedMs;
+    if (elapsedMs > minRate.graceMs && received < (minRate.bytesPerSecond * elapsedMs) / 1000)
+      response.destroy(new Error(`slower than ${minRate.bytesPerSecond} bytes a second`));
+  }, 250);
   let body: Buffer | undefined;
   try {
     body = await readUpTo(response, maxBytes);
   } catch (error) {
     throw unableToFetch(deadline.aborted ? deadline.reason : error);
+  } finally {
+    clearInterval(watch);
   }
   if (body === undefined) throw fileTooBig(maxBytes);
   return body;

@@ -39,6 +39,7 @@ export const ITEM_PREFIX = {
   fetchFailures: 'FETCHFAIL#',
   urlFetches: 'URLFETCH#',
   urlMegabytes: 'URLMB#',
+  urlFetchesAtOnce: 'URLATONCE#',
   uploadUrls: 'UPLOADURL#',
   reportsByClient: 'REPORTRATE#',
   /** A viewer's report of an image: `REPORT#{image id}#{client}`. */

@@ -9,8 +9,10 @@ import {
   REPORT_RULE,
   UPLOAD_URL_RULE,
   URL_FETCH_RULE,
+  URL_FETCHES_AT_ONCE_RULE,
   URL_MEGABYTE_RULE,
   type FloodLimits,
+  type FloodWindow,
   type GuardRule,
 } from '../core/flood';
 import type { Metrics } from '../core/metrics';
@@ -119,18 +121,28 @@ function floodGuards(
   counters: DynamoCounterStore,
   settings: SettingsStore,
   logger: Logger,
-): Pick<UploadServiceDeps, 'flood' | 'fetchFailures' | 'urlFetches' | 'urlMegabytes'> {
+): Pick<UploadServiceDeps, 'flood' | 'fetchFailures' | 'urlFetches' | 'urlMegabytes' | 'urlFetchesAtOnce'> {
   return {
     flood: new FloodGuard(counters, floodLimitsReader(settings, logger)),
     fetchFailures: perHour(counters, config.urlFetchFailuresPerHour, FETCH_FAILURE_RULE),
     urlFetches: perHour(counters, config.urlFetchesPerHour, URL_FETCH_RULE),
     urlMegabytes: perHour(counters, config.urlFetchMegabytesPerHour, URL_MEGABYTE_RULE),
+    urlFetchesAtOnce: new FloodGuard(
+      counters,
+      () => Promise.resolve(onlyWindow('minute', config.urlFetchesAtOnce)),
+      URL_FETCHES_AT_ONCE_RULE,
+    ),
   };
 }
 
 /** A guard of `perHour` of something per client and hour (0: no limit). */
 function perHour(counters: DynamoCounterStore, perHourLimit: number, rule: GuardRule): FloodGuard {
-  return new FloodGuard(counters, () => Promise.resolve({ minute: 0, hour: perHourLimit, day: 0, week: 0, month: 0 }), rule);
+  return new FloodGuard(counters, () => Promise.resolve(onlyWindow('hour', perHourLimit)), rule);
+}
+
+/** Limits of one window, the others off. */
+function onlyWindow(window: FloodWindow, limit: number): FloodLimits {
+  return { minute: 0, hour: 0, day: 0, week: 0, month: 0, [window]: limit };
 }
 
 /** The imaging, with the NSFW classifier loaded unless its policy is `off` (also the bench's, `scripts/bench/`). */

@@ -94,7 +94,8 @@ export interface FloodReservation {
   add(amount: number): Promise<void>;
 }
 
-export type GuardRuleName = 'uploads' | 'fetch-failures' | 'url-fetches' | 'url-megabytes' | 'upload-urls' | 'reports';
+export type GuardRuleName =
+  'uploads' | 'fetch-failures' | 'url-fetches' | 'url-megabytes' | 'url-fetches-at-once' | 'upload-urls' | 'reports';
 
 /** What a guard counts, and the refusal once a window is full. */
 export interface GuardRule {
@@ -137,6 +138,17 @@ export const URL_MEGABYTE_RULE: GuardRule = {
     new UploadError('UrlFetchesExceeded', `Too much fetched from URL sources - max ${limit} MB per ${window}`, {
       retryAfterSeconds,
     }),
+};
+
+/**
+ * URL sources a client has fetched at once: counted in the minute's window and given back when the fetch ends, so at
+ * most the limit start in one minute and run together (twice that across a minute's turn); a slot a crash kept goes
+ * with its minute. A slow source cannot have one client hold every instance (`docs/rules.md`).
+ */
+export const URL_FETCHES_AT_ONCE_RULE: GuardRule = {
+  name: 'url-fetches-at-once',
+  refusal: (limit) =>
+    new UploadError('UrlFetchesExceeded', `Too many URL sources at once - max ${limit} at a time`, { retryAfterSeconds: 10 }),
 };
 
 /** Upload URLs of the two-step upload handed out per client: each lets a client stage up to the staged limit. */

@@ -53,7 +53,10 @@ export interface UploadRules {
 
 export type IdScheme = 'random' | 'sequential';
 
-export interface UploadServiceDeps extends Pick<UrlSourcesDeps, 'fetcher' | 'fetchFailures' | 'urlFetches' | 'urlMegabytes'> {
+export interface UploadServiceDeps extends Pick<
+  UrlSourcesDeps,
+  'fetcher' | 'fetchFailures' | 'urlFetches' | 'urlMegabytes' | 'urlFetchesAtOnce'
+> {
   rules: UploadRules;
   settings: SettingsStore;
   images: ImageRecords & NameClaims;

@@ -11,6 +11,8 @@ export interface UrlSourcesDeps {
   /** URL sources fetched, and their megabytes, per client, whatever came of them. */
   urlFetches: Pick<FloodGuard, 'reserve'>;
   urlMegabytes: Pick<FloodGuard, 'reserve'>;
+  /** URL sources a client has fetched at once. */
+  urlFetchesAtOnce: Pick<FloodGuard, 'reserve'>;
   clock: Clock;
   /** URL sources do not pass through the gateway and may be larger than direct uploads. */
   maxBytes: number;
@@ -21,12 +23,21 @@ export class UrlSources {
   constructor(private readonly deps: UrlSourcesDeps) {}
 
   /**
-   * The client's budgets are taken first: a fetch, and its first megabyte, counted whatever comes of it; and a slot of
-   * its fetch-failure budget, given back when the fetch succeeds. Once fetched, the rest of its megabytes are counted
-   * (a body cut at the limit counts the limit).
+   * The client's budgets are taken first: a slot of its fetches at once, given back when the fetch ends; a fetch, and
+   * its first megabyte, counted whatever comes of it; and a slot of its fetch-failure budget, given back when the fetch
+   * succeeds. Once fetched, the rest of its megabytes are counted (a body cut at the limit counts the limit).
    */
   async fetch(url: string, clientIp: string): Promise<SourceBytes> {
     const nowMs = this.deps.clock.nowMs();
+    const atOnce = await this.deps.urlFetchesAtOnce.reserve(clientIp, nowMs);
+    try {
+      return await this.fetchCounted(url, clientIp, nowMs);
+    } finally {
+      await atOnce.release();
+    }
+  }
+
+  private async fetchCounted(url: string, clientIp: string, nowMs: number): Promise<SourceBytes> {
     const [, megabytes] = await Promise.all([
       this.deps.urlFetches.reserve(clientIp, nowMs),
       this.deps.urlMegabytes.reserve(clientIp, nowMs),

@@ -23,7 +23,12 @@ beforeAll(async () => {
     requests += 1;
     if (request.url === '/big.bin') response.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(notAnImage);
     else if (request.url?.startsWith('/img')) response.writeHead(200, { 'Content-Type': 'image/png' }).end(png);
-    else response.writeHead(404).end();
+    else if (request.url === '/held.png') setTimeout(() => response.writeHead(200).end(png), 1_500);
+    else if (request.url === '/trickle.jpg') {
+      // 1 KB every 100 ms: 10 KB/s, a 100 KB picture over 10 s
+      response.writeHead(200);
+      const timer = setInterval(() => (response.destroyed ? clearInterval(timer) : response.write(Buffer.alloc(1024))), 100);
+    } else response.writeHead(404).end();
   });
   await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
@@ -80,6 +85,26 @@ describe('URL sources through npm start', () => {
       const refused = await urlUpload(server, `${base}/img-3.png`);
       expect([refused.status, refused.body.error?.message]).toEqual([429, 'Too many URL sources - max 3 per hour']);
       expect(requests).toBe(before);
+    });
+  });
+
+  it('lets a client fetch 3 URL sources at once, gives up trickling ones, and answers pages meanwhile', async () => {
+    await withServer({}, async (server) => {
+      const held = await Promise.all(Array.from({ length: 4 }, () => urlUpload(server, `${base}/held.png`)));
+      expect(held.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 429]);
+      expect(held.find((answer) => answer.status === 429)?.body.error?.message).toBe(
+        'Too many URL sources at once - max 3 at a time',
+      );
+      const started = performance.now();
+      const trickling = Promise.all(Array.from({ length: 3 }, () => urlUpload(server, `${base}/trickle.jpg`)));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const pageStarted = performance.now();
+      expect((await fetch(server.url)).status).toBe(200);
+      // pages have their own slots in the local server; in AWS each request has its own instance
+      expect(performance.now() - pageStarted).toBeLessThan(500);
+      expect((await trickling).map((answer) => answer.status)).toEqual([400, 400, 400]);
+      // given up once 2 s showed it slower than 32 KB/s, not held for the 10 s deadline
+      expect(performance.now() - started).toBeLessThan(5_000);
     });
   });
 

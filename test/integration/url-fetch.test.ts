@@ -50,6 +50,20 @@ function route(url: string, response: ServerResponse): void {
     };
     response.on('close', () => (endlessClosed = true));
     pump();
+  } else if (url === '/trickle' || url === '/steady') {
+    // 1 KB every 100 ms (10 KB/s), or 8 KB every 100 ms (80 KB/s), of a 240 KB body
+    const [size, everyMs] = url === '/trickle' ? [1024, 100] : [8 * 1024, 100];
+    response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (response.destroyed || sent >= 240 * 1024) {
+        clearInterval(timer);
+        response.end();
+        return;
+      }
+      response.write(Buffer.alloc(size, 9));
+      sent += size;
+    }, everyMs);
   } else if (url === '/declared-big') {
     response.writeHead(200, { 'Content-Length': '50000000' }).end();
   } else if (url === '/to-loopback') {
@@ -171,6 +185,15 @@ describe('URL sources: fetched from allowed local servers', () => {
     const started = Date.now();
     expect((await failure(allowed, `${base}/slow`)).kind).toBe('UrlFetchFailed');
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('gives up a body that trickles slower than 32 KB/s once 2 s have passed, and takes a slow one above it', async () => {
+    const patient = new SafeUrlFetcher({ allowHosts: ['127.0.0.1'] });
+    const started = Date.now();
+    expect((await failure(patient, `${base}/trickle`)).kind).toBe('UrlFetchFailed');
+    // at 10 KB/s the 240 KB would have held the fetch until the 10 s deadline
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect((await patient.fetch(`${base}/steady`, 1_000_000)).bytes.length).toBe(240 * 1024);
   });
 
   it('stops reading an endless body at the size limit with 413', async () => {

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { FloodGuard, UPLOAD_URL_RULE, URL_FETCH_RULE, URL_MEGABYTE_RULE, windowBounds } from '../../../functions/core/flood';
+import {
+  FloodGuard,
+  UPLOAD_URL_RULE,
+  URL_FETCH_RULE,
+  URL_FETCHES_AT_ONCE_RULE,
+  URL_MEGABYTE_RULE,
+  windowBounds,
+} from '../../../functions/core/flood';
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
 import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
@@ -126,6 +133,7 @@ function setup(
     fetchFailures: new FloodGuard(counters, limits),
     urlFetches: new FloodGuard(counters, limits, URL_FETCH_RULE),
     urlMegabytes: new FloodGuard(counters, limits, URL_MEGABYTE_RULE),
+    urlFetchesAtOnce: new FloodGuard(counters, limits, URL_FETCHES_AT_ONCE_RULE),
     duplicates,
     gate: new UploadGate(moderation, moderation, clock, 0, nsfw),
     staged: new StagedUploads({
