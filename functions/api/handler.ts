@@ -42,6 +42,7 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
           reports,
           settings: { ...config, publicUrl },
           originSecret: () => settings.originSecret(),
+          formSecret: () => settings.idSalt(),
           logger,
           metrics,
           refusals,

@@ -148,13 +148,17 @@ ${group.codes
   return `<section aria-label="Share">\n${groups.join('\n')}\n</section>`;
 }
 
-/** A report form folded away under its summary: no script, posted to this site only (its CSP's form-action). */
-function reportSection(image: ImageView): string {
+/**
+ * A report form folded away under its summary: no script, posted to this site only (its CSP's form-action), with the
+ * token that vouches for it where a browser does not say where a request comes from (`core/report-tokens.ts`).
+ */
+function reportSection(image: ImageView, reportToken: string): string {
   const reasons = Object.entries(REPORT_REASONS)
     .map(([value, label]) => `<label><input type="radio" name="reason" value="${value}" required> ${escapeHtml(label)}</label>`)
     .join('\n');
   return `<details class="report"><summary>Report this image</summary>
 <form method="post" action="${reportPath(image.idEncoded)}">
+<input type="hidden" name="token" value="${escapeHtml(reportToken)}">
 <fieldset><legend>What is wrong with it?</legend>
 ${reasons}
 </fieldset>
@@ -166,7 +170,7 @@ ${reasons}
 }
 
 /** The viewer page of one image (`url_viewer`): the picture, its facts, the codes to share it, a report form. */
-export function viewerPage(image: ImageView, timeZone: string, nowMs: number): string {
+export function viewerPage(image: ImageView, timeZone: string, nowMs: number, reportToken = ''): string {
   const { original } = image;
   const description = image.description === null ? '' : `<p class="description">${escapeHtml(image.description)}</p>\n`;
   const expires =
@@ -188,7 +192,7 @@ ${expires}<dt>Views</dt><dd>${image.views} ${image.views === 1 ? 'view' : 'views
 ${picture(image)}
 ${description}${facts}
 ${shareSection(image)}
-${reportSection(image)}`,
+${reportSection(image, reportToken)}`,
   });
 }
 

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { UploadError } from '../core/errors';
 import type { RefusalCounter } from '../core/daily-stats';
 import type { ImageAccess } from '../core/image-access';
+import { isReportToken, reportToken } from '../core/report-tokens';
 import type { ImageReports } from '../core/reports';
 import { redactedPath, routeOf, type Route } from '../core/links';
 import { METRIC, type Metrics } from '../core/metrics';
@@ -38,6 +39,8 @@ export interface RouterDeps {
   settings: RouterSettings;
   /** The value CloudFront sends in `X-Origin-Verify`. */
   originSecret: () => Promise<string | undefined>;
+  /** The deployment's secret the report form's tokens are made with (`core/report-tokens.ts`). */
+  formSecret: () => Promise<string>;
   logger: Logger;
   metrics: Metrics;
   /** Refused uploads per day, for `npm run admin -- stats`. */
@@ -162,7 +165,10 @@ async function viewer(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: 
   if (!READ_METHODS.includes(event.httpMethod))
     return errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
   try {
-    return page(deps, 200, viewerPage(await deps.access.view(idEncoded), deps.settings.timeZone, Date.now()));
+    const image = await deps.access.view(idEncoded);
+    const nowMs = Date.now();
+    const token = reportToken(await deps.formSecret(), idEncoded, clientIp(event, deps.settings), nowMs);
+    return page(deps, 200, viewerPage(image, deps.settings.timeZone, nowMs, token));
   } catch (error) {
     if (error instanceof UploadError && error.kind === 'NotFound') return page(deps, 404, notFoundPage());
     return errorPageResponse(error, deps.settings.publicUrl, deps.logger);
@@ -179,11 +185,16 @@ async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: 
     return { ...refused, headers: { ...refused.headers, Allow: 'POST' } };
   }
   try {
-    refuseCrossSite(event, deps.settings, 'report');
     const body = bodyBytes(event);
     if (body.length > MAX_REPORT_BODY_BYTES) throw new UploadError('InvalidReport', 'The report is too long');
     const form = new URLSearchParams(body.toString('utf8'));
     const ip = clientIp(event, deps.settings);
+    // a browser that says where the request comes from is taken at its word; one that does not (its Origin `null`
+    // under the pages' no-referrer policy, or none), by the form's token
+    const origin = headerValue(event, 'origin');
+    const unmarked = headerValue(event, 'sec-fetch-site') === undefined && (origin === undefined || origin === 'null');
+    const vouched = unmarked && isReportToken(await deps.formSecret(), form.get('token'), idEncoded, ip, Date.now());
+    if (!vouched) refuseCrossSite(event, deps.settings, 'report');
     const outcome = await deps.reports.report(idEncoded, ip, {
       reason: form.get('reason') ?? undefined,
       note: form.get('note') ?? undefined,

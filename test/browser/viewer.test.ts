@@ -343,6 +343,40 @@ describe('a report from the viewer page', () => {
     ]);
     await context.close();
   });
+
+  it("is taken from a browser that does not send Sec-Fetch-Site (Safari before 16.4), by its form's token", async () => {
+    const image = await upload(await sunset(), 'old-browser.jpg', { title: 'Old browser' });
+    const context = await newContext();
+    const page = await context.newPage();
+    // the network as such a browser sends the form: no Sec-Fetch-* headers, Origin null (no-referrer); the second
+    // time, the token taken out of the form
+    const statuses: number[] = [];
+    let withoutToken = false;
+    await page.route('**/report', async (route) => {
+      const headers = Object.fromEntries(
+        Object.entries(route.request().headers()).filter(([name]) => !name.startsWith('sec-fetch-')),
+      );
+      headers['origin'] = 'null';
+      const form = new URLSearchParams(route.request().postData() ?? '');
+      if (withoutToken) form.delete('token');
+      const response = await route.fetch({ headers, postData: form.toString() });
+      statuses.push(response.status());
+      await route.fulfill({ response });
+    });
+    for (const stripped of [true, false]) {
+      withoutToken = stripped;
+      await page.goto(image.url_viewer);
+      await page.getByText('Report this image').click();
+      await page.getByLabel('Spam or scam').check();
+      await page.getByRole('button', { name: 'Send the report' }).click();
+      await page.waitForLoadState();
+    }
+    expect(statuses).toEqual([403, 200]);
+    expect(await page.locator('h1').textContent()).toBe('Report sent');
+    const listed = runAdmin(['--data-dir', server.dataDir, 'reports', '--json']);
+    expect((JSON.parse(listed.stdout) as Array<{ idEncoded: string }>).map((one) => one.idEncoded)).toContain(image.id_encoded);
+    await context.close();
+  });
 });
 
 describe('the delete page in a browser', () => {

@@ -72,4 +72,35 @@ describe("viewers' reports", () => {
     expect(statuses).toEqual([200, 200, 429]);
     expect(await service.items('REPORT#')).toHaveLength(2);
   });
+
+  it('takes the form of a browser that does not say where a request comes from, by the token its page gave it', async () => {
+    const service = await createTestService();
+    const image = await uploaded(service, 7);
+    /** The viewer page's form as a browser without Sec-Fetch-Site posts it: Origin null (no-referrer), its token. */
+    const oldBrowser = (fields: Record<string, string>, origin = 'null') =>
+      new Request(`${PUBLIC_URL}/image/${image}/report`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: origin },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const viewer = await service.send(new Request(`${PUBLIC_URL}/image/${image}`), '203.0.113.20');
+    const token = /name="token" value="([^"]+)"/.exec(viewer.body)?.[1] ?? '';
+    expect(token).toMatch(/^\d+\.[0-9a-f]{64}$/);
+    const refused = (response: { statusCode: number; body: string }) => [
+      response.statusCode,
+      response.body.includes('Cross-site report refused'),
+    ];
+    // without it, or with another client's, or from a page of another site, refused as before
+    expect(refused(await service.send(oldBrowser({ reason: 'spam' }), '203.0.113.20'))).toEqual([403, true]);
+    expect(refused(await service.send(oldBrowser({ reason: 'spam', token }), '198.51.100.3'))).toEqual([403, true]);
+    const elsewhere = oldBrowser({ reason: 'spam', token }, 'https://evil.example');
+    expect(refused(await service.send(elsewhere, '203.0.113.20'))).toEqual([403, true]);
+    // a browser that says the post is cross-site is refused whatever it carries
+    const marked = reportRequest(image, { reason: 'spam', token }, 'cross-site');
+    expect((await service.send(marked, '203.0.113.20')).statusCode).toBe(403);
+    expect(await service.items('REPORT#')).toHaveLength(0);
+    const taken = await service.send(oldBrowser({ reason: 'spam', token }), '203.0.113.20');
+    expect([taken.statusCode, taken.body.includes('The report was sent')]).toEqual([200, true]);
+    expect(await service.items('REPORT#')).toHaveLength(1);
+  });
 });
