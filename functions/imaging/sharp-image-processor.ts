@@ -325,7 +325,7 @@ export class SharpImageProcessor implements ImageProcessor {
   ): Promise<Pick<ProcessedImage, 'thumb' | 'medium' | 'perceptual' | 'nsfwScoring'>> {
     const nsfwScoring = this.classify(working, budget, options.onClassified);
     const rendering = this.renditions(working, original, probe, budget);
-    const perceptual = this.settings.withoutPerceptual ? undefined : perceptualOf(await hashedCopy(working, budget));
+    const perceptual = this.settings.withoutPerceptual ? undefined : await this.perceptual(working, budget);
     const { thumb, medium } = await rendering;
     return { thumb, medium, perceptual, nsfwScoring };
   }
@@ -372,6 +372,12 @@ export class SharpImageProcessor implements ImageProcessor {
       this.classify(sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }), budget, onRun),
     );
     return awaitedLater(Promise.all(scores.map((score) => score ?? Promise.resolve(0))).then((each) => Math.max(...each)));
+  }
+
+  /** The picture's hashes, from a bounded copy of the working pixels, and as a viewer sees it when it has transparency. */
+  private async perceptual(working: RawImage, budget: Budget): Promise<Perceptual | undefined> {
+    const pixels = await hashedCopy(working, budget);
+    return perceptualOf(pixels, await seenOnPages(pixels, budget));
   }
 
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
@@ -563,14 +569,37 @@ async function hashedCopy(working: RawImage, budget: Budget): Promise<PdqPixels>
 }
 
 /**
- * The picture's PDQ hashes from the working pixels (no decode of its own), and those of the picture inside its plain
- * border, when it has one: a border added to, or cut from, a blocked picture would otherwise hide it. Only hashes of
- * `MIN_PDQ_QUALITY` or more are kept; none when no hash has it (a flat or empty picture).
+ * A picture with transparency as a viewer sees it: laid on a white page and on a black one, by libvips. The hash reads
+ * colour and not alpha, so a blocked photo hidden in the alpha channel of a black picture (it shows on a white page)
+ * would otherwise pass. None for an opaque picture.
  */
-function perceptualOf(pixels: PdqPixels): Perceptual | undefined {
+async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels[]> {
+  const { data, width, height, channels } = pixels;
+  if (channels !== 2 && channels !== 4) return [];
+  let opaque = true;
+  for (let at = channels - 1; at < data.length && opaque; at += channels) opaque = data[at] === 255;
+  if (opaque) return [];
+  return Promise.all(
+    ['#ffffff', '#000000'].map(async (background) => {
+      const page = sharp(data, { raw: { width, height, channels } }).flatten({ background });
+      const flat = await budget.bound(page).raw().toBuffer({ resolveWithObject: true });
+      return { data: flat.data, width: flat.info.width, height: flat.info.height, channels: flat.info.channels };
+    }),
+  );
+}
+
+/**
+ * The picture's PDQ hashes from the working pixels (no decode of its own), those of the picture inside its plain
+ * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
+ * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
+ * once; none when no hash has it (a flat or empty picture).
+ */
+function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[]): Perceptual | undefined {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
   const own = pdqHash(pixels);
-  const hashes = (inside ? [own, pdqHash(inside)] : [own]).filter((one) => one.quality >= MIN_PDQ_QUALITY);
+  const hashes = [own, ...(inside ? [pdqHash(inside)] : []), ...seen.map((page) => pdqHash(page))].filter(
+    (one) => one.quality >= MIN_PDQ_QUALITY,
+  );
   const distinct = hashes.filter((one, index) => hashes.findIndex((other) => other.hash === one.hash) === index);
   if (distinct.length === 0) return undefined;
   const quality = distinct[0]?.quality ?? 0;
