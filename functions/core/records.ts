@@ -25,7 +25,7 @@ export interface ProcessedImage {
   medium: EncodedImage;
   exif: Record<string, unknown> | null;
   animated: boolean;
-  /** What the picture looks like (`docs/moderation.md`); absent for an animation, whose frames are not hashed. */
+  /** What the picture looks like (`docs/moderation.md`): for an animation, its most seen frames'; absent when flat. */
   perceptual?: Perceptual | undefined;
   /**
    * The NSFW classifier's score, 0 to 1 (`docs/moderation.md`), which may come after the renditions (the upload puts
@@ -156,7 +156,7 @@ export interface ImageRecord {
   /** sha256 of every delete token handed out for this image. */
   deleteTokenHashes: string[];
   /**
-   * What the picture looks like (PDQ), for blocking it; absent for an animation, a picture with no hash of
+   * What the picture looks like (PDQ), for blocking it; absent for a picture with no hash of
    * `MIN_PDQ_QUALITY`, or a record made before hashing.
    */
   perceptual?: { hashes: string[]; quality: number };

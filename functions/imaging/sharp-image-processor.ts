@@ -380,6 +380,31 @@ export class SharpImageProcessor implements ImageProcessor {
     return perceptualOf(pixels, await seenOnPages(pixels, budget));
   }
 
+  /**
+   * An animation's hashes: those of the frames a viewer sees most (`scoredFrames`), each decoded alone as a viewer sees
+   * it at that point, at most `MAX_HASHED_SIDE` a side; each hash once. A blocked picture sent as an animation of it
+   * is found by its frames.
+   */
+  private async framesPerceptual(stored: Uint8Array, probe: Probe, budget: Budget): Promise<Perceptual | undefined> {
+    const frames = await Promise.all(
+      scoredFrames(probe.delays, probe.frames).map(async (page) => {
+        const frame = sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }).resize(MAX_HASHED_SIDE, MAX_HASHED_SIDE, {
+          fit: 'inside',
+          withoutEnlargement: true,
+        });
+        const { data, info } = await budget.bound(frame).raw().toBuffer({ resolveWithObject: true });
+        const pixels = { data, width: info.width, height: info.height, channels: info.channels };
+        return perceptualOf(pixels, await seenOnPages(pixels, budget));
+      }),
+    );
+    const kept = frames.filter((one) => one !== undefined);
+    const first = kept[0];
+    if (!first) return undefined;
+    const hashes = [...new Set(kept.flatMap((one) => one.hashes))];
+    const turned = [...new Set(kept.flatMap((one) => one.turned))];
+    return { hashes, turned, quality: first.quality };
+  }
+
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
   private async decodeWhole(input: Uint8Array, probe: Probe, size: { width: number }, budget: Budget): Promise<RawImage> {
     let image: Sharp;
@@ -459,13 +484,14 @@ export class SharpImageProcessor implements ImageProcessor {
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
     const nsfwScoring = this.classifyFrames(stored, probe, budget, options.onClassified);
-    const [thumb, medium] = await Promise.all([
+    const [thumb, medium, perceptual] = await Promise.all([
       this.encode(animated().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget),
       mediumWidth === original.width
         ? original
         : this.encode(animated().resize({ width: mediumWidth }), probe, 'rendition', budget),
+      this.settings.withoutPerceptual ? undefined : this.framesPerceptual(stored, probe, budget),
     ]);
-    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: true, nsfwScoring };
+    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: true, nsfwScoring, perceptual };
   }
 
   private async encode(image: Sharp, probe: Probe, role: 'original' | 'rendition', budget: Budget): Promise<EncodedImage> {

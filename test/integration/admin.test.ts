@@ -210,6 +210,32 @@ describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
   });
 });
 
+describe('npm run admin: a blocked picture sent as an animation', () => {
+  it('is refused by its frames, as a GIF of two frames, and another photo as an animation is taken', async () => {
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
+    const photo = await makePhoto(14);
+    expect(await sent(service, photo, 'photo.jpg')).toEqual({ status: 200, code: 0 });
+    const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
+    await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    /** Two frames: the photo, and the photo a little brighter (no encoder merges them), as an animated GIF. */
+    const animated = async (source: Buffer): Promise<Buffer> => {
+      const frames = await Promise.all(
+        [1, 1.1].map((brightness) =>
+          sharp(source).resize({ width: 400 }).modulate({ brightness }).ensureAlpha().raw().toBuffer({ resolveWithObject: true }),
+        ),
+      );
+      const { width, height } = frames[0]?.info ?? { width: 0, height: 0 };
+      return sharp(Buffer.concat(frames.map(({ data }) => data)), {
+        raw: { width, height: height * 2, channels: 4, pageHeight: height },
+      })
+        .gif({ loop: 0, delay: [500, 500] })
+        .toBuffer();
+    };
+    expect(await sent(service, await animated(photo), 'again.gif')).toEqual({ status: 403, code: 151 });
+    expect(await sent(service, await animated(await makePhoto(15)), 'other.gif')).toEqual({ status: 200, code: 0 });
+  });
+});
+
 describe('npm run admin: pictures that hash poorly', () => {
   /** RGBA pixels: a black shape on a transparent ground (logos, stickers, signatures). */
   const blackOnTransparent = (inside: (x: number, y: number) => boolean): Promise<Buffer> => {
