@@ -85,6 +85,17 @@ export async function makeAnimated(
 }
 
 /** Imaging settings with small renditions (a 32 px thumb, a 50 px medium), so that the tests' images make real ones. */
+/** The service's default imaging limits and sizes: the working copy, which the hashes read, is 500 px wide. */
+export const SERVICE_IMAGING: ImagingSettings = {
+  maxPixels: 100_000_000,
+  maxHeicPixels: 24_000_000,
+  maxFrames: 300,
+  timeLimitSeconds: 10,
+  thumbSize: 320,
+  mediumWidth: 500,
+  keepMetadata: false,
+};
+
 export const SMALL_IMAGING: ImagingSettings = {
   maxPixels: 4_000_000,
   maxHeicPixels: 24_000_000,

@@ -11,7 +11,7 @@ import {
   type ImagingSettings,
 } from '../../../functions/imaging/sharp-image-processor';
 import { jpegScanCount } from '../../../functions/imaging/strip-metadata';
-import { makePhoto } from '../../support/images';
+import { makePhoto, SERVICE_IMAGING } from '../../support/images';
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
 
 // the perceptual hash as it is, its calls kept
@@ -24,15 +24,7 @@ jest.mock('../../../functions/core/pdq', () => {
  * The corpus of small images that are expensive to decode, each refused (413, code 615, a message naming the reason)
  * before it can cost what it would, or kept to the size a browser really gives it.
  */
-const SETTINGS: ImagingSettings = {
-  maxPixels: 100_000_000,
-  maxHeicPixels: 24_000_000,
-  maxFrames: 300,
-  timeLimitSeconds: 10,
-  thumbSize: 320,
-  mediumWidth: 500,
-  keepMetadata: false,
-};
+const SETTINGS: ImagingSettings = SERVICE_IMAGING;
 
 async function refusal(processor: SharpImageProcessor, input: Uint8Array): Promise<UploadError> {
   const error: unknown = await processor.process(input, { targetWidth: undefined }).then(

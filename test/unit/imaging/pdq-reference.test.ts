@@ -3,22 +3,13 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { DIHEDRAL, pdqDistance, pdqHash } from '../../../functions/core/pdq';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { SERVICE_IMAGING } from '../../support/images';
 
 /**
  * The port against Meta's reference (`../shared/pdq-reference/`: the eight "bridge" pictures and the hashes the C++
  * reference prints for them), so that hashes made here match imported hash lists: within 10 bits, a third of the
  * match distance, whether hashed from the whole decode or from the service's working copy.
  */
-/** The service's default sizes: the working copy, which the hashes read, is 500 px wide. */
-const SERVICE_IMAGING = {
-  maxPixels: 100_000_000,
-  maxHeicPixels: 24_000_000,
-  maxFrames: 300,
-  timeLimitSeconds: 10,
-  thumbSize: 320,
-  mediumWidth: 500,
-  keepMetadata: false,
-};
 const REFERENCE = join(__dirname, '..', '..', '..', '..', 'shared', 'pdq-reference');
 const expected = readFileSync(join(REFERENCE, 'expected.txt'), 'utf8')
   .trim()
