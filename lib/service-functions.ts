@@ -131,6 +131,13 @@ export class ServiceFunctions {
     // the two-step upload: sign PUTs to the staging prefix (the signer needs the right it grants), read and remove there
     allow(this.api, ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], [stagedArn]);
     allow(this.api, ['s3:ListBucket'], [bucket.bucketArn]);
+    // the blocked pictures' list, which the operator's tool writes: read only
+    allow(this.api, ['s3:GetObject'], [bucket.arnForObjects(`${BUCKET_LAYOUT.moderationPrefix}*`)]);
+    this.acknowledgePrefix(
+      this.api,
+      'moderation',
+      'The operator\'s lists are written under one prefix with a new name per change (`docs/moderation.md`, "Block lists at scale"): the function only reads there.',
+    );
     this.acknowledgePrefix(
       this.api,
       'staging',
@@ -181,7 +188,7 @@ export class ServiceFunctions {
     });
   }
 
-  private acknowledgePrefix(fn: nodejs.NodejsFunction, prefix: 'images' | 'staging', reason: string): void {
+  private acknowledgePrefix(fn: nodejs.NodejsFunction, prefix: 'images' | 'staging' | 'moderation', reason: string): void {
     acknowledge(fn, `IAM5[Resource::<${this.stack.logicalIdOf(this.storage.bucket)}.Arn>/${prefix}/*]`, reason);
   }
 }

@@ -1,6 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildPurger } from '../functions/api/purger';
 import { buildStores, clock } from '../functions/api/stores';
@@ -9,8 +9,8 @@ import { Admin, AdminError } from '../functions/core/admin';
 import { DependencyError } from '../functions/core/errors';
 import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { IdCodecs } from '../functions/core/id-codec';
-import { MIN_PDQ_QUALITY } from '../functions/core/pdq';
 import { parseIsoDuration } from '../functions/core/upload-request';
+import { BLOCK_COMMANDS, BLOCK_USAGE, runBlocks } from './admin-blocks';
 import { terminalSafe } from './terminal-text';
 import type { Logger } from '../functions/core/ports';
 import { NO_METRICS } from '../functions/core/metrics';
@@ -29,7 +29,7 @@ const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --output
                                  a takedown resolves an image's reports
   similar REFERENCE [--within N] [--json]
                                  stored images whose picture is near this one's, nearest first (default 63 bits)
-  block-hashes import FILE       block the pictures of a list of PDQ hashes (one a line, 64 hex digits)
+${BLOCK_USAGE}
   ban RANGE [--for DURATION]     refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for 30m, 12h, 7d...
   unban RANGE                    lift a ban
   bans                           the bans in force
@@ -150,6 +150,7 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
     logger: quiet,
     codecs: new IdCodecs(() => stores.settings.idSalt(), target.idPadding),
     moderation: stores.moderation,
+    pictureBlocks: stores.pictureBlocks,
     stats: stores.stats,
     staged: stores.staged,
     clock,
@@ -160,7 +161,11 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
 
 const utc = (epochMs: number): string => `${formatDateTime(epochMs, 'UTC')} UTC`;
 
-export async function main(argv: readonly string[], print: (line: string) => void): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  print: (line: string) => void,
+  progress: (line: string) => void = () => undefined,
+): Promise<number> {
   // an operator's machine may run Node 20: the SDK's notice about it is not this tool's output
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
   const { values, positionals } = parseArgs({
@@ -182,7 +187,7 @@ export async function main(argv: readonly string[], print: (line: string) => voi
       json: { type: 'boolean', default: false },
     },
   });
-  const [command, argument, file] = positionals;
+  const [command, argument] = positionals;
   const padding = values['id-padding'];
   const target = values.outputs
     ? stackTarget(outputsOfFile(values.outputs), padding)
@@ -190,20 +195,17 @@ export async function main(argv: readonly string[], print: (line: string) => voi
       ? stackTarget(await outputsOfStack(values.stack), padding)
       : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
   const needsArgument = ['takedown', 'similar', 'ban', 'unban'].includes(command ?? '');
-  const hashList = command === 'block-hashes' ? (argument === 'import' && file ? file : undefined) : '';
-  if (!command || (needsArgument && !argument) || hashList === undefined) {
+  if (!command || (needsArgument && !argument)) {
     print(USAGE);
     return 2;
   }
   const opened = adminFor(target);
   try {
-    if (hashList) {
-      const { blocked, skipped } = await opened.admin.importPictureHashes(readFileSync(hashList, 'utf8'), basename(hashList));
-      print(`blocked ${blocked} pictures by their PDQ hashes (in force within MODERATION_CACHE_SECONDS, 30 s by default)`);
-      if (skipped > 0) print(`skipped ${skipped} ${skipped === 1 ? 'hash' : 'hashes'} of quality under ${MIN_PDQ_QUALITY}`);
-      return 0;
-    }
-    return await run(opened.admin, command, argument, values, print);
+    const done = BLOCK_COMMANDS.includes(command)
+      ? await runBlocks(opened.admin, positionals, values.json, print, progress)
+      : await run(opened.admin, command, argument, values, print);
+    if (done === undefined) print(USAGE);
+    return done ?? 2;
   } catch (error) {
     throw unreachable(error, target) ?? error;
   } finally {
@@ -342,7 +344,11 @@ async function run(
 
 if (require.main === module) {
   // stored and imported text (notes, names, a bad line of a list) reaches the terminal only escaped
-  main(process.argv.slice(2), (line) => process.stdout.write(`${terminalSafe(line)}\n`))
+  // progress (a long import's steps) on a terminal only: piped, the output is the results alone
+  const progress = (line: string): void => {
+    if (process.stderr.isTTY) process.stderr.write(`${terminalSafe(line)}\n`);
+  };
+  main(process.argv.slice(2), (line) => process.stdout.write(`${terminalSafe(line)}\n`), progress)
     .then((code) => (process.exitCode = code))
     .catch((error: unknown) => {
       process.stderr.write(`${terminalSafe(error instanceof Error ? error.message : String(error))}\n`);

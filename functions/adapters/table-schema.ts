@@ -30,7 +30,10 @@ export const ITEM_PREFIX = {
   uploadToken: 'TOKEN#',
   /** A blocked fingerprint: `BLOCK#{md5}`. */
   block: 'BLOCK#',
-  /** Blocked pictures' PDQ hashes, by their first hex digit (16 items, read whole): `PDQBLOCK#a`. */
+  /**
+   * Blocked pictures' PDQ hashes, by their first hex digit (16 items, read whole): `PDQBLOCK#a`. Before the list was
+   * an S3 object (`SINGLE_ITEM.pictureList`): read while no list is stored, removed by its first change.
+   */
   pictureBlocks: 'PDQBLOCK#',
   /** One day's figures: `STATS#2026-11-23`. */
   dayStats: 'STATS#',
@@ -46,8 +49,11 @@ export const ITEM_PREFIX = {
   report: 'REPORT#',
 } as const;
 
-/** Items of which the table holds one: the image id counter, and every ban (the list is short and read whole). */
-export const SINGLE_ITEM = { idCounter: 'COUNTER#image-id', bans: 'BANS' } as const;
+/**
+ * Items of which the table holds one: the image id counter, every ban (the list is short and read whole), and which
+ * S3 object is the blocked pictures' list (`adapters/s3-picture-blocks.ts`).
+ */
+export const SINGLE_ITEM = { idCounter: 'COUNTER#image-id', bans: 'BANS', pictureList: 'PDQLIST' } as const;
 
 /** The sweep index's partition of a shard (`S#0` ... `S#63`); not a table key. */
 export const sweepShardKey = (shard: number): string => `S#${shard}`;

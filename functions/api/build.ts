@@ -52,7 +52,7 @@ export async function buildServices(
 ): Promise<Services> {
   const random = options.random ?? cryptoRandom;
   const config = loadConfig(env);
-  const { db, settings, images, objects, duplicates, staged, ledger, moderation, stats, reports } = buildStores(
+  const { db, settings, images, objects, duplicates, staged, ledger, moderation, pictureBlocks, stats, reports } = buildStores(
     config,
     env,
     metrics,
@@ -80,7 +80,7 @@ export async function buildServices(
     fetcher: new SafeUrlFetcher({ allowHosts: config.urlFetchAllowHosts }),
     ...floodGuards(config, counters, settings, logger),
     duplicates,
-    gate: new UploadGate(moderation, moderation, clock, config.moderationCacheSeconds * 1000, config.nsfw),
+    gate: new UploadGate(moderation, moderation, pictureBlocks, clock, config.moderationCacheSeconds * 1000, config.nsfw),
     staged: new StagedUploads({
       settings,
       staged,

@@ -6,6 +6,7 @@ import type { InitializeMiddleware } from '@smithy/types';
 import { DynamoDuplicateIndex } from '../adapters/dynamo-duplicate-index';
 import { DynamoImageRepository } from '../adapters/dynamo-image-repository';
 import { S3ObjectStore } from '../adapters/s3-object-store';
+import { S3PictureBlocks } from '../adapters/s3-picture-blocks';
 import { S3StagedStore } from '../adapters/s3-staged-store';
 import { DynamoTokenLedger } from '../adapters/dynamo-token-ledger';
 import { DynamoModeration } from '../adapters/dynamo-moderation';
@@ -115,6 +116,7 @@ export function buildStores(
     staged: new S3StagedStore(s3, presigner, config.bucketName),
     ledger: new DynamoTokenLedger(db, config.tableName),
     moderation: new DynamoModeration(db, config.tableName),
+    pictureBlocks: new S3PictureBlocks(s3, config.bucketName, db, config.tableName),
     stats: new DynamoDailyStats(db, config.tableName),
     reports: new DynamoReports(db, config.tableName),
   };

@@ -1,3 +1,5 @@
+import { AdminError } from './admin-error';
+import { BlockAdmin } from './block-admin';
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
 import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
@@ -7,7 +9,6 @@ import {
   canonicalRange,
   comparableHashes,
   inRange,
-  parseHashList,
   PICTURE_MATCH_DISTANCE,
   type Ban,
   type BanList,
@@ -19,24 +20,20 @@ import type {
   ImageRecords,
   ImageScan,
   NameClaims,
+  PictureBlockStore,
   ReportList,
   StagedObjectStore,
   StagedUsage,
 } from './ports';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
-/** A refusal of an operator's command: told as is, and the command exits non-zero. */
-export class AdminError extends Error {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, options);
-    this.name = 'AdminError';
-  }
-}
+export { AdminError };
 
 export interface AdminDeps extends RemovalDeps {
   images: ImageRecords & Pick<NameClaims, 'imageIdOfName'> & ImageScan;
   codecs: IdCodecs;
   moderation: BanList & BlockList;
+  pictureBlocks: PictureBlockStore;
   stats: DailyStats;
   reports: ReportList;
   /** The two-step upload's staging place, whose bytes the figures show. */
@@ -89,7 +86,12 @@ export interface ListedUpload {
  * uploaded. They run with the operator's AWS credentials against the stores, never through a public endpoint.
  */
 export class Admin {
-  constructor(private readonly deps: AdminDeps) {}
+  /** The blocked bytes and pictures: listed, added, lifted. */
+  readonly blocks: BlockAdmin;
+
+  constructor(private readonly deps: AdminDeps) {
+    this.blocks = new BlockAdmin(deps);
+  }
 
   /**
    * The image a reference names: a viewer URL (`/image/{id}` or `/image/{slug}.{id}`), a file URL (the original or a
@@ -161,35 +163,20 @@ export class Admin {
     }
     // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
     const blockedPictures = options.block ? comparableHashes(record.perceptual) : [];
-    if (options.block) await this.block(fingerprints, blockedPictures, `taken down: ${idEncoded}`, nowMs);
+    if (options.block) await this.block(fingerprints, blockedPictures, `taken down: ${idEncoded}`);
     return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures, resolvedReports };
   }
 
   /** Blocks an image's bytes and picture, so that the same bytes, and an edited copy, are refused. */
-  private async block(fingerprints: string[], pictures: string[], reason: string, nowMs: number): Promise<void> {
+  private async block(fingerprints: string[], pictures: string[], reason: string): Promise<void> {
     try {
+      const nowMs = this.deps.clock.nowMs();
       for (const md5 of fingerprints) await this.deps.moderation.block(md5, reason, nowMs);
-      if (pictures.length > 0)
-        await this.deps.moderation.blockPictures(
-          pictures.map((hash) => ({ hash, reason })),
-          nowMs,
-        );
+      if (pictures.length > 0) await this.blocks.addPictures(pictures, reason);
     } catch (cause) {
       const hashes = pictures.length > 0 ? `; to block its picture, import these PDQ hashes: ${pictures.join(' ')}` : '';
       throw new AdminError(`taken down, but not blocked (${String(cause)})${hashes}`, { cause });
     }
-  }
-
-  /** Blocks the pictures of a hash list (`parseHashList`); a line without a hash is refused, naming it. */
-  async importPictureHashes(text: string, source: string): Promise<{ blocked: number; skipped: number }> {
-    const list = parseHashList(text);
-    if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}`);
-    const reason = `imported: ${source}`;
-    await this.deps.moderation.blockPictures(
-      list.hashes.map((hash) => ({ hash, reason })),
-      this.deps.clock.nowMs(),
-    );
-    return { blocked: list.hashes.length, skipped: list.skipped };
   }
 
   /** Bans a range (an address or CIDR, IPv4 or IPv6) from uploading, for `forMs` or for good. */

@@ -1,7 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
+import { HashIndex } from './hash-index';
 import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq';
-import type { Ban, BanList, BlockList, Clock, ProcessedImage } from './ports';
+import type { Ban, BanList, BlockList, Clock, PictureBlockStore, ProcessedImage } from './ports';
 import type { ImageRecord } from './records';
 
 export type { Ban, BanList, BlockList } from './ports';
@@ -44,11 +45,6 @@ export function inRange(ip: string, range: string): boolean {
 
 /** The PDQ distance at or under which an upload is taken for a blocked picture (`docs/moderation.md`). */
 export const PICTURE_MATCH_DISTANCE = 31;
-
-/** Whether any of an upload's hashes (turned and mirrored) comes within the match distance of a blocked one. */
-export function matchesPicture(turned: readonly string[], blocked: readonly string[]): boolean {
-  return blocked.some((hash) => turned.some((upload) => pdqDistance(hash, upload) <= PICTURE_MATCH_DISTANCE));
-}
 
 /**
  * The hashes of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; blank lines and `#`
@@ -108,24 +104,26 @@ const blocked = (): UploadError => new UploadError('Blocked', 'This image was ta
  */
 export class UploadGate {
   private readonly bans: Kept<Ban[]>;
-  private readonly pictures: Kept<string[]>;
+  private readonly pictures: BlockedPictures;
 
   constructor(
     bans: Pick<BanList, 'all'>,
-    private readonly blocks: Pick<BlockList, 'anyBlocked' | 'pictures'>,
+    private readonly blocks: Pick<BlockList, 'anyBlocked'>,
+    pictures: Pick<PictureBlockStore, 'hashes'>,
     private readonly clock: Clock,
     cacheMs: number,
     private readonly nsfw: NsfwRule = NSFW_OFF,
   ) {
     this.bans = new Kept(() => bans.all(), clock, cacheMs);
-    this.pictures = new Kept(() => blocks.pictures(), clock, cacheMs);
+    this.pictures = new BlockedPictures(pictures, clock, cacheMs);
   }
 
   async admit(ip: string): Promise<void> {
     const nowMs = this.clock.nowMs();
-    // the blocked pictures are read with the bans, at the start, rather than when the decode ends (in the midst of
-    // the writes): one wait of the two reads at once, on a cold start or once they are old
-    const [bans] = await Promise.all([this.bans.value(), this.pictures.value()]);
+    // the blocked pictures are read (and their index built, when they changed) from the start, while the upload is
+    // read and decoded; `checkPicture` waits for them, and reads them again if this read failed
+    this.pictures.index().catch(() => undefined);
+    const bans = await this.bans.value();
     const banned = bans.some((ban) => (ban.untilMs === null || ban.untilMs > nowMs) && inRange(ip, ban.range));
     if (banned) throw new UploadError('Banned', 'Uploads from your address are not allowed');
   }
@@ -135,10 +133,10 @@ export class UploadGate {
     if (await this.blocks.anyBlocked(md5s)) throw blocked();
   }
 
-  /** The decoded upload's picture, against the blocked ones kept in memory. */
+  /** The decoded upload's picture: each of its hashes, turned and mirrored, against the blocked ones' index. */
   async checkPicture(processed: Pick<ProcessedImage, 'perceptual'>): Promise<void> {
-    const pictures = await this.pictures.value();
-    if (processed.perceptual && matchesPicture(processed.perceptual.turned, pictures)) throw blocked();
+    const index = await this.pictures.index();
+    if (processed.perceptual && index.anyWithin(processed.perceptual.turned, PICTURE_MATCH_DISTANCE)) throw blocked();
   }
 
   /**
@@ -149,6 +147,33 @@ export class UploadGate {
     const explicit = nsfwScore !== undefined && nsfwScore >= this.nsfw.threshold;
     if (explicit && this.nsfw.policy === 'reject') throw new UploadError('AdultContent', 'Adult content is not accepted here');
     return { flag: explicit && this.nsfw.policy === 'flag' };
+  }
+}
+
+/**
+ * The blocked pictures' index: the list's version is read again once the kept one is older than `maxAgeMs`, and the
+ * list itself, and a new index built from it, only when its version changed (`docs/moderation.md`, "Block lists at
+ * scale").
+ */
+class BlockedPictures {
+  private built: { version: string; index: HashIndex } | undefined;
+  private readonly kept: Kept<HashIndex>;
+
+  constructor(store: Pick<PictureBlockStore, 'hashes'>, clock: Clock, maxAgeMs: number) {
+    this.kept = new Kept(
+      async () => {
+        const read = await store.hashes(this.built?.version);
+        if (read.hashes && read.version !== this.built?.version)
+          this.built = { version: read.version, index: await HashIndex.build(read.hashes) };
+        return this.built?.index ?? HashIndex.EMPTY;
+      },
+      clock,
+      maxAgeMs,
+    );
+  }
+
+  index(): Promise<HashIndex> {
+    return this.kept.value();
   }
 }
 

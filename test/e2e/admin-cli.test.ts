@@ -159,6 +159,34 @@ describe('npm run admin (local service)', () => {
     const bad = admin('block-hashes', 'import', list);
     expect(bad.status).toBe(1);
     expect(bad.stderr).not.toMatch(raw);
-    expect(bad.stderr.trim()).toBe('line 1 holds no PDQ hash (64 hex digits): \\u001b]0;owned\\u0007\\u001b[2Jnot a hash');
+    expect(bad.stderr.trim()).toBe(
+      'line 1 holds no PDQ hash (64 hex digits): \\u001b]0;owned\\u0007\\u001b[2Jnot a hash: nothing was blocked',
+    );
+  });
+
+  it('imports a hash list as one batch, lists the blocks, and lifts them by hash, by batch and by list', () => {
+    const hashes = ['a5', '3c', '96'].map((pair, n) => `${n}${pair.repeat(31)}f`);
+    const list = join(mkdtempSync(join(tmpdir(), 'hashes-')), 'shared.csv');
+    writeFileSync(list, `${hashes.map((hash) => `${hash},100`).join('\n')}\n${'5a'.repeat(32)},20\n`);
+    const imported = admin('block-hashes', 'import', list);
+    expect([imported.status, imported.stderr]).toEqual([0, '']);
+    expect(imported.stdout).toMatch(/^blocked 3 pictures by their PDQ hashes \(in force within /);
+    expect(imported.stdout).toContain('skipped 1 hash of quality under 50');
+    expect(admin('block-hashes', 'import', list).stdout).toContain('blocked 0 pictures by their PDQ hashes');
+    const blocks = admin('blocks');
+    expect(blocks.stdout).toMatch(/blocked pictures: 3, in 1 batch\n {2}batch \d+\t3 pictures\t\d{4}-.+\timported: shared\.csv/);
+    const [batch] = (JSON.parse(admin('blocks', '--json').stdout) as { pictures: Array<{ id: number }> }).pictures;
+    const one = admin('unblock', hashes[0]?.toUpperCase() ?? '');
+    expect([one.status, one.stdout]).toEqual([
+      0,
+      expect.stringContaining(`lifted the block of the picture of PDQ hash ${hashes[0]}`),
+    ]);
+    expect(admin('block-hashes', 'remove', list).stdout).toContain('lifted the blocks of 2 pictures');
+    const gone = admin('unblock', String(batch?.id));
+    expect([gone.status, gone.stderr.trim()]).toEqual([1, `no batch ${batch?.id} of blocked pictures (admin blocks lists them)`]);
+    expect(admin('blocks').stdout).toContain('blocked pictures: 0, in 0 batches');
+    expect(admin('unblock', 'nonsense').status).toBe(1);
+    expect(admin('unblock').status).toBe(2);
+    expect(admin('block-hashes', 'export', list).status).toBe(2);
   });
 });

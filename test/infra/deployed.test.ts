@@ -442,6 +442,11 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
               Resource: tableArn,
             },
             { Effect: 'Allow', Action: 's3:DeleteObject', Resource: `arn:aws:s3:::${bucket}/images/*` },
+            {
+              Effect: 'Allow',
+              Action: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+              Resource: `arn:aws:s3:::${bucket}/moderation/*`,
+            },
             { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${bucket}` },
             { Effect: 'Allow', Action: 'ssm:GetParameters', Resource: ['id-salt', 'distribution-id'].map(parameterArn) },
             {
@@ -463,7 +468,8 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     imagesUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}/cat%20photo.png`;
 
     setup = twinOf('SetupFunction');
-    api = twinOf('ApiFunction', { POWERTOOLS_METRICS_DISABLED: 'false' });
+    // bans and blocks read at every upload, so that one made by the operator's tool is in force at once
+    api = twinOf('ApiFunction', { POWERTOOLS_METRICS_DISABLED: 'false', MODERATION_CACHE_SECONDS: '0' });
     // five minutes and a second from now: an expiration of 300 s is due
     sweep = twinOf('SweepFunction', { TWIN_CLOCK_OFFSET_MS: '301000' });
   }, 120_000);
@@ -740,6 +746,16 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect(run.stdout).toMatch(/^took down \w+: removed images\/.+abuse\.png/);
     expect(run.stdout).toContain("resolved 1 viewers' reports of it");
     expect(run.stdout).toContain('blocked its picture (PDQ ');
+    // the API function reads the list the operator's tool wrote (its role may read it): an edited copy is refused
+    const edited = await sharp(await makePhoto(41, 180, 120))
+      .resize({ width: 150 })
+      .webp()
+      .toBuffer();
+    const again = await call(multipartUpload({ key: apiKey, source: { bytes: edited, filename: 'again.webp' } }));
+    expect([again.statusCode, (JSON.parse(again.body) as { error?: { code?: number } }).error?.code]).toEqual([403, 151]);
+    const blocks = admin('blocks');
+    expect([blocks.status, blocks.stderr]).toEqual([0, '']);
+    expect(blocks.stdout).toMatch(/blocked pictures: [12], in 1 batch\n {2}batch 1\t[12] pictures?\t.+taken down: /);
     const keys = [image.url, image.thumb.url].map((url) => new URL(url).pathname);
     expect(await objectKeys()).not.toContain(keys[0]?.slice(1));
     expect(await invalidatedPaths()).toEqual(expect.arrayContaining(keys));

@@ -172,7 +172,7 @@ describe('the stack', () => {
     expect(grantsOf('SetupFunction')['dynamodb:UpdateTable']).toEqual([expect.stringContaining(String(table))]);
   });
 
-  it('lets the API function sign, read and remove staged uploads, the sweep remove them, and nothing more of the staging prefix', () => {
+  it('lets the API function sign, read and remove staged uploads and read the block list, the sweep remove staged uploads, and no more', () => {
     const onStaging = (prefix: string) =>
       Object.entries(grantsOf(prefix))
         .filter(([, resources]) => resources.some((resource) => resource.includes('/staging/*')))
@@ -181,6 +181,16 @@ describe('the stack', () => {
     expect(onStaging('ApiFunction')).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:PutObject']);
     expect(onStaging('SweepFunction')).toEqual(['s3:DeleteObject']);
     expect(onStaging('SetupFunction')).toEqual([]);
+    // the operator's lists (the blocked pictures): the API function reads them, and nothing else touches them
+    const onModeration = (prefix: string) =>
+      Object.entries(grantsOf(prefix))
+        .filter(([, resources]) => resources.some((resource) => resource.includes('/moderation/*')))
+        .map(([action]) => action);
+    expect([onModeration('ApiFunction'), onModeration('SweepFunction'), onModeration('SetupFunction')]).toEqual([
+      ['s3:GetObject'],
+      [],
+      [],
+    ]);
     // the bucket is behind /images/* only (the API behind the rest): the staging prefix is never served
     const behaviors = Object.values(template.findResources('AWS::CloudFront::Distribution')).flatMap((distribution) =>
       (

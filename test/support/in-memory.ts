@@ -1,6 +1,8 @@
 import type { CounterStore, CounterSubject, CountWindow, FloodWindow } from '../../functions/core/flood';
 import type { Ban, BanList, BlockList } from '../../functions/core/moderation';
+import { NO_PICTURE_BLOCKS, withBatch } from '../../functions/core/picture-blocks';
 import type {
+  BlockedBytes,
   Clock,
   DuplicateClaim,
   DuplicateFingerprint,
@@ -9,6 +11,8 @@ import type {
   ImageTable,
   ObjectStore,
   PendingUpload,
+  PictureBlockList,
+  PictureBlockStore,
   DueRef,
   SettingsStore,
   StagedObject,
@@ -420,8 +424,7 @@ export class InMemoryTokenLedger implements TokenLedger {
 /** Bans and blocks in memory. */
 export class InMemoryModeration implements BanList, BlockList {
   readonly bans = new Map<string, number | null>();
-  readonly blocked = new Set<string>();
-  readonly blockedPictures = new Set<string>();
+  readonly blocked = new Map<string, { reason: string; blockedAtMs: number }>();
 
   async all(): Promise<Ban[]> {
     return [...this.bans].map(([range, untilMs]) => ({ range, untilMs }));
@@ -439,16 +442,42 @@ export class InMemoryModeration implements BanList, BlockList {
     return md5s.some((md5) => this.blocked.has(md5));
   }
 
-  async block(md5: string): Promise<void> {
-    this.blocked.add(md5);
+  async block(md5: string, reason = 'test', blockedAtMs = 0): Promise<void> {
+    this.blocked.set(md5, { reason, blockedAtMs });
   }
 
-  async pictures(): Promise<string[]> {
-    return [...this.blockedPictures];
+  async unblock(md5: string): Promise<boolean> {
+    return this.blocked.delete(md5);
   }
 
-  async blockPictures(entries: ReadonlyArray<{ hash: string; reason: string }>): Promise<void> {
-    for (const { hash } of entries) this.blockedPictures.add(hash.toLowerCase());
+  async blockedBytes(): Promise<BlockedBytes[]> {
+    return [...this.blocked].map(([md5, entry]) => ({ md5, ...entry })).sort((a, b) => a.blockedAtMs - b.blockedAtMs);
+  }
+}
+
+/** The blocked pictures' list in memory, replaced whole under a new version as the S3 adapter does. */
+export class InMemoryPictureBlocks implements PictureBlockStore {
+  list: PictureBlockList = NO_PICTURE_BLOCKS;
+  private versions = 0;
+
+  async hashes(known: string | undefined): Promise<{ version: string; hashes?: Uint8Array }> {
+    return known === this.list.version ? { version: known } : { version: this.list.version, hashes: this.list.hashes };
+  }
+
+  async read(): Promise<PictureBlockList> {
+    return this.list;
+  }
+
+  async replace(next: PictureBlockList): Promise<boolean> {
+    if (next.version !== this.list.version) return false;
+    this.versions += 1;
+    this.list = { ...next, version: `v${this.versions}` };
+    return true;
+  }
+
+  /** Blocks these hashes at once, as a takedown does (a test's shortcut). */
+  async block(hexes: readonly string[], reason = 'test'): Promise<void> {
+    await this.replace(withBatch(this.list, hexes, reason, 0).list);
   }
 }
 

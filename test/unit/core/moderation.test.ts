@@ -2,12 +2,11 @@ import {
   canonicalRange,
   comparableHashes,
   inRange,
-  matchesPicture,
   parseHashList,
   PICTURE_MATCH_DISTANCE,
   UploadGate,
 } from '../../../functions/core/moderation';
-import { FakeClock, InMemoryModeration } from '../../support/in-memory';
+import { FakeClock, InMemoryModeration, InMemoryPictureBlocks } from '../../support/in-memory';
 
 describe('canonicalRange', () => {
   it.each([
@@ -65,7 +64,7 @@ describe('UploadGate', () => {
     const moderation = new InMemoryModeration();
     const all = jest.spyOn(moderation, 'all');
     await moderation.add({ range: '203.0.113.0/24', untilMs: clock.nowMs() + 60_000 });
-    const gate = new UploadGate(moderation, moderation, clock, 30_000);
+    const gate = new UploadGate(moderation, moderation, new InMemoryPictureBlocks(), clock, 30_000);
     await expect(gate.admit('203.0.113.5')).rejects.toMatchObject(refusal);
     await expect(gate.admit('198.51.100.5')).resolves.toBeUndefined();
     expect(all).toHaveBeenCalledTimes(1);
@@ -87,7 +86,7 @@ describe('UploadGate', () => {
   it('refuses blocked bytes only, as sent or as they would be stored (metadata, bytes after the end removed)', async () => {
     const moderation = new InMemoryModeration();
     await moderation.block('0123456789abcdef0123456789abcdef');
-    const gate = new UploadGate(moderation, moderation, new FakeClock(), 30_000);
+    const gate = new UploadGate(moderation, moderation, new InMemoryPictureBlocks(), new FakeClock(), 30_000);
     const refusal = { kind: 'Blocked', message: 'This image was taken down and may not be uploaded again' };
     await expect(gate.checkBytes(['0123456789abcdef0123456789abcdef', 'e'.repeat(32)])).rejects.toMatchObject(refusal);
     await expect(gate.checkBytes(['e'.repeat(32), '0123456789abcdef0123456789abcdef'])).rejects.toMatchObject(refusal);
@@ -103,10 +102,10 @@ describe('UploadGate', () => {
 
   it(`refuses a picture within ${PICTURE_MATCH_DISTANCE} bits of a blocked one, turned or not, and nothing farther`, async () => {
     const clock = new FakeClock();
-    const moderation = new InMemoryModeration();
+    const pictures = new InMemoryPictureBlocks();
     const blocked = 'a5'.repeat(32);
-    await moderation.blockPictures([{ hash: blocked, reason: 'test' }]);
-    const gate = new UploadGate(moderation, moderation, clock, 30_000);
+    await pictures.block(['f1'.repeat(32), blocked, '0e'.repeat(32)]);
+    const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, clock, 30_000);
     const upload = (turned: string[]) => ({ perceptual: { hashes: [], turned, quality: 100 } });
     const other = 'f0'.repeat(32);
     await expect(gate.checkPicture(upload([other, away(blocked, PICTURE_MATCH_DISTANCE)]))).rejects.toMatchObject({
@@ -115,22 +114,39 @@ describe('UploadGate', () => {
     await expect(gate.checkPicture(upload([other, away(blocked, PICTURE_MATCH_DISTANCE + 1)]))).resolves.toBeUndefined();
     // an animation has no picture hash (its bytes are checked by checkBytes)
     await expect(gate.checkPicture({})).resolves.toBeUndefined();
-    expect(matchesPicture([away(blocked, 3)], [other, blocked])).toBe(true);
   });
 
-  it('reads the blocked pictures once per cache period', async () => {
+  it('reads the list once per cache period, and the hashes and a new index only when its version changed', async () => {
     const clock = new FakeClock();
-    const moderation = new InMemoryModeration();
-    const pictures = jest.spyOn(moderation, 'pictures');
-    const gate = new UploadGate(moderation, moderation, clock, 30_000);
+    const pictures = new InMemoryPictureBlocks();
+    const reads = jest.spyOn(pictures, 'hashes');
+    const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, clock, 30_000);
     const hash = '3c'.repeat(32);
     const same = { perceptual: { hashes: [hash], turned: [hash], quality: 100 } };
+    await gate.admit('203.0.113.9');
     await expect(gate.checkPicture(same)).resolves.toBeUndefined();
-    await moderation.blockPictures([{ hash, reason: 'later' }]);
+    await pictures.block([hash]);
     await expect(gate.checkPicture(same)).resolves.toBeUndefined();
     clock.advance(30_000);
     await expect(gate.checkPicture(same)).rejects.toMatchObject({ kind: 'Blocked' });
-    expect(pictures).toHaveBeenCalledTimes(2);
+    clock.advance(30_000);
+    await expect(gate.checkPicture(same)).rejects.toMatchObject({ kind: 'Blocked' });
+    // admit's read and checkPicture's were one; each later read sent the version the gate holds
+    expect(reads.mock.calls).toEqual([[undefined], [''], ['v1']]);
+    const answers = await Promise.all(reads.mock.results.map((result) => result.value as Promise<{ hashes?: Uint8Array }>));
+    expect(answers.map((answer) => answer.hashes !== undefined)).toEqual([true, true, false]);
+  });
+
+  it('waits for the list at the picture check, and reads it again there when the read at admission failed', async () => {
+    const pictures = new InMemoryPictureBlocks();
+    const hash = '5a'.repeat(32);
+    await pictures.block([hash]);
+    jest.spyOn(pictures, 'hashes').mockRejectedValueOnce(new Error('store down'));
+    const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, new FakeClock(), 30_000);
+    await expect(gate.admit('203.0.113.9')).resolves.toBeUndefined();
+    await expect(gate.checkPicture({ perceptual: { hashes: [hash], turned: [hash], quality: 100 } })).rejects.toMatchObject({
+      kind: 'Blocked',
+    });
   });
 });
 

@@ -23,6 +23,7 @@ import {
   InMemoryDuplicateIndex,
   InMemoryImageRepository,
   InMemoryModeration,
+  InMemoryPictureBlocks,
   InMemoryObjectStore,
   InMemorySettings,
   InMemoryStagedStore,
@@ -135,7 +136,7 @@ function setup(
     urlMegabytes: new FloodGuard(counters, limits, URL_MEGABYTE_RULE),
     urlFetchesAtOnce: new FloodGuard(counters, limits, URL_FETCHES_AT_ONCE_RULE),
     duplicates,
-    gate: new UploadGate(moderation, moderation, clock, 0, nsfw),
+    gate: new UploadGate(moderation, moderation, new InMemoryPictureBlocks(), clock, 0, nsfw),
     staged: new StagedUploads({
       settings,
       staged,

@@ -1,0 +1,215 @@
+/**
+ * A list of 256-bit hashes (PDQ) searched by Hamming distance: multi-index hashing, as Meta's reference does it
+ * (Norouzi, Punjani and Fleet, "Fast search in Hamming space with multi-index hashing"), with a filter of its own.
+ *
+ * The 256 bits are cut into 8 pairs of 16-bit chunks. Two hashes at most 31 bits apart differ in at most 3 bits of
+ * some pair (8 pairs of 4 would make 32): in at most 1 of one of its chunks, and in at most 3 less that many of the
+ * other. So each chunk of a query is looked up as it is and with each of its bits flipped (17 lookups), and of the
+ * hashes found there, those whose partner chunk is too far are passed over unread (12 of its bits are kept beside
+ * each); only the few left, about one in 60, are compared whole. The filter matters: a hash read whole is a read from
+ * anywhere in tens of megabytes, a few hundred nanoseconds on the machines measured.
+ *
+ * Memory, for N hashes (at most 2^20): the hashes, 32 bytes each; for each chunk, the hashes in the order of its
+ * value, 4 bytes each (the row in 20 bits, 12 of the partner chunk), and where each value starts (256 KB). The rows
+ * are kept in the order of their first chunk, which then needs no order of its own: 92 bytes a hash, and 4 MB
+ * (`docs/moderation.md`, "Block lists at scale").
+ */
+
+/** Bytes a hash: 64 hex digits. */
+export const HASH_BYTES = 32;
+const WORDS = 8;
+const CHUNKS = 16;
+const VALUES = 1 << 16;
+const ROW_BITS = 20;
+/** How far the partner chunk is shifted to keep its top 12 bits beside a row. */
+const PARTNER_SHIFT = 16 - (32 - ROW_BITS);
+const PARTNER_MASK = (1 << (32 - ROW_BITS)) - 1;
+/** The most bits apart this index finds every match at: 3 bits a pair of chunks, under 4. */
+export const MAX_INDEXED_DISTANCE = 31;
+/** The most hashes an index takes (rows numbered in 20 bits). */
+export const MAX_INDEXED_HASHES = 1 << ROW_BITS;
+
+/** The 16-bit chunk `chunk` of a hash held as eight 32-bit words (the first chunk is the hex form's first 4 digits). */
+function chunkOf(words: Uint32Array, base: number, chunk: number): number {
+  const word = words[base + (chunk >> 1)] ?? 0;
+  return chunk & 1 ? word & 0xffff : word >>> 16;
+}
+
+function bitCount(value: number): number {
+  let v = value - ((value >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** A hash's eight 32-bit words, from its 64 hex digits. */
+export function hashWords(hex: string): Uint32Array {
+  const words = new Uint32Array(WORDS);
+  for (let word = 0; word < WORDS; word += 1) words[word] = Number.parseInt(hex.slice(word * 8, word * 8 + 8), 16);
+  return words;
+}
+
+/** Packed hashes (32 bytes each, the hex form's bytes in order) from their hex forms. */
+export function packHashes(hexes: readonly string[]): Uint8Array {
+  const packed = new Uint8Array(hexes.length * HASH_BYTES);
+  hexes.forEach((hex, row) => packed.set(Buffer.from(hex, 'hex'), row * HASH_BYTES));
+  return packed;
+}
+
+/** The hex form of the packed hash at `row`. */
+export function hashAt(packed: Uint8Array, row: number): string {
+  return Buffer.from(packed.subarray(row * HASH_BYTES, (row + 1) * HASH_BYTES)).toString('hex');
+}
+
+/** How many hashes have each value of a chunk, as where each value starts; and whether the rows are in its order. */
+function countValues(words: Uint32Array, chunk: number): { counts: Uint32Array; ordered: boolean } {
+  const counts = new Uint32Array(VALUES + 1);
+  let ordered = true;
+  let previous = 0;
+  for (let base = 0; base < words.length; base += WORDS) {
+    const value = chunkOf(words, base, chunk);
+    counts[value + 1] = (counts[value + 1] ?? 0) + 1;
+    ordered &&= value >= previous;
+    previous = value;
+  }
+  for (let value = 0; value < VALUES; value += 1) counts[value + 1] = (counts[value + 1] ?? 0) + (counts[value] ?? 0);
+  return { counts, ordered };
+}
+
+/**
+ * A chunk's entries in the order of its value: a radix sort of two passes of 8 bits, each writing to 256 places at
+ * once (a single pass to 65,536 places writes all over the array: several times slower at a million hashes).
+ */
+function orderByChunk(
+  words: Uint32Array,
+  chunk: number,
+  starts: Uint32Array,
+  sorting: { rows: Uint32Array; keys: Uint32Array },
+): Uint32Array {
+  const size = words.length / WORDS;
+  const low = new Uint32Array(257);
+  for (let base = 0; base < words.length; base += WORDS) {
+    const value = chunkOf(words, base, chunk) & 0xff;
+    low[value + 1] = (low[value + 1] ?? 0) + 1;
+  }
+  for (let value = 0; value < 256; value += 1) low[value + 1] = (low[value + 1] ?? 0) + (low[value] ?? 0);
+  for (let row = 0; row < size; row += 1) {
+    const value = chunkOf(words, row * WORDS, chunk);
+    const at = low[value & 0xff] ?? 0;
+    low[value & 0xff] = at + 1;
+    sorting.rows[at] = row;
+    sorting.keys[at] = ((value << 16) | chunkOf(words, row * WORDS, chunk ^ 1)) >>> 0;
+  }
+  const high = new Uint32Array(256);
+  for (let value = 0; value < 256; value += 1) high[value] = starts[value << 8] ?? 0;
+  const order = new Uint32Array(size);
+  for (let from = 0; from < size; from += 1) {
+    const key = sorting.keys[from] ?? 0;
+    const at = high[key >>> 24] ?? 0;
+    high[key >>> 24] = at + 1;
+    order[at] = (((sorting.rows[from] ?? 0) << (32 - ROW_BITS)) | ((key & 0xffff) >>> PARTNER_SHIFT)) >>> 0;
+  }
+  return order;
+}
+
+/** Lets the event loop turn between the steps of a long build. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export class HashIndex {
+  static readonly EMPTY = new HashIndex(new Uint32Array(0), [], []);
+
+  private constructor(
+    private readonly words: Uint32Array,
+    /** Per chunk: where the entries of each of its values start (65,537 offsets). */
+    private readonly starts: readonly Uint32Array[],
+    /**
+     * Per chunk: its entries in the order of its value, each a row and the top of its partner chunk; none for the
+     * first chunk when the rows are in its order (the row is then the entry's place).
+     */
+    private readonly entries: ReadonlyArray<Uint32Array | undefined>,
+  ) {}
+
+  /**
+   * The index of packed hashes (`packHashes`'s form, each once). The build lets the event loop turn after each chunk
+   * (a few milliseconds each at a million hashes), so requests meanwhile are answered.
+   */
+  static async build(packed: Uint8Array): Promise<HashIndex> {
+    const size = packed.length / HASH_BYTES;
+    if (!Number.isInteger(size)) throw new RangeError('packed hashes are 32 bytes each');
+    if (size > MAX_INDEXED_HASHES) throw new RangeError(`an index holds at most ${MAX_INDEXED_HASHES} hashes`);
+    if (size === 0) return HashIndex.EMPTY;
+    const words = new Uint32Array(size * WORDS);
+    const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
+    for (let at = 0; at < words.length; at += 1) words[at] = view.getUint32(at * 4);
+    const starts: Uint32Array[] = [];
+    const entries: Array<Uint32Array | undefined> = [];
+    const sorting = { rows: new Uint32Array(size), keys: new Uint32Array(size) };
+    for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
+      await turn();
+      const { counts, ordered } = countValues(words, chunk);
+      starts.push(counts);
+      entries.push(ordered ? undefined : orderByChunk(words, chunk, counts, sorting));
+    }
+    return new HashIndex(words, starts, entries);
+  }
+
+  get size(): number {
+    return this.words.length / WORDS;
+  }
+
+  /** The bytes the index holds. */
+  get bytes(): number {
+    const arrays = [this.words, ...this.starts, ...this.entries];
+    return arrays.reduce((sum, one) => sum + (one?.byteLength ?? 0), 0);
+  }
+
+  /** Whether any of these hashes (hex) is at most `distance` bits (up to `MAX_INDEXED_DISTANCE`) from one held. */
+  anyWithin(hexes: readonly string[], distance: number): boolean {
+    if (distance > MAX_INDEXED_DISTANCE) throw new RangeError(`the index finds matches up to ${MAX_INDEXED_DISTANCE} bits`);
+    if (this.size === 0) return false;
+    // the bits a pair of chunks may differ in (some pair does no more), split between the chunk and its partner
+    const pairBits = Math.floor(distance / (CHUNKS / 2));
+    const flips = pairBits >= 2 ? 16 : 0;
+    for (const hex of hexes) {
+      const query = hashWords(hex);
+      for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
+        const value = chunkOf(query, 0, chunk);
+        const partner = chunkOf(query, 0, chunk ^ 1);
+        if (this.bucketHolds(chunk, value, partner, pairBits, query, distance)) return true;
+        for (let bit = 0; bit < flips; bit += 1)
+          if (this.bucketHolds(chunk, value ^ (1 << bit), partner, pairBits - 1, query, distance)) return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether a hash whose chunk has this value, and whose partner chunk is at most `partnerBits` from the query's, is
+   * within `distance` of the query.
+   */
+  private bucketHolds(
+    chunk: number,
+    value: number,
+    partner: number,
+    partnerBits: number,
+    query: Uint32Array,
+    distance: number,
+  ): boolean {
+    const starts = this.starts[chunk];
+    if (!starts) return false;
+    const order = this.entries[chunk];
+    const words = this.words;
+    const partnerTop = partner >>> PARTNER_SHIFT;
+    const end = starts[value + 1] ?? 0;
+    for (let at = starts[value] ?? 0; at < end; at += 1) {
+      const entry = order ? (order[at] ?? 0) : 0;
+      const row = order ? entry >>> (32 - ROW_BITS) : at;
+      if (order && bitCount((entry & PARTNER_MASK) ^ partnerTop) > partnerBits) continue;
+      const base = row * WORDS;
+      let bits = 0;
+      for (let word = 0; word < WORDS && bits <= distance; word += 1)
+        bits += bitCount((words[base + word] ?? 0) ^ (query[word] ?? 0));
+      if (bits <= distance) return true;
+    }
+    return false;
+  }
+}
