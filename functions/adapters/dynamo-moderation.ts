@@ -62,7 +62,7 @@ export class DynamoModeration extends DynamoTable implements BanList, BlockList 
       for (const item of page)
         found.push({
           md5: String(item['pk']).slice(ITEM_PREFIX.block.length),
-          reason: String(item['reason'] ?? ''),
+          reason: typeof item['reason'] === 'string' ? item['reason'] : '',
           blockedAtMs: Number(item['blockedAtMs'] ?? 0),
         });
     return found.sort((a, b) => a.blockedAtMs - b.blockedAtMs);

@@ -116,7 +116,7 @@ export class S3PictureBlocks extends DynamoTable implements PictureBlockStore {
       return false;
     }
     // the list two changes back: no instance reads it any more once it read the item again (a cache period)
-    const old = moved.Attributes?.['previous'];
+    const old: unknown = moved.Attributes?.['previous'];
     if (typeof old === 'string') await this.deleteObject(old);
     if (next.version.startsWith(LEGACY_VERSION))
       for (const pk of LEGACY_CHUNKS)
@@ -130,7 +130,7 @@ export class S3PictureBlocks extends DynamoTable implements PictureBlockStore {
     const result = await sendOrFail('read blocked pictures', () =>
       this.db.send(new GetCommand({ TableName: this.table, Key: { pk: POINTER_PK }, ConsistentRead: true })),
     );
-    const version = result.Item?.['version'];
+    const version: unknown = result.Item?.['version'];
     return typeof version === 'string' ? { version } : undefined;
   }
 

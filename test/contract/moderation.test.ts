@@ -47,12 +47,12 @@ describe.each(implementations)('the moderation ports, on %s', (_name, open) => {
 
 /** The blocked pictures' list store, against the fake and the S3 adapter (its object, and its item in DynamoDB). */
 describe.each([
-  ['the in-memory fake', async () => ({ store: new InMemoryPictureBlocks() as PictureBlockStore, service: undefined })],
+  ['the in-memory fake', async () => ({ store: new InMemoryPictureBlocks(), service: undefined })],
   [
     'S3 and DynamoDB (s3rver, dynalite)',
     async () => {
       const service = await createTestService();
-      return { store: storesOf(service).pictureBlocks as PictureBlockStore, service };
+      return { store: storesOf(service).pictureBlocks, service };
     },
   ],
 ] as Array<[string, () => Promise<{ store: PictureBlockStore; service: TestService | undefined }>]>)(
