@@ -41,14 +41,20 @@ export function encodePictureBlocks(list: PictureBlockList): Uint8Array {
   return bytes;
 }
 
-/** A list from its stored form; a form that does not add up throws. */
-export function decodePictureBlocks(stored: Uint8Array, version: string): PictureBlockList {
-  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+/** The stored form's parts: where the batch ids start, and the number of hashes; a form that does not add up throws. */
+function partsOf(bytes: Buffer): { count: number; ids: number } {
   if (bytes.length < HEADER_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a PDQ block list');
   const count = bytes.readUInt32LE(MAGIC.length);
-  const jsonBytes = bytes.readUInt32LE(MAGIC.length + 4);
   const ids = HEADER_BYTES + count * HASH_BYTES;
-  if (bytes.length !== ids + count * 4 + jsonBytes) throw new Error('a PDQ block list of the wrong length');
+  if (bytes.length !== ids + count * 4 + bytes.readUInt32LE(MAGIC.length + 4))
+    throw new Error('a PDQ block list of the wrong length');
+  return { count, ids };
+}
+
+/** A list from its stored form. */
+export function decodePictureBlocks(stored: Uint8Array, version: string): PictureBlockList {
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  const { count, ids } = partsOf(bytes);
   const batchOf = new Uint32Array(count);
   for (let row = 0; row < count; row += 1) batchOf[row] = bytes.readUInt32LE(ids + row * 4);
   const { batches, lastBatchId } = JSON.parse(bytes.subarray(ids + count * 4).toString('utf8')) as {
@@ -77,7 +83,12 @@ export class S3PictureBlocks extends DynamoTable implements PictureBlockStore {
   async hashes(known: string | undefined): Promise<{ version: string; hashes?: Uint8Array }> {
     const pointer = await this.pointer();
     if (pointer && pointer.version === known) return { version: pointer.version };
-    const list = pointer ? await this.object(pointer.version) : await this.legacy();
+    if (pointer) {
+      // the hashes alone: what the upload's check needs
+      const bytes = await this.stored(pointer.version);
+      return { version: pointer.version, hashes: bytes.subarray(HEADER_BYTES, partsOf(bytes).ids) };
+    }
+    const list = await this.legacy();
     return list.version === known ? { version: list.version } : { version: list.version, hashes: list.hashes };
   }
 
@@ -135,10 +146,18 @@ export class S3PictureBlocks extends DynamoTable implements PictureBlockStore {
   }
 
   private async object(version: string): Promise<PictureBlockList> {
+    return decodePictureBlocks(await this.stored(version), version);
+  }
+
+  /** A list's stored form, read and checked (a form that does not add up is a failed read). */
+  private stored(version: string): Promise<Buffer> {
     return sendOrFail('read blocked pictures', async () => {
       const answer = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey(version) }));
       if (!answer.Body) throw new Error('an empty answer');
-      return decodePictureBlocks(await answer.Body.transformToByteArray(), version);
+      const read = await answer.Body.transformToByteArray();
+      const bytes = Buffer.from(read.buffer, read.byteOffset, read.byteLength);
+      partsOf(bytes);
+      return bytes;
     });
   }
 

@@ -60,13 +60,26 @@ export function hashAt(packed: Uint8Array, row: number): string {
   return Buffer.from(packed.subarray(row * HASH_BYTES, (row + 1) * HASH_BYTES)).toString('hex');
 }
 
+/**
+ * Word `pair` of every hash (its two chunks), read once for both: the passes of the sort then read 4 bytes a hash in
+ * order, not a word of each 32 bytes (every cache line of the hashes) each time.
+ */
+function pairColumn(words: Uint32Array, pair: number): Uint32Array {
+  const column = new Uint32Array(words.length / WORDS);
+  for (let row = 0; row < column.length; row += 1) column[row] = words[row * WORDS + pair] ?? 0;
+  return column;
+}
+
+/** A chunk of a pair's word: the first (high) half or the second. */
+const half = (word: number, first: boolean): number => (first ? word >>> 16 : word & 0xffff);
+
 /** How many hashes have each value of a chunk, as where each value starts; and whether the rows are in its order. */
-function countValues(words: Uint32Array, chunk: number): { counts: Uint32Array; ordered: boolean } {
+function countValues(column: Uint32Array, first: boolean): { counts: Uint32Array; ordered: boolean } {
   const counts = new Uint32Array(VALUES + 1);
   let ordered = true;
   let previous = 0;
-  for (let base = 0; base < words.length; base += WORDS) {
-    const value = chunkOf(words, base, chunk);
+  for (let row = 0; row < column.length; row += 1) {
+    const value = half(column[row] ?? 0, first);
     counts[value + 1] = (counts[value + 1] ?? 0) + 1;
     ordered &&= value >= previous;
     previous = value;
@@ -76,37 +89,37 @@ function countValues(words: Uint32Array, chunk: number): { counts: Uint32Array; 
 }
 
 /**
- * A chunk's entries in the order of its value: a radix sort of two passes of 8 bits, each writing to 256 places at
- * once (a single pass to 65,536 places writes all over the array: several times slower at a million hashes).
+ * A chunk's entries in the order of its value: a radix sort by its high byte (each entry written to one of 256 places:
+ * a single pass to 65,536 places writes all over the array, several times slower at a million hashes), then by its
+ * low byte within each high byte's place, a few thousand entries that stay in the cache.
  */
 function orderByChunk(
-  words: Uint32Array,
-  chunk: number,
+  column: Uint32Array,
+  first: boolean,
   starts: Uint32Array,
-  sorting: { rows: Uint32Array; keys: Uint32Array },
+  sorting: { entries: Uint32Array; lows: Uint8Array },
 ): Uint32Array {
-  const size = words.length / WORDS;
-  const low = new Uint32Array(257);
-  for (let base = 0; base < words.length; base += WORDS) {
-    const value = chunkOf(words, base, chunk) & 0xff;
-    low[value + 1] = (low[value + 1] ?? 0) + 1;
-  }
-  for (let value = 0; value < 256; value += 1) low[value + 1] = (low[value + 1] ?? 0) + (low[value] ?? 0);
+  const size = column.length;
+  const next = new Uint32Array(256);
+  for (let high = 0; high < 256; high += 1) next[high] = starts[high << 8] ?? 0;
   for (let row = 0; row < size; row += 1) {
-    const value = chunkOf(words, row * WORDS, chunk);
-    const at = low[value & 0xff] ?? 0;
-    low[value & 0xff] = at + 1;
-    sorting.rows[at] = row;
-    sorting.keys[at] = ((value << 16) | chunkOf(words, row * WORDS, chunk ^ 1)) >>> 0;
+    const word = column[row] ?? 0;
+    const value = half(word, first);
+    const at = next[value >>> 8] ?? 0;
+    next[value >>> 8] = at + 1;
+    sorting.entries[at] = ((row << (32 - ROW_BITS)) | (half(word, !first) >>> PARTNER_SHIFT)) >>> 0;
+    sorting.lows[at] = value & 0xff;
   }
-  const high = new Uint32Array(256);
-  for (let value = 0; value < 256; value += 1) high[value] = starts[value << 8] ?? 0;
   const order = new Uint32Array(size);
-  for (let from = 0; from < size; from += 1) {
-    const key = sorting.keys[from] ?? 0;
-    const at = high[key >>> 24] ?? 0;
-    high[key >>> 24] = at + 1;
-    order[at] = (((sorting.rows[from] ?? 0) << (32 - ROW_BITS)) | ((key & 0xffff) >>> PARTNER_SHIFT)) >>> 0;
+  for (let high = 0; high < 256; high += 1) {
+    for (let low = 0; low < 256; low += 1) next[low] = starts[(high << 8) | low] ?? 0;
+    const end = starts[(high + 1) << 8] ?? 0;
+    for (let from = starts[high << 8] ?? 0; from < end; from += 1) {
+      const low = sorting.lows[from] ?? 0;
+      const at = next[low] ?? 0;
+      next[low] = at + 1;
+      order[at] = sorting.entries[from] ?? 0;
+    }
   }
   return order;
 }
@@ -130,24 +143,28 @@ export class HashIndex {
 
   /**
    * The index of packed hashes (`packHashes`'s form, each once). The build lets the event loop turn after each chunk
-   * (a few milliseconds each at a million hashes), so requests meanwhile are answered.
+   * (tens of milliseconds each at a million hashes), so requests meanwhile are answered.
    */
   static async build(packed: Uint8Array): Promise<HashIndex> {
     const size = packed.length / HASH_BYTES;
     if (!Number.isInteger(size)) throw new RangeError('packed hashes are 32 bytes each');
     if (size > MAX_INDEXED_HASHES) throw new RangeError(`an index holds at most ${MAX_INDEXED_HASHES} hashes`);
     if (size === 0) return HashIndex.EMPTY;
-    const words = new Uint32Array(size * WORDS);
-    const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
-    for (let at = 0; at < words.length; at += 1) words[at] = view.getUint32(at * 4);
+    // the hashes' bytes as 32-bit words in the order of the machines Node runs on here (little-endian: x86-64, arm64)
+    const copy = new Uint8Array(packed);
+    Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength).swap32();
+    const words = new Uint32Array(copy.buffer, copy.byteOffset, size * WORDS);
     const starts: Uint32Array[] = [];
     const entries: Array<Uint32Array | undefined> = [];
-    const sorting = { rows: new Uint32Array(size), keys: new Uint32Array(size) };
-    for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
-      await turn();
-      const { counts, ordered } = countValues(words, chunk);
-      starts.push(counts);
-      entries.push(ordered ? undefined : orderByChunk(words, chunk, counts, sorting));
+    const sorting = { entries: new Uint32Array(size), lows: new Uint8Array(size) };
+    for (let pair = 0; pair < CHUNKS / 2; pair += 1) {
+      const column = pairColumn(words, pair);
+      for (const first of [true, false]) {
+        await turn();
+        const { counts, ordered } = countValues(column, first);
+        starts.push(counts);
+        entries.push(ordered ? undefined : orderByChunk(column, first, counts, sorting));
+      }
     }
     return new HashIndex(words, starts, entries);
   }

@@ -1,4 +1,6 @@
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DependencyError } from '../../functions/core/errors';
 import { packHashes } from '../../functions/core/hash-index';
 import { countedBatches, withBatch } from '../../functions/core/picture-blocks';
 import type { BanList, BlockList, PictureBlockStore, Report, ReportList } from '../../functions/core/ports';
@@ -103,6 +105,22 @@ describe.each([
     });
   },
 );
+
+describe("the blocked pictures' list in S3", () => {
+  it('is a failed read (a dependency error), never a list, when its object does not add up', async () => {
+    const service = await createTestService();
+    const store = storesOf(service).pictureBlocks;
+    expect(await store.replace(withBatch(await store.read(), [hashOf(1), hashOf(2)], 'a', 1).list)).toBe(true);
+    const [key] = (await service.objectKeys()).filter((name) => name.startsWith('moderation/'));
+    const stored = await service.clients.s3.send(new GetObjectCommand({ Bucket: service.bucket, Key: key }));
+    const bytes = Buffer.from((await stored.Body?.transformToByteArray()) ?? []);
+    await service.clients.s3.send(
+      new PutObjectCommand({ Bucket: service.bucket, Key: key, Body: bytes.subarray(0, bytes.length - 40) }),
+    );
+    await expect(store.hashes(undefined)).rejects.toBeInstanceOf(DependencyError);
+    await expect(store.read()).rejects.toMatchObject({ what: 'read blocked pictures' });
+  });
+});
 
 describe("the blocked pictures' list of before (16 items in the table)", () => {
   it('is read while no list is stored, and moved into the list, its items removed, by the first change', async () => {

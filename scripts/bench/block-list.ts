@@ -1,0 +1,195 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
+import { createHandler } from '../../functions/api/handler';
+import { decodePictureBlocks, encodePictureBlocks, S3PictureBlocks } from '../../functions/adapters/s3-picture-blocks';
+import { HASH_BYTES, HashIndex } from '../../functions/core/hash-index';
+import { NO_PICTURE_BLOCKS } from '../../functions/core/picture-blocks';
+import type { PictureBlockList } from '../../functions/core/ports';
+import { eventOfRequest, localContext } from '../../local/api-gateway-event';
+import { localClients, provision } from '../../local/provision';
+import { standInEnvironment } from '../../local/stand-ins';
+import { makeBenchFixtures } from './fixtures';
+import { startStoresProcess } from './handler';
+import { median, medianOfRatios } from './median';
+
+export interface BlockListRow {
+  hashes: number;
+  /** The stored form's size. */
+  storedMB: number;
+  /** From the stored form's bytes to an index ready (decode and build), p50 of fresh processes. */
+  loadMs: number;
+  /** What the index holds, and what the process kept once it was built (heap and buffers, after a collection). */
+  indexMiB: number;
+  retainedMiB: number;
+  /** One upload's check: the eight turns of one hash (an opaque picture), and of four (a picture with transparency and a border). */
+  oneHashP50: number;
+  oneHashP99: number;
+  fourHashesP50: number;
+  fourHashesP99: number;
+}
+
+/** A list of `count` random hashes (as unrelated as a shared list's are to an upload), in its stored form. */
+export function randomList(count: number): Uint8Array {
+  const rows = Array.from({ length: count }, () => randomBytes(HASH_BYTES));
+  rows.sort(Buffer.compare);
+  const list: PictureBlockList = {
+    ...NO_PICTURE_BLOCKS,
+    hashes: Buffer.concat(rows),
+    batchOf: new Uint32Array(count).fill(1),
+    batches: [{ id: 1, reason: 'imported: bench', addedAtMs: 0 }],
+    lastBatchId: 1,
+  };
+  return encodePictureBlocks(list);
+}
+
+const percentile = (values: readonly number[], share: number): number =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))] ?? 0;
+
+/**
+ * In a fresh process (`BENCH_BLOCK_LIST=COUNT`): a list of COUNT hashes loaded from its stored form, what the process
+ * keeps of it, and the checks of uploads that match nothing (the usual case: a match ends the check early).
+ */
+async function measureInProcess(count: number): Promise<void> {
+  const stored = randomList(count);
+  global.gc?.();
+  const before = process.memoryUsage();
+  const started = performance.now();
+  const index = await HashIndex.build(decodePictureBlocks(stored, 'bench').hashes);
+  const loadMs = performance.now() - started;
+  global.gc?.();
+  const after = process.memoryUsage();
+  const retained = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
+  const checks = (hashes: number): number[] =>
+    Array.from({ length: 2_000 }, () => {
+      const turned = Array.from({ length: 8 * hashes }, () => randomBytes(HASH_BYTES).toString('hex'));
+      const start = performance.now();
+      if (index.anyWithin(turned, 31)) throw new Error('a random hash matched');
+      return performance.now() - start;
+    }).slice(100);
+  const one = checks(1);
+  const four = checks(4);
+  const row: BlockListRow = {
+    hashes: count,
+    storedMB: stored.length / 1e6,
+    loadMs,
+    indexMiB: index.bytes / 2 ** 20,
+    retainedMiB: (retained - stored.length) / 2 ** 20,
+    oneHashP50: median(one),
+    oneHashP99: percentile(one, 0.99),
+    fourHashesP50: median(four),
+    fourHashesP99: percentile(four, 0.99),
+  };
+  process.stdout.write(`${JSON.stringify(row)}\n`);
+}
+
+/** The block list at each size, each in fresh processes (`runs` of them; the p50 of their loads). */
+export function measureBlockLists(sizes: readonly number[], runs: number): BlockListRow[] {
+  return sizes.map((count) => {
+    const each = Array.from({ length: runs }, () => {
+      const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', __filename], {
+        encoding: 'utf8',
+        env: { ...process.env, BENCH_BLOCK_LIST: String(count) },
+        maxBuffer: 1 << 20,
+      });
+      return JSON.parse(out.trim().split('\n').pop() ?? '{}') as BlockListRow;
+    });
+    const last = each[each.length - 1] as BlockListRow;
+    return { ...last, loadMs: median(each.map((row) => row.loadMs)) };
+  });
+}
+
+/**
+ * The whole upload through two handlers on the same stand-ins, one whose stores hold a list of `count` blocked
+ * pictures and one whose hold none, in turns; the first upload of each (the cold start, and the list's load) is left
+ * out and reported apart.
+ */
+export async function measureUploadWithList(
+  count: number,
+  iterations: number,
+): Promise<{ withP50: number; withoutP50: number; ratio: number; firstWithMs: number; firstWithoutMs: number }> {
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+  process.env['POWERTOOLS_LOG_LEVEL'] = 'SILENT';
+  const stores = await startStoresProcess();
+  try {
+    const env = standInEnvironment(stores.direct);
+    Object.assign(process.env, env);
+    const limits = '{"minute":100000,"hour":100000,"day":100000,"week":100000,"month":100000}';
+    const handlers = await Promise.all(
+      ['plain', 'listed'].map(async (name) => {
+        const names = { bucket: `bench-${name}`, table: `bench-${name}-table`, parameterPrefix: `/bench-${name}` };
+        const { apiKey } = await provision({ endpoints: stores.direct, ...names });
+        const { ssm } = localClients(stores.direct);
+        await ssm.send(
+          new PutParameterCommand({
+            Name: `${names.parameterPrefix}/flood-limits`,
+            Value: limits,
+            Type: 'String',
+            Overwrite: true,
+          }),
+        );
+        ssm.destroy();
+        if (name === 'listed') {
+          const s3 = new S3Client({ forcePathStyle: true });
+          const db = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+          const store = new S3PictureBlocks(s3, names.bucket, db, names.table);
+          if (!(await store.replace(decodePictureBlocks(randomList(count), '')))) throw new Error('the list was not stored');
+          s3.destroy();
+          db.destroy();
+        }
+        const handler = createHandler({
+          BUCKET_NAME: names.bucket,
+          TABLE_NAME: names.table,
+          PARAMETER_PREFIX: names.parameterPrefix,
+          PUBLIC_URL: 'https://img.example.test',
+          PARAMETERS_CACHE_SECONDS: '300',
+          MODERATION_CACHE_SECONDS: '300',
+        });
+        return { handler, apiKey };
+      }),
+    );
+    const [jpeg] = (await makeBenchFixtures()).filter((fixture) => fixture.name.startsWith('JPEG'));
+    if (!jpeg) throw new Error('no JPEG fixture');
+    const upload = async (which: number, run: number): Promise<number> => {
+      const { handler, apiKey } = handlers[which] ?? handlers[0]!;
+      const form = new FormData();
+      // a fresh image each time (bytes past the image's end): never a duplicate
+      form.append('source', new Blob([Buffer.concat([jpeg.bytes, randomBytes(8)])]), `bench-${run}.jpg`);
+      form.append('key', apiKey);
+      const event = await eventOfRequest(
+        new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form }),
+        `203.0.113.${run % 250}`,
+      );
+      const started = performance.now();
+      const answer = await handler(event, localContext(event.requestContext.requestId));
+      if (answer.statusCode !== 200) throw new Error(`upload failed: ${answer.body}`);
+      return performance.now() - started;
+    };
+    const firstWithoutMs = await upload(0, 0);
+    const firstWithMs = await upload(1, 0);
+    const plain: number[] = [];
+    const listed: number[] = [];
+    for (let run = 1; run <= iterations + 1; run += 1) {
+      // which goes first, in turns
+      const order = run % 2 === 0 ? [0, 1] : [1, 0];
+      for (const which of order) {
+        const ms = await upload(which, run);
+        if (run > 1) (which === 0 ? plain : listed).push(ms);
+      }
+    }
+    return {
+      withP50: median(listed),
+      withoutP50: median(plain),
+      ratio: medianOfRatios(listed, plain),
+      firstWithMs,
+      firstWithoutMs,
+    };
+  } finally {
+    stores.stop();
+  }
+}
+
+if (require.main === module && process.env['BENCH_BLOCK_LIST']) void measureInProcess(Number(process.env['BENCH_BLOCK_LIST']));
