@@ -51,6 +51,12 @@ function partsOf(bytes: Buffer): { count: number; ids: number } {
   return { count, ids };
 }
 
+/** The hashes of a list's stored form, alone (what an upload's check needs), without a copy. */
+export function hashesOfStored(stored: Uint8Array): Uint8Array {
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  return bytes.subarray(HEADER_BYTES, partsOf(bytes).ids);
+}
+
 /** A list from its stored form. */
 export function decodePictureBlocks(stored: Uint8Array, version: string): PictureBlockList {
   const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
@@ -85,8 +91,7 @@ export class S3PictureBlocks extends DynamoTable implements PictureBlockStore {
     if (pointer && pointer.version === known) return { version: pointer.version };
     if (pointer) {
       // the hashes alone: what the upload's check needs
-      const bytes = await this.stored(pointer.version);
-      return { version: pointer.version, hashes: bytes.subarray(HEADER_BYTES, partsOf(bytes).ids) };
+      return { version: pointer.version, hashes: hashesOfStored(await this.stored(pointer.version)) };
     }
     const list = await this.legacy();
     return list.version === known ? { version: list.version } : { version: list.version, hashes: list.hashes };

@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { createHandler } from '../../functions/api/handler';
-import { decodePictureBlocks, encodePictureBlocks, S3PictureBlocks } from '../../functions/adapters/s3-picture-blocks';
+import { decodePictureBlocks, encodePictureBlocks, hashesOfStored, S3PictureBlocks } from '../../functions/adapters/s3-picture-blocks';
 import { HASH_BYTES, HashIndex } from '../../functions/core/hash-index';
 import { NO_PICTURE_BLOCKS } from '../../functions/core/picture-blocks';
 import type { PictureBlockList } from '../../functions/core/ports';
@@ -22,9 +22,8 @@ export interface BlockListRow {
   storedMB: number;
   /** From the stored form's bytes to an index ready (decode and build), p50 of fresh processes. */
   loadMs: number;
-  /** What the index holds, and what the process kept once it was built (heap and buffers, after a collection). */
+  /** What the index holds. */
   indexMiB: number;
-  retainedMiB: number;
   /** One upload's check: the eight turns of one hash (an opaque picture), and of four (a picture with transparency and a border). */
   oneHashP50: number;
   oneHashP99: number;
@@ -35,7 +34,7 @@ export interface BlockListRow {
 /** A list of `count` random hashes (as unrelated as a shared list's are to an upload), in its stored form. */
 export function randomList(count: number): Uint8Array {
   const rows = Array.from({ length: count }, () => randomBytes(HASH_BYTES));
-  rows.sort(Buffer.compare);
+  rows.sort((a, b) => Buffer.compare(a, b));
   const list: PictureBlockList = {
     ...NO_PICTURE_BLOCKS,
     hashes: Buffer.concat(rows),
@@ -55,14 +54,9 @@ const percentile = (values: readonly number[], share: number): number =>
  */
 async function measureInProcess(count: number): Promise<void> {
   const stored = randomList(count);
-  global.gc?.();
-  const before = process.memoryUsage();
   const started = performance.now();
-  const index = await HashIndex.build(decodePictureBlocks(stored, 'bench').hashes);
+  const index = await HashIndex.build(hashesOfStored(stored));
   const loadMs = performance.now() - started;
-  global.gc?.();
-  const after = process.memoryUsage();
-  const retained = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
   const checks = (hashes: number): number[] =>
     Array.from({ length: 2_000 }, () => {
       const turned = Array.from({ length: 8 * hashes }, () => randomBytes(HASH_BYTES).toString('hex'));
@@ -77,7 +71,6 @@ async function measureInProcess(count: number): Promise<void> {
     storedMB: stored.length / 1e6,
     loadMs,
     indexMiB: index.bytes / 2 ** 20,
-    retainedMiB: (retained - stored.length) / 2 ** 20,
     oneHashP50: median(one),
     oneHashP99: percentile(one, 0.99),
     fourHashesP50: median(four),
@@ -90,7 +83,7 @@ async function measureInProcess(count: number): Promise<void> {
 export function measureBlockLists(sizes: readonly number[], runs: number): BlockListRow[] {
   return sizes.map((count) => {
     const each = Array.from({ length: runs }, () => {
-      const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', __filename], {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', __filename], {
         encoding: 'utf8',
         env: { ...process.env, BENCH_BLOCK_LIST: String(count) },
         maxBuffer: 1 << 20,
@@ -140,14 +133,17 @@ export async function measureUploadWithList(
           s3.destroy();
           db.destroy();
         }
-        const handler = createHandler({
-          BUCKET_NAME: names.bucket,
-          TABLE_NAME: names.table,
-          PARAMETER_PREFIX: names.parameterPrefix,
-          PUBLIC_URL: 'https://img.example.test',
-          PARAMETERS_CACHE_SECONDS: '300',
-          MODERATION_CACHE_SECONDS: '300',
-        });
+        const handler = createHandler(
+          {
+            BUCKET_NAME: names.bucket,
+            TABLE_NAME: names.table,
+            PARAMETER_PREFIX: names.parameterPrefix,
+            PUBLIC_URL: 'https://img.example.test',
+            PARAMETERS_CACHE_SECONDS: '300',
+            MODERATION_CACHE_SECONDS: '300',
+          },
+          { metrics: { add: () => undefined, flush: () => undefined } },
+        );
         return { handler, apiKey };
       }),
     );

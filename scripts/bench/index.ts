@@ -9,6 +9,7 @@ import { measureWholeUpload } from './handler';
 import { measureThroughNpmStart } from './npm-start';
 import { median, medianOfRatios } from './median';
 import { measureModerationCost } from './moderation';
+import { measureBlockLists, measureUploadWithList } from './block-list';
 import { measureBundleColdStart, measureClassifierColdStart } from './cold-start';
 
 /**
@@ -119,6 +120,30 @@ async function main(): Promise<void> {
       '',
       `API / minimal (median of pairs): ${bundle.ratio.toFixed(3)}`,
       '',
+      '',
+    ].join('\n'),
+  );
+  const listSizes = (process.env['BENCH_BLOCK_LISTS'] ?? '10000,100000,1000000').split(',').map(Number);
+  const lists = measureBlockLists(listSizes, 3);
+  const largest = Math.max(...listSizes);
+  const withList = process.env['BENCH_SKIP_HANDLER'] ? undefined : await measureUploadWithList(largest, Math.max(10, ITERATIONS));
+  process.stdout.write(
+    [
+      "Blocked pictures' lists of random hashes (a shared list's are as unrelated to an upload), each in fresh processes: from the stored form to an index ready, what it holds, and an upload's check against it (the eight turns of one hash, an opaque picture; of four, a picture with transparency and a border) when nothing matches:",
+      '',
+      '| hashes | stored (MB) | load p50 (ms) | index (MiB) | check, 1 hash: p50 / p99 (ms) | check, 4 hashes: p50 / p99 (ms) |',
+      '|---|---|---|---|---|---|',
+      ...lists.map(
+        (row) =>
+          `| ${row.hashes} | ${row.storedMB.toFixed(1)} | ${row.loadMs.toFixed(0)} | ${row.indexMiB.toFixed(1)} | ${row.oneHashP50.toFixed(2)} / ${row.oneHashP99.toFixed(2)} | ${row.fourHashesP50.toFixed(2)} / ${row.fourHashesP99.toFixed(2)} |`,
+      ),
+      '',
+      ...(withList
+        ? [
+            `The whole upload (JPEG, through the handler on the stand-ins) with a list of ${largest} blocked pictures and with none, in turns: p50 ${withList.withP50.toFixed(0)} ms and ${withList.withoutP50.toFixed(0)} ms, with / without (median of pairs) ${withList.ratio.toFixed(3)}. The first upload of each handler (its cold start, and for the one with the list its load): ${withList.firstWithMs.toFixed(0)} ms and ${withList.firstWithoutMs.toFixed(0)} ms.`,
+            '',
+          ]
+        : []),
       '',
     ].join('\n'),
   );
