@@ -10,6 +10,7 @@ import { DependencyError } from '../functions/core/errors';
 import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { IdCodecs } from '../functions/core/id-codec';
 import { parseIsoDuration } from '../functions/core/upload-request';
+import { blockedCropHashes } from '../functions/imaging/centred-crops';
 import { BLOCK_COMMANDS, BLOCK_USAGE, runBlocks } from './admin-blocks';
 import { terminalSafe } from './terminal-text';
 import type { Logger } from '../functions/core/ports';
@@ -151,6 +152,7 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
     codecs: new IdCodecs(() => stores.settings.idSalt(), target.idPadding),
     moderation: stores.moderation,
     pictureBlocks: stores.pictureBlocks,
+    pictureCrops: (original) => blockedCropHashes(original),
     stats: stores.stats,
     staged: stores.staged,
     clock,
@@ -255,8 +257,10 @@ async function run(
       if (done.blocked.length > 0)
         print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
       if (done.resolvedReports > 0) print(`resolved ${done.resolvedReports} viewers' reports of it`);
-      if (done.blockedPictures.length > 0)
-        print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')}): edited copies of it are refused too`);
+      if (done.blockedPictures.length > 0) {
+        const crops = done.blockedCrops > 0 ? ` and ${done.blockedCrops} of its crops` : ' (its crops could not be hashed)';
+        print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}: edited copies of it are refused too`);
+      }
       return 0;
     }
     case 'reports': {

@@ -1,4 +1,11 @@
-import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { DependencyError } from '../core/errors';
 import type { ObjectStore, StoredObject } from '../core/ports';
 
@@ -63,6 +70,16 @@ export class S3ObjectStore implements ObjectStore {
       await Promise.all(keys.map((key) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }))));
     } catch (cause) {
       throw new DependencyError('S3 delete', cause);
+    }
+  }
+
+  async read(key: string): Promise<Uint8Array | undefined> {
+    try {
+      const answer = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return await answer.Body?.transformToByteArray();
+    } catch (error) {
+      if (error instanceof NoSuchKey) return undefined;
+      throw new DependencyError('S3 get', error);
     }
   }
 

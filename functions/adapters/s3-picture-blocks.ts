@@ -3,7 +3,7 @@ import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client 
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { HASH_BYTES } from '../core/hash-index';
 import { NO_PICTURE_BLOCKS, withBatch } from '../core/picture-blocks';
-import type { PictureBlockBatch, PictureBlockList, PictureBlockStore } from '../core/ports';
+import type { PictureBlockBatch, PictureBlockList, PictureBlockStore } from '../core/picture-blocks';
 import { BUCKET_LAYOUT } from './bucket-layout';
 import { DynamoTable, sendConditional, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, SINGLE_ITEM } from './table-schema';

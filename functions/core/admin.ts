@@ -20,11 +20,11 @@ import type {
   ImageRecords,
   ImageScan,
   NameClaims,
-  PictureBlockStore,
   ReportList,
   StagedObjectStore,
   StagedUsage,
 } from './ports';
+import type { PictureBlockStore } from './picture-blocks';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
 export { AdminError };
@@ -34,6 +34,8 @@ export interface AdminDeps extends RemovalDeps {
   codecs: IdCodecs;
   moderation: BanList & BlockList;
   pictureBlocks: PictureBlockStore;
+  /** The hashes of a picture's crops, from its original's bytes (`imaging/centred-crops.ts`): blocked with it. */
+  pictureCrops?: (original: Uint8Array) => Promise<string[]>;
   stats: DailyStats;
   reports: ReportList;
   /** The two-step upload's staging place, whose bytes the figures show. */
@@ -49,8 +51,9 @@ export interface Takedown {
   /** Each image taken down; `distance`: a similar picture's, in PDQ bits (`--similar`). */
   removed: Array<{ idEncoded: string; clientIp: string; files: string[]; distance?: number }>;
   blocked: string[];
-  /** The PDQ hashes of the picture blocked with it. */
+  /** The PDQ hashes of the picture blocked with it, and how many of its crops' (`BlockAdmin.cropHashesOf`). */
   blockedPictures: string[];
+  blockedCrops: number;
   /** Viewers' reports of the images taken down, resolved with them. */
   resolvedReports: number;
 }
@@ -132,6 +135,8 @@ export class Admin {
    */
   async takedown(reference: string, options: { block: boolean; similar?: boolean }): Promise<Takedown> {
     const record = await this.resolve(reference);
+    // read while the original is there: the picture's crops are blocked with it
+    const crops = options.block ? await this.blocks.cropHashesOf(record) : [];
     const near = options.similar ? await this.nearTo(record, PICTURE_MATCH_DISTANCE) : [];
     const codec = await this.deps.codecs.codec();
     const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
@@ -163,8 +168,15 @@ export class Admin {
     }
     // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
     const blockedPictures = options.block ? comparableHashes(record.perceptual) : [];
-    if (options.block) await this.block(fingerprints, blockedPictures, `taken down: ${idEncoded}`);
-    return { idEncoded, removed, blocked: options.block ? fingerprints : [], blockedPictures, resolvedReports };
+    if (options.block) await this.block(fingerprints, [...blockedPictures, ...crops], `taken down: ${idEncoded}`);
+    return {
+      idEncoded,
+      removed,
+      blocked: options.block ? fingerprints : [],
+      blockedPictures,
+      blockedCrops: crops.length,
+      resolvedReports,
+    };
   }
 
   /** Blocks an image's bytes and picture, so that the same bytes, and an edited copy, are refused. */

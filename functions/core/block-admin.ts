@@ -1,5 +1,4 @@
 import { AdminError } from './admin-error';
-import { parseHashList } from './moderation';
 import { isPdqHash } from './pdq';
 import {
   blockedCount,
@@ -10,12 +9,18 @@ import {
   withoutHashes,
   type CountedBatch,
 } from './picture-blocks';
-import type { BlockedBytes, BlockList, Clock, PictureBlockList, PictureBlockStore } from './ports';
+import { comparableHashes, parseHashList } from './moderation';
+import type { BlockedBytes, BlockList, Clock, ObjectStore } from './ports';
+import type { PictureBlockList, PictureBlockStore } from './picture-blocks';
+import type { ImageRecord } from './records';
 
 export interface BlockAdminDeps {
   moderation: BlockList;
   pictureBlocks: PictureBlockStore;
   clock: Clock;
+  objects: Pick<ObjectStore, 'read'>;
+  /** The hashes of a picture's crops, from its original's bytes (`imaging/centred-crops.ts`); none without it. */
+  pictureCrops?: (original: Uint8Array) => Promise<string[]>;
 }
 
 /** What `admin blocks` shows: the blocked bytes, and the blocked pictures by batch. */
@@ -43,6 +48,21 @@ export class BlockAdmin {
   async list(): Promise<Blocks> {
     const [bytes, pictures] = await Promise.all([this.deps.moderation.blockedBytes(), this.deps.pictureBlocks.read()]);
     return { bytes, pictures: countedBatches(pictures), pictureCount: blockedCount(pictures) };
+  }
+
+  /**
+   * The hashes of a stored picture's crops (`docs/moderation.md`, "Crops and frames"), made from its original: none
+   * when its own hash says too little, when it cannot be read, or without a hasher.
+   */
+  async cropHashesOf(record: ImageRecord): Promise<string[]> {
+    const hasher = this.deps.pictureCrops;
+    if (!hasher || comparableHashes(record.perceptual).length === 0) return [];
+    try {
+      const original = await this.deps.objects.read(record.original.key);
+      return original ? await hasher(original) : [];
+    } catch {
+      return [];
+    }
   }
 
   /** Blocks pictures by their hashes, as one batch; how many were not blocked already. */

@@ -2,7 +2,8 @@ import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
 import { HashIndex } from './hash-index';
 import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq';
-import type { Ban, BanList, BlockList, Clock, PictureBlockStore, ProcessedImage } from './ports';
+import type { Ban, BanList, BlockList, Clock, ProcessedImage } from './ports';
+import type { PictureBlockStore } from './picture-blocks';
 import type { ImageRecord } from './records';
 
 export type { Ban, BanList, BlockList } from './ports';

@@ -1,11 +1,44 @@
 import { HASH_BYTES, MAX_INDEXED_HASHES, hashAt, packHashes } from './hash-index';
-import type { PictureBlockBatch, PictureBlockList } from './ports';
 
 /**
  * The blocked pictures' list and its changes: a batch added (a takedown's hashes, an imported list), a batch or some
  * hashes lifted. Each change makes a new list from the old, to be stored whole in its place (`PictureBlockStore`), so
  * an import of a million hashes lands whole or not at all (`docs/moderation.md`, "Block lists at scale").
  */
+
+/** Pictures blocked together: those of one takedown, or of one imported list. */
+export interface PictureBlockBatch {
+  /** Numbered from 1, in the order they were added (`admin unblock ID`). */
+  id: number;
+  reason: string;
+  addedAtMs: number;
+}
+
+/** The blocked pictures, as stored: one list, replaced whole (`core/picture-blocks.ts`). */
+export interface PictureBlockList {
+  /** Names the stored list; any change stores it under a new one ('' before the first). */
+  version: string;
+  /** The PDQ hashes, 32 bytes each (`packHashes`), in ascending order, each once. */
+  hashes: Uint8Array;
+  /** The id of the batch each hash came in. */
+  batchOf: Uint32Array;
+  batches: PictureBlockBatch[];
+  /** The last batch id given: ids are never given again, even once their batch is lifted. */
+  lastBatchId: number;
+}
+
+/** Where the blocked pictures' list is kept (`docs/moderation.md`, "Block lists at scale"). */
+export interface PictureBlockStore {
+  /** The list's version, and its hashes unless it is still `known` (then one small read). */
+  hashes(known: string | undefined): Promise<{ version: string; hashes?: Uint8Array }>;
+  /** The whole list, batches included (the operator's tool). */
+  read(): Promise<PictureBlockList>;
+  /**
+   * Stores `next` in place of the list it was made from (`next.version`), whole or not at all; false, storing
+   * nothing, when the list changed meanwhile.
+   */
+  replace(next: PictureBlockList): Promise<boolean>;
+}
 
 /** The most hashes the list holds: what the index numbers (`core/hash-index.ts`). */
 export const MAX_PICTURE_BLOCKS = MAX_INDEXED_HASHES;

@@ -41,6 +41,8 @@ export interface ObjectStore {
   /** True when every one of these objects is stored. */
   exist(keys: readonly string[]): Promise<boolean>;
   deleteMany(keys: readonly string[]): Promise<void>;
+  /** An object's bytes; undefined when it is not there (the operator's tool: the picture a takedown blocks). */
+  read(key: string): Promise<Uint8Array | undefined>;
 }
 
 /** Where the bytes of a two-step upload wait: a place no one reads but the service, emptied within a day. */
@@ -257,40 +259,6 @@ export interface BlockedBytes {
   md5: string;
   reason: string;
   blockedAtMs: number;
-}
-
-/** Pictures blocked together: those of one takedown, or of one imported list. */
-export interface PictureBlockBatch {
-  /** Numbered from 1, in the order they were added (`admin unblock ID`). */
-  id: number;
-  reason: string;
-  addedAtMs: number;
-}
-
-/** The blocked pictures, as stored: one list, replaced whole (`core/picture-blocks.ts`). */
-export interface PictureBlockList {
-  /** Names the stored list; any change stores it under a new one ('' before the first). */
-  version: string;
-  /** The PDQ hashes, 32 bytes each (`packHashes`), in ascending order, each once. */
-  hashes: Uint8Array;
-  /** The id of the batch each hash came in. */
-  batchOf: Uint32Array;
-  batches: PictureBlockBatch[];
-  /** The last batch id given: ids are never given again, even once their batch is lifted. */
-  lastBatchId: number;
-}
-
-/** Where the blocked pictures' list is kept (`docs/moderation.md`, "Block lists at scale"). */
-export interface PictureBlockStore {
-  /** The list's version, and its hashes unless it is still `known` (then one small read). */
-  hashes(known: string | undefined): Promise<{ version: string; hashes?: Uint8Array }>;
-  /** The whole list, batches included (the operator's tool). */
-  read(): Promise<PictureBlockList>;
-  /**
-   * Stores `next` in place of the list it was made from (`next.version`), whole or not at all; false, storing
-   * nothing, when the list changed meanwhile.
-   */
-  replace(next: PictureBlockList): Promise<boolean>;
 }
 
 /** Viewers' reports of images, one per client and image. */

@@ -4,6 +4,7 @@ import { md5Hex } from '../core/hashes';
 import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels } from '../core/pdq';
 import { awaitedLater, settled } from '../core/settle';
 import type { EncodedImage, ImageProcessor, Perceptual, ProcessedImage, ProcessOptions } from '../core/ports';
+import { CROPPED_SIDE, cropHashes, UPLOAD_CROPS } from './centred-crops';
 import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
@@ -377,7 +378,8 @@ export class SharpImageProcessor implements ImageProcessor {
   /** The picture's hashes, from a bounded copy of the working pixels, and as a viewer sees it when it has transparency. */
   private async perceptual(working: RawImage, budget: Budget): Promise<Perceptual | undefined> {
     const pixels = await hashedCopy(working, budget);
-    return perceptualOf(pixels, await seenOnPages(pixels, budget));
+    const [seen, small] = await Promise.all([seenOnPages(pixels, budget), croppedCopy(pixels, budget)]);
+    return perceptualOf(pixels, seen, small);
   }
 
   /**
@@ -594,6 +596,16 @@ async function hashedCopy(working: RawImage, budget: Budget): Promise<PdqPixels>
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
 
+/** The pixels the crops' hashes read: at most `CROPPED_SIDE` a side (`centred-crops.ts`). */
+async function croppedCopy(pixels: PdqPixels, budget: Budget): Promise<PdqPixels> {
+  const { data, width, height, channels } = pixels;
+  if (width <= CROPPED_SIDE && height <= CROPPED_SIDE) return pixels;
+  const raw = { width, height, channels: channels === 1 || channels === 2 || channels === 3 ? channels : 4 } as const;
+  const small = sharp(data, { raw }).resize(CROPPED_SIDE, CROPPED_SIDE, { fit: 'inside' });
+  const made = await budget.bound(small).raw().toBuffer({ resolveWithObject: true });
+  return { data: made.data, width: made.info.width, height: made.info.height, channels: made.info.channels };
+}
+
 /**
  * A picture with transparency as a viewer sees it: laid on a white page and on a black one, by libvips. The hash reads
  * colour and not alpha, so a blocked photo hidden in the alpha channel of a black picture (it shows on a white page)
@@ -618,9 +630,10 @@ async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels
  * The picture's PDQ hashes from the working pixels (no decode of its own), those of the picture inside its plain
  * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
  * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
- * once; none when no hash has it (a flat or empty picture).
+ * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped` (a small copy
+ * of a still picture: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own.
  */
-function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[]): Perceptual | undefined {
+function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropped?: PdqPixels): Perceptual | undefined {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
   const own = pdqHash(pixels);
   const hashes = [own, ...(inside ? [pdqHash(inside)] : []), ...seen.map((page) => pdqHash(page))].filter(
@@ -629,7 +642,11 @@ function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[]): Perceptual
   const distinct = hashes.filter((one, index) => hashes.findIndex((other) => other.hash === one.hash) === index);
   if (distinct.length === 0) return undefined;
   const quality = distinct[0]?.quality ?? 0;
-  return { hashes: distinct.map((one) => one.hash), turned: distinct.flatMap((one) => one.turned), quality };
+  // the crops as they are, not turned: three queries of the block list rather than 24 (a framed and turned copy is
+  // the limit this leaves)
+  const crops = cropped ? cropHashes(cropped, UPLOAD_CROPS).map((one) => one.hash) : [];
+  const turned = [...new Set([...distinct.flatMap((one) => one.turned), ...crops])];
+  return { hashes: distinct.map((one) => one.hash), turned, quality };
 }
 
 /**

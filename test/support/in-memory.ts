@@ -1,6 +1,6 @@
 import type { CounterStore, CounterSubject, CountWindow, FloodWindow } from '../../functions/core/flood';
 import type { Ban, BanList, BlockList } from '../../functions/core/moderation';
-import { NO_PICTURE_BLOCKS, withBatch } from '../../functions/core/picture-blocks';
+import { NO_PICTURE_BLOCKS, withBatch, type PictureBlockList, type PictureBlockStore } from '../../functions/core/picture-blocks';
 import type {
   BlockedBytes,
   Clock,
@@ -11,8 +11,6 @@ import type {
   ImageTable,
   ObjectStore,
   PendingUpload,
-  PictureBlockList,
-  PictureBlockStore,
   DueRef,
   SettingsStore,
   StagedObject,
@@ -338,6 +336,10 @@ export class InMemoryObjectStore implements ObjectStore {
   async deleteMany(keys: readonly string[]): Promise<void> {
     this.log.record('objects.deleteMany');
     for (const key of keys) this.objects.delete(key);
+  }
+
+  async read(key: string): Promise<Uint8Array | undefined> {
+    return this.objects.get(key)?.body;
   }
 }
 

@@ -7,7 +7,7 @@ import {
   withoutBatch,
   withoutHashes,
 } from '../../../functions/core/picture-blocks';
-import type { PictureBlockList } from '../../../functions/core/ports';
+import type { PictureBlockList } from '../../../functions/core/picture-blocks';
 
 const hash = (n: number): string => n.toString(16).padStart(64, '0').replace(/^0/, 'c');
 const hashesOf = (list: PictureBlockList): string[] =>

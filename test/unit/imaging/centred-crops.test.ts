@@ -1,0 +1,26 @@
+import { BLOCKED_CROPS, centredCrop, cropHashes, UPLOAD_CROPS } from '../../../functions/imaging/centred-crops';
+
+describe('centred crops', () => {
+  it('keeps the pixels inside a margin of the share given on each side, in every channel', () => {
+    // 20 x 10 pixels of 2 channels, each sample naming its place
+    const data = Uint8Array.from({ length: 20 * 10 * 2 }, (_, at) => at % 251);
+    const crop = centredCrop({ data, width: 20, height: 10, channels: 2 }, 0.1);
+    expect([crop.width, crop.height, crop.channels]).toEqual([16, 8, 2]);
+    // its first row is the source's second, from its third pixel
+    expect([...crop.data.subarray(0, 4)]).toEqual([...data.subarray((1 * 20 + 2) * 2, (1 * 20 + 2) * 2 + 4)]);
+    const last = (7 * 16 + 15) * 2;
+    expect([...crop.data.subarray(last, last + 2)]).toEqual([...data.subarray((8 * 20 + 17) * 2, (8 * 20 + 17) * 2 + 2)]);
+  });
+
+  it('hashes only crops that say enough of the picture: none of a flat one', () => {
+    const flat = { data: new Uint8Array(64 * 64 * 3).fill(200), width: 64, height: 64, channels: 3 };
+    expect(cropHashes(flat, BLOCKED_CROPS)).toEqual([]);
+    const noisy = {
+      data: Uint8Array.from({ length: 64 * 64 * 3 }, (_, at) => (at * 7919) % 256),
+      width: 64,
+      height: 64,
+      channels: 3,
+    };
+    expect(cropHashes(noisy, UPLOAD_CROPS).map((one) => one.turned.length)).toEqual([8, 8, 8]);
+  });
+});
