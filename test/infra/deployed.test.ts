@@ -745,7 +745,8 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(run.stdout).toMatch(/^took down \w+: removed images\/.+abuse\.png/);
     expect(run.stdout).toContain("resolved 1 viewers' reports of it");
-    expect(run.stdout).toMatch(/blocked its picture \(PDQ [0-9a-f]{64}\) and [1-7] of its crops: /);
+    const picture = /blocked its picture \(PDQ ([0-9a-f, ]+)\) and ([1-7]) of its crops: /.exec(run.stdout);
+    const blockedHashes = (picture?.[1]?.split(', ').length ?? 0) + Number(picture?.[2] ?? 0);
     // the API function reads the list the operator's tool wrote (its role may read it): an edited copy is refused
     const edited = await sharp(await makePhoto(41, 180, 120))
       .resize({ width: 150 })
@@ -755,7 +756,8 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect([again.statusCode, (JSON.parse(again.body) as { error?: { code?: number } }).error?.code]).toEqual([403, 151]);
     const blocks = admin('blocks');
     expect([blocks.status, blocks.stderr]).toEqual([0, '']);
-    expect(blocks.stdout).toMatch(/blocked pictures: [12], in 1 batch\n {2}batch 1\t[12] pictures?\t.+taken down: /);
+    expect(blockedHashes).toBeGreaterThan(1);
+    expect(blocks.stdout).toContain(`blocked pictures: ${blockedHashes}, in 1 batch\n  batch 1\t${blockedHashes} pictures\t`);
     const keys = [image.url, image.thumb.url].map((url) => new URL(url).pathname);
     expect(await objectKeys()).not.toContain(keys[0]?.slice(1));
     expect(await invalidatedPaths()).toEqual(expect.arrayContaining(keys));
