@@ -5,7 +5,7 @@ import { HASH_BYTES } from '../core/hash-index';
 import { NO_PICTURE_BLOCKS, withBatch } from '../core/picture-blocks';
 import type { PictureBlockBatch, PictureBlockList, PictureBlockStore } from '../core/picture-blocks';
 import { BUCKET_LAYOUT } from './bucket-layout';
-import { DynamoTable, sendConditional, sendOrFail } from './dynamo-calls';
+import { DynamoTable, retrySafe, sendConditional, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, SINGLE_ITEM } from './table-schema';
 
 /**
@@ -115,14 +115,19 @@ export class S3PictureBlocks extends DynamoTable implements PictureBlockStore {
       ),
     );
     const fromObject = next.version !== '' && !next.version.startsWith(LEGACY_VERSION);
+    // sent again by the SDK when an answer is lost: the item naming this very object counts as moved (`retrySafe`)
+    const condition = retrySafe(
+      fromObject
+        ? { ConditionExpression: 'version = :from', ExpressionAttributeValues: { ':from': next.version } }
+        : { ConditionExpression: 'attribute_not_exists(pk)' },
+      { version },
+    );
     const moved = await sendConditional('switch blocked pictures', () =>
       this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: { pk: POINTER_PK, version, ...(fromObject ? { previous: next.version } : {}) },
-          ...(fromObject
-            ? { ConditionExpression: 'version = :from', ExpressionAttributeValues: { ':from': next.version } }
-            : { ConditionExpression: 'attribute_not_exists(pk)' }),
+          ...condition,
           ReturnValues: 'ALL_OLD',
         }),
       ),
@@ -131,15 +136,21 @@ export class S3PictureBlocks extends DynamoTable implements PictureBlockStore {
       await this.deleteObject(version);
       return false;
     }
-    // the list two changes back: no instance reads it any more once it read the item again (a cache period)
-    const old: unknown = moved.Attributes?.['previous'];
-    if (typeof old === 'string') await this.deleteObject(old);
-    if (next.version.startsWith(LEGACY_VERSION))
+    // the list two changes back: no instance reads it any more once it read the item again (a cache period). The
+    // change has landed: what is left of a failed clean-up (an object, or items, nobody reads) does no harm
+    const before = moved.Attributes ?? {};
+    const old: unknown = before['version'] === version ? undefined : before['previous'];
+    await this.cleanUp(typeof old === 'string' ? old : undefined, next.version.startsWith(LEGACY_VERSION)).catch(() => undefined);
+    return true;
+  }
+
+  private async cleanUp(oldVersion: string | undefined, fromLegacy: boolean): Promise<void> {
+    if (oldVersion) await this.deleteObject(oldVersion);
+    if (fromLegacy)
       for (const pk of LEGACY_CHUNKS)
         await sendOrFail('remove old blocked pictures', () =>
           this.db.send(new DeleteCommand({ TableName: this.table, Key: { pk } })),
         );
-    return true;
   }
 
   private async pointer(): Promise<Pointer | undefined> {

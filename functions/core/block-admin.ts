@@ -95,7 +95,7 @@ export class BlockAdmin {
   /** Lifts the blocks of the pictures of a hash list; how many of them were blocked. */
   async removePictureHashes(text: string): Promise<number> {
     const list = parseHashList(text);
-    if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}`);
+    if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}: nothing was lifted`);
     return this.change((stored) => this.counted(withoutHashes(stored, list.hashes)));
   }
 

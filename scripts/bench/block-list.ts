@@ -19,7 +19,7 @@ import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
 import { makeBenchFixtures } from './fixtures';
-import { startStoresProcess } from './handler';
+import { benchHandlerEnv, startStoresProcess } from './handler';
 import { median, medianOfRatios } from './median';
 
 export interface BlockListRow {
@@ -142,17 +142,7 @@ export async function measureUploadWithList(
           s3.destroy();
           db.destroy();
         }
-        const handler = createHandler(
-          {
-            BUCKET_NAME: names.bucket,
-            TABLE_NAME: names.table,
-            PARAMETER_PREFIX: names.parameterPrefix,
-            PUBLIC_URL: 'https://img.example.test',
-            PARAMETERS_CACHE_SECONDS: '300',
-            MODERATION_CACHE_SECONDS: '300',
-          },
-          { metrics: { add: () => undefined, flush: () => undefined } },
-        );
+        const handler = createHandler(benchHandlerEnv(names), { metrics: { add: () => undefined, flush: () => undefined } });
         return { handler, apiKey };
       }),
     );

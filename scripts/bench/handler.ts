@@ -52,6 +52,18 @@ export interface WholeUploadRow {
   moderationRatio: number;
 }
 
+/** A bench handler's environment: its stores' names, and the settings and blocks read once for the whole run. */
+export function benchHandlerEnv(names: { bucket: string; table: string; parameterPrefix: string }): Record<string, string> {
+  return {
+    BUCKET_NAME: names.bucket,
+    TABLE_NAME: names.table,
+    PARAMETER_PREFIX: names.parameterPrefix,
+    PUBLIC_URL: 'https://img.example.test',
+    PARAMETERS_CACHE_SECONDS: '300',
+    MODERATION_CACHE_SECONDS: '300',
+  };
+}
+
 function cpuMsSince(start: NodeJS.CpuUsage): number {
   const { user, system } = process.cpuUsage(start);
   return (user + system) / 1000;
@@ -102,15 +114,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
     ) => {
       Object.assign(process.env, endpoints);
       return createHandler(
-        {
-          BUCKET_NAME: names.bucket,
-          TABLE_NAME: names.table,
-          PARAMETER_PREFIX: names.parameterPrefix,
-          PUBLIC_URL: 'https://img.example.test',
-          PARAMETERS_CACHE_SECONDS: '300',
-          MODERATION_CACHE_SECONDS: '300',
-          ...settings,
-        },
+        { ...benchHandlerEnv(names), ...settings },
         { metrics, ...(imageProcessor ? { imageProcessor } : {}) },
       );
     };

@@ -4,7 +4,8 @@ import { NO_METRICS } from '../../functions/core/metrics';
 import { clockAheadBy } from '../support/in-memory';
 import { makePng } from '../support/images';
 import { callRefs, injectFaults, loseFirstAnswer, type CallRef, type FaultInjector } from '../support/faults';
-import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
+import { withBatch } from '../../functions/core/picture-blocks';
+import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, storesOf, type TestService } from '../support/test-service';
 
 jest.setTimeout(120_000);
 
@@ -36,7 +37,7 @@ async function upload(bytes: Buffer) {
   return response;
 }
 
-/** What the stores hold, and whether it is consistent: every object belongs to a record that names it. */
+/** What the stores hold, and whether it is consistent: every image's object belongs to a record that names it. */
 async function storesState(): Promise<{
   objectsWithoutRecord: string[];
   activeWithoutObjects: number[];
@@ -50,7 +51,8 @@ async function storesState(): Promise<{
 }> {
   const records = await service.items('IMG#');
   const claims = (await service.items('KEY#')).filter((claim) => claim['status'] === 'pending');
-  const objects = new Set(await service.objectKeys());
+  // the images' files (the bucket also holds the blocked pictures' list under moderation/)
+  const objects = new Set((await service.objectKeys()).filter((key) => key.startsWith('images/')));
   const named = new Set<string>();
   const activeWithoutObjects: number[] = [];
   for (const record of records) {
@@ -309,6 +311,16 @@ describe('a conditional write whose answer is lost, retried by the SDK', () => {
     const refused = await underFault(givingBack, () => upload(Buffer.from('no image, only text')));
     expect([givingBack.lost, refused.statusCode]).toEqual([true, 415]);
     await expectConsistent();
+  });
+
+  it("lands a change of the blocked pictures once, its object kept, when the answer to the list's switch is lost", async () => {
+    const store = storesOf(service).pictureBlocks;
+    const injector = loseFirstAnswer('PutItem', 'PDQLIST');
+    const next = withBatch(await store.read(), ['c3'.repeat(32)], 'the switch lost', 1).list;
+    expect(await underFault(injector, () => store.replace(next))).toBe(true);
+    expect(injector.lost).toBe(true);
+    // the object the item names is there: the retry did not take it for a change that came first
+    expect((await store.read()).batches.map((batch) => batch.reason)).toContain('the switch lost');
   });
 
   it('answers a delete as done when the answer to its mark is lost', async () => {
