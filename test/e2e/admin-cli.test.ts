@@ -23,6 +23,9 @@ function admin(...args: string[]): { status: number | null; stdout: string; stde
 }
 
 async function upload(seed: number): Promise<{ id_encoded: string; url: string; url_viewer: string }> {
+  // the admin runs before (spawnSync) hold this process's event loop past the server's keep-alive of 5 s: a turn lets
+  // fetch see the connection the server closed meanwhile, rather than write a POST to it (EPIPE)
+  await new Promise((resolve) => setTimeout(resolve, 20));
   const form = new FormData();
   form.append('source', new Blob([await makePng(30 + seed, 30)]), `cli${seed}.png`);
   const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
