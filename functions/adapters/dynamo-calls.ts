@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
 
-/** Sends a DynamoDB request; any failure becomes a DependencyError (503), never a 4xx. */
+/** Sends a store's request (DynamoDB's, or S3's); any failure becomes a DependencyError (503), never a 4xx. */
 export async function sendOrFail<T>(what: string, send: () => Promise<T>): Promise<T> {
   try {
     return await send();

@@ -27,8 +27,6 @@ import type {
 import type { PictureBlockStore } from './picture-blocks';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 
-export { AdminError };
-
 export interface AdminDeps extends RemovalDeps {
   images: ImageRecords & Pick<NameClaims, 'imageIdOfName'> & ImageScan;
   codecs: IdCodecs;

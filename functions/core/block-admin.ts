@@ -34,6 +34,13 @@ export interface Blocks {
 /** A change of the list: the list it makes, and how many hashes it added or removed. */
 type Change = (list: PictureBlockList) => { list: PictureBlockList; count: number };
 
+/** A hash list's hashes (`parseHashList`); a line without a hash refuses the whole list, naming it. */
+function readList(text: string, done: 'blocked' | 'lifted'): { hashes: string[]; skipped: number } {
+  const list = parseHashList(text);
+  if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}: nothing was ${done}`);
+  return list;
+}
+
 /** Tries of a change that another change overtook: each starts again from the list stored then. */
 const CHANGE_TRIES = 3;
 
@@ -85,8 +92,7 @@ export class BlockAdmin {
     source: string,
     progress: (step: string) => void = () => undefined,
   ): Promise<{ blocked: number; listed: number; skipped: number }> {
-    const list = parseHashList(text);
-    if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}: nothing was blocked`);
+    const list = readList(text, 'blocked');
     progress(`read ${list.hashes.length} hashes (skipped ${list.skipped}); storing the new list`);
     const blocked = await this.addPictures(list.hashes, `imported: ${source}`);
     return { blocked, listed: list.hashes.length, skipped: list.skipped };
@@ -94,8 +100,7 @@ export class BlockAdmin {
 
   /** Lifts the blocks of the pictures of a hash list; how many of them were blocked. */
   async removePictureHashes(text: string): Promise<number> {
-    const list = parseHashList(text);
-    if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}: nothing was lifted`);
+    const list = readList(text, 'lifted');
     return this.change((stored) => this.counted(withoutHashes(stored, list.hashes)));
   }
 

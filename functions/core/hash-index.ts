@@ -35,7 +35,8 @@ function chunkOf(words: Uint32Array, base: number, chunk: number): number {
   return chunk & 1 ? word & 0xffff : word >>> 16;
 }
 
-function bitCount(value: number): number {
+/** How many bits of a 32-bit word are set. */
+export function bitCount(value: number): number {
   let v = value - ((value >>> 1) & 0x55555555);
   v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
   return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;

@@ -1,3 +1,5 @@
+import { bitCount } from './hash-index';
+
 /**
  * PDQ, the 256-bit perceptual hash Meta published for matching pictures (its hashes are what industry hash-sharing
  * lists hold): the picture's luminance blurred and sampled down to 64x64, its 16x16 lowest DCT frequencies but the
@@ -77,13 +79,8 @@ export function turnedOfHash(hash: PdqHash): PdqHash[] {
 /** How many of the 256 bits two hashes differ in. */
 export function pdqDistance(a: PdqHash, b: PdqHash): number {
   let bits = 0;
-  for (let at = 0; at < 64; at += 8) {
-    let diff = (Number.parseInt(a.slice(at, at + 8), 16) ^ Number.parseInt(b.slice(at, at + 8), 16)) >>> 0;
-    while (diff !== 0) {
-      diff &= diff - 1;
-      bits += 1;
-    }
-  }
+  for (let at = 0; at < 64; at += 8)
+    bits += bitCount(Number.parseInt(a.slice(at, at + 8), 16) ^ Number.parseInt(b.slice(at, at + 8), 16));
   return bits;
 }
 

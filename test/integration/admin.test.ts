@@ -226,6 +226,16 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
   });
 });
 
+/** A service where a photo was uploaded, then taken down with `--block`. */
+async function blockedPhoto(seed: number): Promise<{ service: TestService; photo: Buffer }> {
+  const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
+  const photo = await makePhoto(seed);
+  expect(await sent(service, photo, 'photo.jpg')).toEqual({ status: 200, code: 0 });
+  const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
+  await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+  return { service, photo };
+}
+
 describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
   /** A photo as black pixels whose transparency draws it: on a white page it shows as the photo in grey. */
   async function inAlpha(photo: Buffer): Promise<Buffer> {
@@ -241,11 +251,7 @@ describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
   }
 
   it('is refused as a viewer sees it, and another photo hidden the same way is taken', async () => {
-    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
-    const photo = await makePhoto(12);
-    expect(await sent(service, photo, 'photo.jpg')).toEqual({ status: 200, code: 0 });
-    const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
-    await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    const { service, photo } = await blockedPhoto(12);
     expect(await sent(service, await inAlpha(photo), 'hidden.png')).toEqual({ status: 403, code: 151 });
     expect(await sent(service, await inAlpha(await makePhoto(13)), 'other.png')).toEqual({ status: 200, code: 0 });
   });
@@ -253,11 +259,7 @@ describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
 
 describe('npm run admin: a blocked picture sent as an animation', () => {
   it('is refused by its frames, as a GIF of two frames, and another photo as an animation is taken', async () => {
-    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
-    const photo = await makePhoto(14);
-    expect(await sent(service, photo, 'photo.jpg')).toEqual({ status: 200, code: 0 });
-    const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
-    await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    const { service, photo } = await blockedPhoto(14);
     /** Two frames: the photo, and the photo a little brighter (no encoder merges them), as an animated GIF. */
     const animated = async (source: Buffer): Promise<Buffer> => {
       const frames = await Promise.all(
