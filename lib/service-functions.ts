@@ -34,13 +34,14 @@ const ONNXRUNTIME_BINARIES = 'node_modules/onnxruntime-node/bin/napi-v6';
 
 /**
  * The API's bundle: its code, sharp and onnxruntime as modules of their own, the HEIC decoder too (2 MB of JavaScript
- * and WebAssembly that only a HEIC upload needs: out of the bundle, it costs no cold start), and the NSFW model beside
+ * and WebAssembly that only a HEIC upload needs: out of the bundle, it costs no cold start) and the BMP decoder (both
+ * run in a worker thread, which loads them by path: `functions/imaging/foreign-decoder.ts`), and the NSFW model beside
  * `index.js` (where `functions/imaging/nsfw-classifier.ts` looks for it). Not minified: measured, it loaded no faster
  * (`docs/performance.md`, "Cold start").
  */
 export const API_BUNDLING: nodejs.BundlingOptions = {
   bundleAwsSDK: true,
-  nodeModules: ['sharp', 'onnxruntime-node', 'heic-decode'],
+  nodeModules: ['sharp', 'onnxruntime-node', 'heic-decode', 'bmp-ts'],
   environment: BUNDLING_ENV,
   sourceMap: true,
   commandHooks: {

@@ -1,7 +1,6 @@
-import { decode as decodeBmpPixels } from 'bmp-ts';
 import { MalformedImageError } from './strip-metadata';
 
-/** Pixels decoded outside libvips, ready for `sharp(data, { raw })`. */
+/** Pixels decoded outside libvips (`foreign-decoder.ts`), ready for `sharp(data, { raw })`. */
 export interface RawPixels {
   data: Buffer;
   width: number;
@@ -55,69 +54,9 @@ export function readBmpHeader(bytes: Uint8Array): BmpHeader {
   };
 }
 
-/** Decodes a BMP (1/4/8/16/24/32 bits, RLE4/RLE8, bit fields) to RGB, or RGBA when it has an alpha channel. */
-export function decodeBmp(bytes: Uint8Array): RawPixels {
+/** The header of a BMP that holds all the pixel rows it promises, ready to be decoded. */
+export function completeBmpHeader(bytes: Uint8Array): BmpHeader {
   const header = readBmpHeader(bytes);
   if (!header.complete) throw new MalformedImageError('BMP pixel data is cut short');
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  // bmp-ts's toRGBA option is ignored by its paletted paths; its default byte order, ABGR, is the same in all of them.
-  const decoded = decodeBmpPixels(buffer);
-  if (decoded.width !== header.width || Math.abs(decoded.height) !== header.height)
-    throw new MalformedImageError('BMP decoded to another size');
-  const abgr = decoded.data;
-  const channels = header.hasAlpha ? 4 : 3;
-  const out = Buffer.allocUnsafe(header.width * header.height * channels);
-  for (let source = 0, target = 0; source < abgr.length; source += 4, target += channels) {
-    out[target] = abgr[source + 3] ?? 0;
-    out[target + 1] = abgr[source + 2] ?? 0;
-    out[target + 2] = abgr[source + 1] ?? 0;
-    // Paletted and 24-bit BMPs come out with alpha 0: they are opaque and keep three channels.
-    if (channels === 4) out[target + 3] = abgr[source] ?? 0;
-  }
-  return { data: out, width: header.width, height: header.height, channels };
-}
-
-export interface HeicImage {
-  width: number;
-  height: number;
-  decode(): Promise<RawPixels>;
-  dispose(): void;
-}
-
-/**
- * Opens a HEIC/HEIF (HEVC) file with libheif compiled to WebAssembly: sharp's prebuilt libvips has no HEVC decoder.
- * The module (about 2 MB) is loaded on the first HEIC only. Sizes are known before any pixel is decoded.
- */
-export async function openHeic(bytes: Uint8Array): Promise<HeicImage> {
-  const { default: heicDecode } = await import('heic-decode');
-  let images: Awaited<ReturnType<typeof heicDecode.all>>;
-  try {
-    images = await heicDecode.all({ buffer: bytes });
-  } catch (error) {
-    throw new MalformedImageError(`HEIC does not open: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const dispose = (): void => (images as unknown as { dispose?: () => void }).dispose?.();
-  const [primary] = images as unknown as Array<{
-    width: number;
-    height: number;
-    decode(): Promise<{ data: Uint8ClampedArray; width: number; height: number }>;
-  }>;
-  if (!primary) {
-    dispose();
-    throw new MalformedImageError('HEIC holds no image');
-  }
-  return {
-    width: primary.width,
-    height: primary.height,
-    async decode() {
-      const decoded = await primary.decode();
-      return {
-        data: Buffer.from(decoded.data.buffer, decoded.data.byteOffset, decoded.data.byteLength),
-        width: decoded.width,
-        height: decoded.height,
-        channels: 4,
-      };
-    },
-    dispose,
-  };
+  return header;
 }

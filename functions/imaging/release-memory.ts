@@ -23,4 +23,7 @@ function collectGarbage(): void {
     collect = () => void Reflect.apply(gc, undefined, []);
   }
   collect();
+  // pixels moved from a worker (`foreign-decoder.ts`) are freed by the first and leave V8's count of external memory,
+  // which decides its next collections, only at the second
+  collect();
 }

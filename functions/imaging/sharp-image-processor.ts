@@ -5,10 +5,11 @@ import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels } from '../core/pdq';
 import { awaitedLater, settled } from '../core/settle';
 import type { EncodedImage, ImageProcessor, Perceptual, ProcessedImage, ProcessOptions } from '../core/ports';
 import { CROPPED_SIDE, cropHashes, UPLOAD_CROPS } from './centred-crops';
-import { decodeBmp, openHeic, readBmpHeader, type RawPixels } from './decode-foreign';
+import { completeBmpHeader, readBmpHeader, type RawPixels } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 import { readExif } from './read-exif';
 import { fitGifScreen } from './gif-screen';
+import { DecodeTimeout, foreignDecoder } from './foreign-decoder';
 import {
   CLASSIFIER_SIDE,
   type ClassifierPixels,
@@ -410,14 +411,17 @@ export class SharpImageProcessor implements ImageProcessor {
   /** Upright pixels at the stored size; 16 bits kept for a 16-bit original. */
   private async decodeWhole(input: Uint8Array, probe: Probe, size: { width: number }, budget: Budget): Promise<RawImage> {
     let image: Sharp;
-    if (probe.format === 'bmp') image = fromPixels(decodeBmp(input));
-    else if (probe.format === 'heic') {
-      const heic = await openHeic(input);
-      try {
-        image = fromPixels(await heic.decode()).flatten({ background: '#ffffff' });
-      } finally {
-        heic.dispose();
-      }
+    if (probe.format === 'bmp' || probe.format === 'heic') {
+      const picture =
+        probe.format === 'bmp'
+          ? { format: probe.format, bytes: input, header: completeBmpHeader(input) }
+          : { format: probe.format, bytes: input, maxPixels: this.settings.maxHeicPixels };
+      const pixels = await foreignDecoder.decode(picture, () => budget.leftMs()).catch((error: unknown) => {
+        throw error instanceof DecodeTimeout ? budget.exceeded() : error;
+      });
+      if (pixels.width * pixels.height > this.settings.maxPixels) throw unsupported();
+      image = fromPixels(pixels);
+      if (probe.format === 'heic') image = image.flatten({ background: '#ffffff' });
     } else image = sharp(input, DECODE_OPTIONS).autoOrient();
     if (size.width !== probe.width) image = image.resize({ width: size.width });
     return toRaw(image, probe, probe.sixteenBit && probe.output === 'png' ? 'ushort' : 'uchar', budget);

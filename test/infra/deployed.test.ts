@@ -27,7 +27,7 @@ import { FUNCTIONS } from '../../lib/service-functions';
 import { arm64Missing, runOnArm64 } from '../support/arm64';
 import { runnableCopy } from '../support/bundles';
 import sharp from 'sharp';
-import { makePhoto, makePng } from '../support/images';
+import { makeBmp, makePhoto, makePng } from '../support/images';
 import { startLambdaTwin, type LambdaTwin } from '../support/lambda-twin';
 import { motoAvailable, startMoto, type Moto } from '../support/moto';
 import {
@@ -121,6 +121,7 @@ describe('cdk synth with bundling', () => {
     const bundle = readFileSync(join(asset, 'index.js'), 'utf8');
     expect(existsSync(join(asset, 'node_modules', 'heic-decode', 'package.json'))).toBe(true);
     expect(existsSync(join(asset, 'node_modules', 'libheif-js', 'package.json'))).toBe(true);
+    expect(existsSync(join(asset, 'node_modules', 'bmp-ts', 'package.json'))).toBe(true);
     expect(bundle).not.toContain('libheif');
     expect(bundle).not.toContain('CloudFrontClient');
     // the sweep purges: its bundle has the client
@@ -569,11 +570,15 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     duplicateDeleteUrl = duplicate.delete_url;
   });
 
-  it('uploads a HEIC photo, its decoder loaded from beside the bundle, stored as a JPEG', async () => {
+  it('uploads a HEIC photo and a BMP, their decoders loaded by a worker from beside the bundle', async () => {
     const heic = readFileSync(join(ROOT, 'test', 'fixtures', 'gradient.heic'));
     const response = await call(multipartUpload({ key: apiKey, source: { bytes: heic, filename: 'phone.heic' } }));
     expect(response.statusCode).toBe(200);
     expect(JSON.parse(response.body)).toMatchObject({ image: { mime: 'image/jpeg', width: 96, height: 64 } });
+    const bmp = makeBmp(50, 40, 24);
+    const bmpResponse = await call(multipartUpload({ key: apiKey, source: { bytes: bmp, filename: 'scan.bmp' } }));
+    expect(bmpResponse.statusCode).toBe(200);
+    expect(JSON.parse(bmpResponse.body)).toMatchObject({ image: { mime: 'image/png', width: 50, height: 40 } });
   });
 
   it('uploads base64 in a urlencoded body (imgBB mode) and a URL source', async () => {
@@ -670,8 +675,9 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     const figures = await clients.dynamodb.send(
       new GetItemCommand({ TableName: tableName, Key: { pk: { S: `STATS#${day}` } }, ConsistentRead: true }),
     );
-    // the four uploads still held (HEIC, base64, URL, two-step); the deleted and the expired ones were not stored long
-    expect(figures.Item?.['uploads']?.N).toBe('4');
+    // the five uploads still held (HEIC, BMP, base64, URL, two-step); the deleted and the expired ones were not stored
+    // long
+    expect(figures.Item?.['uploads']?.N).toBe('5');
   });
 
   it('takes an image down with npm run admin --stack, as the documented operator role: files, record, and one invalidation', async () => {
@@ -765,7 +771,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     // and the day's figures, with what waits in the staging place
     const stats = admin('stats', '--days', '1');
     expect([stats.status, stats.stderr]).toEqual([0, '']);
-    expect(stats.stdout).toMatch(/\n\d{4}-\d\d-\d\d\t4\t[^\n]*\nstaged now: 0 files, 0 B /);
+    expect(stats.stdout).toMatch(/\n\d{4}-\d\d-\d\d\t5\t[^\n]*\nstaged now: 0 files, 0 B /);
   });
 
   it('refuses a direct call without the origin secret (around CloudFront) with 403 in the envelope', async () => {

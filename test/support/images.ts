@@ -243,6 +243,28 @@ export function makeBmp(width: number, height: number, bits: 8 | 24 | 32, option
   return file;
 }
 
+/**
+ * A 1-bit BMP of stripes: the most pixels a byte can carry (an upload of 10 MB holds 80 MP), each costing its
+ * decoder (bmp-ts) a JavaScript step.
+ */
+export function makeMonochromeBmp(width: number, height: number): Buffer {
+  const rowBytes = Math.floor((width + 31) / 32) * 4;
+  const dataOffset = 14 + 40 + 2 * 4;
+  const file = Buffer.alloc(dataOffset + rowBytes * height, 0x0f);
+  file.fill(0, 0, dataOffset);
+  file.write('BM', 0, 'latin1');
+  file.writeUInt32LE(file.length, 2);
+  file.writeUInt32LE(dataOffset, 10);
+  file.writeUInt32LE(40, 14);
+  file.writeInt32LE(width, 18);
+  file.writeInt32LE(height, 22);
+  file.writeUInt16LE(1, 26);
+  file.writeUInt16LE(1, 28);
+  file.writeUInt32LE(2, 46);
+  file.writeUInt32LE(0x00ffffff, 58);
+  return file;
+}
+
 /** A CMYK JPEG, as print workflows make them. */
 export async function makeCmykJpeg(width: number, height: number): Promise<Buffer> {
   return raw(width, height).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer();

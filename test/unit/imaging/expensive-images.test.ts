@@ -11,7 +11,7 @@ import {
   type ImagingSettings,
 } from '../../../functions/imaging/sharp-image-processor';
 import { jpegScanCount } from '../../../functions/imaging/strip-metadata';
-import { makePhoto, SERVICE_IMAGING } from '../../support/images';
+import { makeMonochromeBmp, makePhoto, SERVICE_IMAGING } from '../../support/images';
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
 
 // the perceptual hash as it is, its calls kept
@@ -80,6 +80,18 @@ describe('small but expensive images', () => {
     const gif = uncompressedAnimatedGif(400, 300, 150);
     const error = await refusal(new SharpImageProcessor({ ...SETTINGS, timeLimitSeconds: 1 }), gif);
     expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too complex - not processed within 1 s']);
+  });
+
+  it('stops a BMP whose decoding outlasts the time limit, this thread turning meanwhile', async () => {
+    // 100 MP in 12.5 MB: bmp-ts took 2.3 s of the request's thread before it ran in a worker
+    const bmp = makeMonochromeBmp(10_000, 10_000);
+    let turns = 0;
+    const timer = setInterval(() => (turns += 1), 1);
+    const error = await refusal(new SharpImageProcessor({ ...SETTINGS, timeLimitSeconds: 0.2 }), bmp).finally(() =>
+      clearInterval(timer),
+    );
+    expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too complex - not processed within 0.2 s']);
+    expect(turns).toBeGreaterThan(20);
   });
 });
 
