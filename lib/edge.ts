@@ -27,7 +27,9 @@ export class Edge {
     settings: DeploymentSettings,
     sources: { api: apigateway.RestApi; bucket: s3.IBucket; originSecret: string; names: SettingsParameters },
   ) {
-    const { securityHeaders, imageHeaders } = headerPolicies(stack);
+    // CloudFront's names are the account's, whatever the region: each made of the stack's name and region
+    const cloudFrontName = (what: string): string => `${settings.stackName}-${stack.region}-${what}`;
+    const { securityHeaders, imageHeaders } = headerPolicies(stack, cloudFrontName);
     const apiOrigin = new origins.RestApiOrigin(sources.api, { customHeaders: { [ORIGIN_VERIFY_HEADER]: sources.originSecret } });
     // Answers requests too large for the function's event, and writes the client's IP for the API (overwriting
     // whatever a client sent in that header).
@@ -75,6 +77,13 @@ export class Edge {
           }
         : {}),
     });
+    const accessControl = this.distribution.node
+      .findAll()
+      .find(
+        (construct): construct is cloudfront.CfnOriginAccessControl => construct instanceof cloudfront.CfnOriginAccessControl,
+      );
+    if (!accessControl) throw new Error("the images' origin has no origin access control");
+    accessControl.addPropertyOverride('OriginAccessControlConfig.Name', cloudFrontName('images'));
     this.acknowledgeFindings(settings.domainName !== undefined);
     this.baseUrl = `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
     // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
@@ -107,7 +116,10 @@ export class Edge {
 }
 
 /** The security headers of every answer; the files' add a browser lifetime of hours (the edge keeps them a year). */
-function headerPolicies(stack: ImageUploadStack): {
+function headerPolicies(
+  stack: ImageUploadStack,
+  nameOf: (what: string) => string,
+): {
   securityHeaders: cloudfront.ResponseHeadersPolicy;
   imageHeaders: cloudfront.ResponseHeadersPolicy;
 } {
@@ -117,8 +129,12 @@ function headerPolicies(stack: ImageUploadStack): {
     referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: false },
   };
   return {
-    securityHeaders: new cloudfront.ResponseHeadersPolicy(stack, 'SecurityHeaders', { securityHeadersBehavior: security }),
+    securityHeaders: new cloudfront.ResponseHeadersPolicy(stack, 'SecurityHeaders', {
+      responseHeadersPolicyName: nameOf('security-headers'),
+      securityHeadersBehavior: security,
+    }),
     imageHeaders: new cloudfront.ResponseHeadersPolicy(stack, 'ImageHeaders', {
+      responseHeadersPolicyName: nameOf('image-headers'),
       securityHeadersBehavior: {
         ...security,
         contentSecurityPolicy: { contentSecurityPolicy: VIEWER_IMAGE_HEADERS['Content-Security-Policy'], override: true },

@@ -65,6 +65,8 @@ export class Gateway {
   constructor(stack: ImageUploadStack, settings: DeploymentSettings, apiFunction: lambda.IFunction, originSecret: string) {
     this.accessLogs = stack.logGroup('GatewayAccessLogs');
     this.api = new apigateway.RestApi(stack, 'Gateway', {
+      // the stack's name: the 5xx alarm counts this API's answers by its name
+      restApiName: settings.stackName,
       description: 'Image upload API v1 (reached through CloudFront only)',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       binaryMediaTypes: [...BINARY_MEDIA_TYPES],

@@ -50,6 +50,7 @@ export class ImageUploadStack extends Stack {
     this.api = gateway.api;
     this.distribution = edge.distribution;
     this.monitoring = new Monitoring(this, 'Monitoring', {
+      namespace: settings.stackName,
       apiFunction: functions.api,
       sweepFunction: functions.sweep,
       api: gateway.api,

@@ -8,9 +8,11 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { METRIC, METRIC_SERVICE, METRICS_NAMESPACE, storeLatencyMetric } from '../functions/core/metrics';
+import { METRIC, METRIC_SERVICE, storeLatencyMetric } from '../functions/core/metrics';
 
 export interface MonitoringProps {
+  /** The namespace of the service's own metrics: the stack's name, so that two copies in a region share none. */
+  namespace: string;
   apiFunction: lambda.IFunction;
   sweepFunction: lambda.IFunction;
   api: apigateway.RestApi;
@@ -28,24 +30,26 @@ const STORES = ['S3', 'DynamoDB', 'SSM', 'CloudFront'] as const;
 /** The sweep runs every 5 minutes and removes due records at once: older than this, it is not keeping up. */
 const SWEEP_BACKLOG_ALARM_SECONDS = 15 * 60;
 
-/** One of the service's own metrics (embedded metric format), of the API's or the sweep's `service`. */
-function serviceMetric(
-  name: string,
-  options: {
-    service?: keyof typeof METRIC_SERVICE;
-    statistic?: string;
-    dimensions?: Record<string, string>;
-    label?: string;
-  } = {},
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName: name,
-    dimensionsMap: { service: METRIC_SERVICE[options.service ?? 'api'], ...options.dimensions },
-    statistic: options.statistic ?? 'Sum',
-    period: FIVE_MINUTES,
-    ...(options.label ? { label: options.label } : {}),
-  });
+type MetricOptions = {
+  service?: keyof typeof METRIC_SERVICE;
+  statistic?: string;
+  dimensions?: Record<string, string>;
+  label?: string;
+};
+
+/** The service's own metrics (embedded metric format) of a namespace, of the API's or the sweep's `service`. */
+type ServiceMetric = (name: string, options?: MetricOptions) => cloudwatch.Metric;
+
+function serviceMetrics(namespace: string): ServiceMetric {
+  return (name, options = {}) =>
+    new cloudwatch.Metric({
+      namespace,
+      metricName: name,
+      dimensionsMap: { service: METRIC_SERVICE[options.service ?? 'api'], ...options.dimensions },
+      statistic: options.statistic ?? 'Sum',
+      period: FIVE_MINUTES,
+      ...(options.label ? { label: options.label } : {}),
+    });
 }
 
 /**
@@ -69,8 +73,8 @@ export class Monitoring extends Construct {
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       defaultInterval: Duration.days(1),
       widgets: [
-        serviceRow(),
-        storesRow(),
+        serviceRow(signals),
+        storesRow(signals),
         gatewayRow(props, signals),
         sweepRow(signals),
         [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 })],
@@ -83,7 +87,7 @@ export class Monitoring extends Construct {
     const gatewayThrottles = new logs.MetricFilter(this, 'GatewayThrottles', {
       logGroup: props.accessLogs,
       filterPattern: logs.FilterPattern.stringValue('$.errorType', '=', 'THROTTLED'),
-      metricNamespace: METRICS_NAMESPACE,
+      metricNamespace: props.namespace,
       metricName: 'GatewayThrottles',
       metricValue: '1',
       defaultValue: 0,
@@ -96,6 +100,8 @@ export class Monitoring extends Construct {
       dynamodb.Operation.QUERY,
     ];
     return {
+      metric: serviceMetrics(props.namespace),
+      namespace: props.namespace,
       gatewayThrottles,
       gateway5xx: props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
       tableThrottles: props.table.metricThrottledRequestsForOperations({ operations, period: FIVE_MINUTES }),
@@ -134,23 +140,25 @@ export class Monitoring extends Construct {
     alarm('TableThrottles', 'DynamoDB throttled requests', signals.tableThrottles, 1);
     alarm('TableSystemErrors', 'DynamoDB answered system errors', signals.tableSystemErrors, 1);
     alarm('SweepErrors', 'The sweep function failed', props.sweepFunction.metricErrors({ period: FIVE_MINUTES }), 1);
-    alarm('SweepFailures', 'The sweep could not remove images', serviceMetric(METRIC.sweepFailed, { service: 'sweep' }), 1);
+    alarm('SweepFailures', 'The sweep could not remove images', signals.metric(METRIC.sweepFailed, { service: 'sweep' }), 1);
     alarm(
       'SweepBacklog',
       'Records have been due for the sweep for over 15 minutes: it is not keeping up, or CDN purges are refused',
-      serviceMetric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' }),
+      signals.metric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' }),
       SWEEP_BACKLOG_ALARM_SECONDS,
     );
     alarm(
       'SsmReadFailures',
       'The API could not read its parameters from SSM (the key, the flood limits)',
-      serviceMetric(METRIC.storeErrors, { dimensions: { Store: 'SSM' } }),
+      signals.metric(METRIC.storeErrors, { dimensions: { Store: 'SSM' } }),
       1,
     );
   }
 }
 
 interface Signals {
+  metric: ServiceMetric;
+  namespace: string;
   gatewayThrottles: cloudwatch.IMetric;
   gateway5xx: cloudwatch.IMetric;
   tableThrottles: cloudwatch.IMetric;
@@ -161,41 +169,41 @@ const graph = (title: string, left: cloudwatch.IMetric[], width = 8): cloudwatch
   new cloudwatch.GraphWidget({ title, left, width, height: 6 });
 
 /** The dashboard's rows: uploads and refusals; imaging and stores; the API function and the gateway; the sweep. */
-function serviceRow(): cloudwatch.IWidget[] {
+function serviceRow({ metric, namespace }: Signals): cloudwatch.IWidget[] {
   return [
     graph('Uploads', [
-      serviceMetric(METRIC.uploadStored, { label: 'stored' }),
-      serviceMetric(METRIC.uploadDuplicate, { label: 'duplicate' }),
-      serviceMetric(METRIC.uploadRefused, { label: 'refused (4xx)' }),
-      serviceMetric(METRIC.uploadFailed, { label: 'failed (5xx)' }),
+      metric(METRIC.uploadStored, { label: 'stored' }),
+      metric(METRIC.uploadDuplicate, { label: 'duplicate' }),
+      metric(METRIC.uploadRefused, { label: 'refused (4xx)' }),
+      metric(METRIC.uploadFailed, { label: 'failed (5xx)' }),
     ]),
     graph('Refusals', [
       new cloudwatch.MathExpression({
-        expression: `SEARCH('{${METRICS_NAMESPACE},service,Kind} MetricName="${METRIC.uploadErrors}"', 'Sum', 300)`,
+        expression: `SEARCH('{${namespace},service,Kind} MetricName="${METRIC.uploadErrors}"', 'Sum', 300)`,
         label: 'by kind',
         period: FIVE_MINUTES,
       }),
-      serviceMetric(METRIC.floodRefusals, { label: 'flood limits' }),
-      serviceMetric(METRIC.urlFetchFailures, { label: 'URL fetch failures' }),
+      metric(METRIC.floodRefusals, { label: 'flood limits' }),
+      metric(METRIC.urlFetchFailures, { label: 'URL fetch failures' }),
     ]),
-    graph('Bytes stored', [serviceMetric(METRIC.bytesStored)]),
+    graph('Bytes stored', [metric(METRIC.bytesStored)]),
   ];
 }
 
-function storesRow(): cloudwatch.IWidget[] {
+function storesRow({ metric }: Signals): cloudwatch.IWidget[] {
   return [
     graph('Imaging time (ms)', [
-      serviceMetric(METRIC.imagingTime, { statistic: 'p50', label: 'p50' }),
-      serviceMetric(METRIC.imagingTime, { statistic: 'p99', label: 'p99' }),
-      serviceMetric(METRIC.classifierTime, { statistic: 'p50', label: 'NSFW classifier p50' }),
+      metric(METRIC.imagingTime, { statistic: 'p50', label: 'p50' }),
+      metric(METRIC.imagingTime, { statistic: 'p99', label: 'p99' }),
+      metric(METRIC.classifierTime, { statistic: 'p50', label: 'NSFW classifier p50' }),
     ]),
     graph(
       'Store latency p99 (ms)',
-      STORES.map((store) => serviceMetric(storeLatencyMetric(store), { statistic: 'p99', label: store })),
+      STORES.map((store) => metric(storeLatencyMetric(store), { statistic: 'p99', label: store })),
     ),
     graph(
       'Store errors',
-      STORES.map((store) => serviceMetric(METRIC.storeErrors, { dimensions: { Store: store }, label: store })),
+      STORES.map((store) => metric(METRIC.storeErrors, { dimensions: { Store: store }, label: store })),
     ),
   ];
 }
@@ -221,14 +229,15 @@ function gatewayRow(props: MonitoringProps, signals: Signals): cloudwatch.IWidge
 }
 
 function sweepRow(signals: Signals): cloudwatch.IWidget[] {
+  const { metric } = signals;
   return [
     graph('Sweep', [
-      serviceMetric(METRIC.sweepRemoved, { service: 'sweep', label: 'removed' }),
-      serviceMetric(METRIC.sweepFailed, { service: 'sweep', label: 'failed' }),
-      serviceMetric(METRIC.purgedPaths, { service: 'sweep', label: 'CDN paths purged' }),
-      serviceMetric(METRIC.purgeFailures, { service: 'sweep', label: 'CDN purges refused' }),
+      metric(METRIC.sweepRemoved, { service: 'sweep', label: 'removed' }),
+      metric(METRIC.sweepFailed, { service: 'sweep', label: 'failed' }),
+      metric(METRIC.purgedPaths, { service: 'sweep', label: 'CDN paths purged' }),
+      metric(METRIC.purgeFailures, { service: 'sweep', label: 'CDN purges refused' }),
     ]),
-    graph('Sweep backlog age (s)', [serviceMetric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' })], 4),
+    graph('Sweep backlog age (s)', [metric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' })], 4),
     graph('DynamoDB throttles', [signals.tableThrottles], 6),
     graph('DynamoDB system errors', [signals.tableSystemErrors], 6),
   ];

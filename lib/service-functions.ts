@@ -86,6 +86,8 @@ export class ServiceFunctions {
       TABLE_NAME: storage.table.tableName,
       PARAMETER_PREFIX: settings.parameterPrefix,
       ORIGIN_VERIFY: 'required',
+      // the namespace of the service's own metrics (Powertools' variable): two copies in a region share none
+      POWERTOOLS_METRICS_NAMESPACE: settings.stackName,
       // fewer glibc malloc arenas: libvips' threads otherwise fragment native memory (docs/reliability.md)
       MALLOC_ARENA_MAX: '2',
     };

@@ -8,6 +8,8 @@ export const CONTEXT_SETTINGS: ReadonlyArray<{ key: string; name: SettingName }>
 
 /** The context keys of deployment choices that are not function settings, and what each does (Markdown). */
 export const DEPLOYMENT_CONTEXT = {
+  stackName:
+    'the CloudFormation stack (default `ImageUpload`): another name deploys an independent copy, its parameter prefix, API, metrics and CloudFront names derived from it ([deployment.md](deployment.md#more-than-one-copy))',
   domainName: 'a custom domain, with `certificateArn` (an ACM certificate in us-east-1)',
   certificateArn: 'the certificate of `domainName`',
   memorySize: 'function memory, MB (default 1769: one vCPU)',
@@ -30,8 +32,33 @@ export const DEPLOYMENT_CONTEXT = {
 
 type DeploymentContextKey = keyof typeof DEPLOYMENT_CONTEXT;
 
+/** The stack's name when none is given: deployed stacks keep their logical ids, parameters and metrics. */
+export const DEFAULT_STACK_NAME = 'ImageUpload';
+
+/**
+ * The stack's name from context, checked: CloudFormation's rule, and short enough for the names derived from it
+ * (an origin access control's name, `NAME-REGION-images`, has at most 64 characters).
+ */
+export function readStackName(node: Node): string {
+  const value = contextReader(node).text('stackName') ?? DEFAULT_STACK_NAME;
+  if (!/^[A-Za-z][A-Za-z0-9-]{0,39}$/.test(value))
+    throw new Error('context stackName must be a letter then up to 39 letters, digits or hyphens');
+  return value;
+}
+
+/** The parameter prefix a copy gets unless `parameterPrefix` is set: its name in kebab case (`/image-upload`). */
+export function parameterPrefixOf(stackName: string): string {
+  const kebab = stackName
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/-+/g, '-')
+    .toLowerCase();
+  return `/${kebab}`;
+}
+
 /** Deployment choices that are not function settings. */
 export interface DeploymentSettings {
+  /** The stack's name: names that must differ between copies in one account are made from it. */
+  stackName: string;
   /** The function's environment, from context (unset keys keep the function's defaults). */
   functionEnv: Record<string, string>;
   parameterPrefix: string;
@@ -93,7 +120,10 @@ function contextReader(node: Node) {
 }
 
 /** The function's settings from context, checked with the very function the Lambda runs at cold start. */
-function functionSettings(text: (key: string) => string | undefined): {
+function functionSettings(
+  text: (key: string) => string | undefined,
+  stackName: string,
+): {
   functionEnv: Record<string, string>;
   parameterPrefix: string;
 } {
@@ -102,6 +132,7 @@ function functionSettings(text: (key: string) => string | undefined): {
     const value = text(key);
     if (value !== undefined) functionEnv[name] = value;
   }
+  functionEnv['PARAMETER_PREFIX'] ??= parameterPrefixOf(stackName);
   for (const [name, replacements] of Object.entries(REPLACED_SETTINGS)) {
     if (text(contextKeyOf(name)) !== undefined)
       throw new Error(`context ${contextKeyOf(name)} is no longer read: use ${replacements.map(contextKeyOf).join(' or ')}`);
@@ -143,6 +174,7 @@ function concurrencySettings(read: ReturnType<typeof contextReader>) {
  */
 export function readDeploymentSettings(node: Node): DeploymentSettings {
   const read = contextReader(node);
+  const stackName = readStackName(node);
   const removal = read.text('removalPolicy') ?? 'retain';
   if (removal !== 'retain' && removal !== 'destroy') throw new Error('context removalPolicy must be retain or destroy');
   const domainName = read.text('domainName');
@@ -152,7 +184,8 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   if (firewallRateLimit > 0 && firewallRateLimit < 10)
     throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
   return {
-    ...functionSettings(read.text),
+    stackName,
+    ...functionSettings(read.text, stackName),
     memorySizeMb: read.number('memorySize', 1769, 512, 10240),
     ...concurrencySettings(read),
     domainName,

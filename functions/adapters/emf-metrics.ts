@@ -17,8 +17,9 @@ export class EmfMetrics implements Metrics {
   private readonly metrics: PowertoolsMetrics;
   private buffered = false;
 
-  constructor(serviceName: string) {
-    this.metrics = new PowertoolsMetrics({ namespace: METRICS_NAMESPACE, serviceName });
+  /** In the namespace the stack names in `POWERTOOLS_METRICS_NAMESPACE` (its own name), or `ImageUpload`. */
+  constructor(serviceName: string, namespace = process.env['POWERTOOLS_METRICS_NAMESPACE'] || METRICS_NAMESPACE) {
+    this.metrics = new PowertoolsMetrics({ namespace, serviceName });
   }
 
   add(name: string, unit: MetricUnit, value: number, dimension?: { name: string; value: string }): void {

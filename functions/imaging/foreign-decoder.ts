@@ -4,8 +4,7 @@ import { MalformedImageError } from './strip-metadata';
 
 /** What the decoder's worker is asked: a BMP whose header was checked, or a HEIC and the most pixels it may make. */
 export type ForeignPicture =
-  | { format: 'bmp'; bytes: Uint8Array; header: BmpHeader }
-  | { format: 'heic'; bytes: Uint8Array; maxPixels: number };
+  { format: 'bmp'; bytes: Uint8Array; header: BmpHeader } | { format: 'heic'; bytes: Uint8Array; maxPixels: number };
 
 /** A decode that did not end within the time left to its upload; its worker was ended with it. */
 export class DecodeTimeout extends Error {

@@ -416,9 +416,11 @@ export class SharpImageProcessor implements ImageProcessor {
         probe.format === 'bmp'
           ? { format: probe.format, bytes: input, header: completeBmpHeader(input) }
           : { format: probe.format, bytes: input, maxPixels: this.settings.maxHeicPixels };
-      const pixels = await foreignDecoder.decode(picture, () => budget.leftMs()).catch((error: unknown) => {
-        throw error instanceof DecodeTimeout ? budget.exceeded() : error;
-      });
+      const pixels = await foreignDecoder
+        .decode(picture, () => budget.leftMs())
+        .catch((error: unknown) => {
+          throw error instanceof DecodeTimeout ? budget.exceeded() : error;
+        });
       if (pixels.width * pixels.height > this.settings.maxPixels) throw unsupported();
       image = fromPixels(pixels);
       if (probe.format === 'heic') image = image.flatten({ background: '#ffffff' });

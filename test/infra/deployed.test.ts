@@ -22,7 +22,9 @@ import {
 import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { Template } from 'aws-cdk-lib/assertions';
 import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
+import { buildApp } from '../../lib/app';
 import { FUNCTIONS } from '../../lib/service-functions';
 import { arm64Missing, runOnArm64 } from '../support/arm64';
 import { runnableCopy } from '../support/bundles';
@@ -75,8 +77,8 @@ beforeAll(() => {
 
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-function resourceOf(logicalIdPrefix: string, type: string): [string, Resource] {
-  const found = Object.entries(template.Resources).find(([id, r]) => id.startsWith(logicalIdPrefix) && r.Type === type);
+function resourceOf(logicalIdPrefix: string, type: string, from: TemplateJson = template): [string, Resource] {
+  const found = Object.entries(from.Resources).find(([id, r]) => id.startsWith(logicalIdPrefix) && r.Type === type);
   if (!found) throw new Error(`no ${type} ${logicalIdPrefix}`);
   return found;
 }
@@ -252,13 +254,30 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
   let apiKey: string;
   let originSecret: string;
 
-  const functionId = (prefix: string): string => resourceOf(prefix, 'AWS::Lambda::Function')[0];
-  const policiesOfFunction = (prefix: string) => policiesOf(template, roleOf(template, functionId(prefix)), physical);
+  /** A copy of the stack in moto: its template, its resources' names, and its functions' sessions. */
+  interface Copy {
+    template: TemplateJson;
+    physical: Record<string, string>;
+    sessions: Record<string, Credentials>;
+  }
+  /** The copy every test but one runs (`ImageUpload`, synthesized with bundling). */
+  const first = (): Copy => ({ template, physical, sessions });
+  let staging: Copy;
+  const stagingBucket = 'twin-staging-images';
+
+  const functionId = (prefix: string, copy = first()): string => resourceOf(prefix, 'AWS::Lambda::Function', copy.template)[0];
+  const policiesOfFunction = (prefix: string, copy = first()) =>
+    policiesOf(copy.template, roleOf(copy.template, functionId(prefix, copy)), copy.physical);
 
   /** The environment Lambda gives a function: the template's variables, the region, its role's session, moto's endpoint. */
-  function lambdaEnv(prefix: string, credentials: Credentials, extra: Record<string, string> = {}): Record<string, string> {
+  function lambdaEnv(
+    prefix: string,
+    credentials: Credentials,
+    extra: Record<string, string> = {},
+    copy = first(),
+  ): Record<string, string> {
     const variables = (
-      resourceOf(prefix, 'AWS::Lambda::Function')[1].Properties['Environment'] as
+      resourceOf(prefix, 'AWS::Lambda::Function', copy.template)[1].Properties['Environment'] as
         { Variables: Record<string, unknown> } | undefined
     )?.Variables;
     const env: Record<string, string> = {
@@ -271,16 +290,20 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
       AWS_LAMBDA_FUNCTION_NAME: prefix,
       ...extra,
     };
-    for (const [name, value] of Object.entries(variables ?? {})) env[name] = resolveString(value, physical);
+    for (const [name, value] of Object.entries(variables ?? {})) env[name] = resolveString(value, copy.physical);
     return env;
   }
 
-  /** A function of the template in a process of its own, as its role's session (or another's, to show a refusal). */
-  function twinOf(prefix: string, extra: Record<string, string> = {}, session = sessions[prefix]): LambdaTwin {
-    if (!session) throw new Error(`no session for ${prefix}`);
-    const copy = runnableCopy(assetOf(prefix));
-    copies.push(copy);
-    const twin = startLambdaTwin(copy, lambdaEnv(prefix, session, extra));
+  /**
+   * A function of the template in a process of its own, as its role's session (or another's, to show a refusal). Every
+   * copy runs the bundle synthesized with the first: the code is the same, the environment and role its own.
+   */
+  function twinOf(prefix: string, extra: Record<string, string> = {}, session?: Credentials, copy = first()): LambdaTwin {
+    const credentials = session ?? copy.sessions[prefix];
+    if (!credentials) throw new Error(`no session for ${prefix}`);
+    const bundle = runnableCopy(assetOf(prefix));
+    copies.push(bundle);
+    const twin = startLambdaTwin(bundle, lambdaEnv(prefix, credentials, extra, copy));
     twins.push(twin);
     return twin;
   }
@@ -324,8 +347,8 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
   }
 
   /** What the provider framework hands the setup function for a custom resource of the template (`Setup`, ...). */
-  const setupEvent = (type: 'Create' | 'Update' | 'Delete', resource = 'Setup'): Record<string, unknown> => {
-    const [logicalId, { Properties }] = resourceOf(resource, 'AWS::CloudFormation::CustomResource');
+  const setupEvent = (type: 'Create' | 'Update' | 'Delete', resource = 'Setup', copy = first()): Record<string, unknown> => {
+    const [logicalId, { Properties }] = resourceOf(resource, 'AWS::CloudFormation::CustomResource', copy.template);
     // the provider framework's own token stands for its function's ARN
     const properties = Object.fromEntries(Object.entries(Properties).filter(([name]) => name !== 'ServiceToken'));
     const token = 'arn:aws:lambda:us-east-1:123456789012:function:provider';
@@ -337,7 +360,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
       RequestId: `twin-${type}`,
       LogicalResourceId: logicalId,
       ResourceType: 'AWS::CloudFormation::CustomResource',
-      ResourceProperties: { ...(resolveValue(properties, physical) as object), ServiceToken: token },
+      ResourceProperties: { ...(resolveValue(properties, copy.physical) as object), ServiceToken: token },
       ...(type === 'Create' ? {} : { PhysicalResourceId: `twin-${logicalId}`, OldResourceProperties: {} }),
     };
   };
@@ -351,41 +374,30 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     (JSON.parse(response.body) as { image: { url: string; url_viewer: string; delete_url: string; thumb: { url: string } } })
       .image;
 
-  beforeAll(async () => {
-    moto = await startMoto({ iam: true });
-    twinIam = new TwinIam(moto.endpoint);
-    operator = await twinIam.operator();
-    const common = { region: TWIN_REGION, endpoint: moto.endpoint, credentials: operator };
-    clients = {
-      s3: new S3Client({ ...common, forcePathStyle: true }),
-      dynamodb: new DynamoDBClient(common),
-      ssm: new SSMClient(common),
-      cloudfront: new CloudFrontClient(common),
-    };
-
-    // the stack's resources, made from the template's own definitions where the function depends on them
-    const [bucketId] = resourceOf('Images', 'AWS::S3::Bucket');
-    await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-    physical[bucketId] = bucket;
-    physical[`${bucketId}.Arn`] = `arn:aws:s3:::${bucket}`;
-    const [tableId, table] = resourceOf('Records', 'AWS::DynamoDB::GlobalTable');
+  /** A copy's resources, made from its template's own definitions where the functions depend on them; its distribution. */
+  async function deployResources(copy: Copy, names: { bucket: string; table: string }): Promise<string> {
+    const [bucketId] = resourceOf('Images', 'AWS::S3::Bucket', copy.template);
+    await clients.s3.send(new CreateBucketCommand({ Bucket: names.bucket }));
+    copy.physical[bucketId] = names.bucket;
+    copy.physical[`${bucketId}.Arn`] = `arn:aws:s3:::${names.bucket}`;
+    const [tableId, table] = resourceOf('Records', 'AWS::DynamoDB::GlobalTable', copy.template);
     const { AttributeDefinitions, KeySchema, GlobalSecondaryIndexes, BillingMode } = table.Properties;
-    physical[tableId] = tableName;
-    physical[`${tableId}.Arn`] = `arn:aws:dynamodb:${TWIN_REGION}:${TWIN_ACCOUNT}:table/${tableName}`;
+    copy.physical[tableId] = names.table;
+    copy.physical[`${tableId}.Arn`] = `arn:aws:dynamodb:${TWIN_REGION}:${TWIN_ACCOUNT}:table/${names.table}`;
     await clients.dynamodb.send(
       new CreateTableCommand({
-        TableName: tableName,
+        TableName: names.table,
         AttributeDefinitions,
         KeySchema,
         GlobalSecondaryIndexes,
         BillingMode,
       } as CreateTableCommandInput),
     );
-    const [distributionLogicalId] = resourceOf('Distribution', 'AWS::CloudFront::Distribution');
+    const [distributionLogicalId] = resourceOf('Distribution', 'AWS::CloudFront::Distribution', copy.template);
     const distribution = await clients.cloudfront.send(
       new CreateDistributionCommand({
         DistributionConfig: {
-          CallerReference: `twin-${Date.now()}`,
+          CallerReference: `twin-${names.bucket}-${Date.now()}`,
           Comment: 'twin',
           Enabled: true,
           Origins: {
@@ -406,19 +418,35 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
         },
       }),
     );
-    distributionId = distribution.Distribution?.Id ?? '';
-    physical[distributionLogicalId] = distributionId;
-    physical[`${distributionLogicalId}.DomainName`] = distribution.Distribution?.DomainName ?? '';
+    const id = distribution.Distribution?.Id ?? '';
+    copy.physical[distributionLogicalId] = id;
+    copy.physical[`${distributionLogicalId}.DomainName`] = distribution.Distribution?.DomainName ?? '';
     // the parameters the stack itself writes
-    for (const [, resource] of Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::SSM::Parameter')) {
+    for (const [, resource] of Object.entries(copy.template.Resources).filter(([, r]) => r.Type === 'AWS::SSM::Parameter')) {
       await clients.ssm.send(
         new PutParameterCommand({
-          Name: resolveString(resource.Properties['Name'], physical),
-          Value: resolveString(resource.Properties['Value'], physical),
+          Name: resolveString(resource.Properties['Name'], copy.physical),
+          Value: resolveString(resource.Properties['Value'], copy.physical),
           Type: 'String',
         }),
       );
     }
+    return id;
+  }
+
+  beforeAll(async () => {
+    moto = await startMoto({ iam: true });
+    twinIam = new TwinIam(moto.endpoint);
+    operator = await twinIam.operator();
+    const common = { region: TWIN_REGION, endpoint: moto.endpoint, credentials: operator };
+    clients = {
+      s3: new S3Client({ ...common, forcePathStyle: true }),
+      dynamodb: new DynamoDBClient(common),
+      ssm: new SSMClient(common),
+      cloudfront: new CloudFrontClient(common),
+    };
+
+    distributionId = await deployResources(first(), { bucket, table: tableName });
     // each function's role, as the template writes it, and a session of it (what Lambda gives the function)
     for (const prefix of ['SetupFunction', 'ApiFunction', 'SweepFunction'])
       sessions[prefix] = await twinIam.session(prefix, policiesOfFunction(prefix));
@@ -428,8 +456,16 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
       'SweepNarrowed',
       withoutAction(policiesOfFunction('SweepFunction'), 'dynamodb:DeleteItem'),
     );
+    // a second copy in the same account and region, as `cdk deploy -c stackName=ImageUploadStaging` makes it
+    const { stack: stagingStack } = buildApp({
+      context: { 'aws:cdk:bundling-stacks': [], stackName: 'ImageUploadStaging', urlFetchAllowHosts: '127.0.0.1' },
+    });
+    staging = { template: Template.fromStack(stagingStack).toJSON() as TemplateJson, physical: {}, sessions: {} };
+    await deployResources(staging, { bucket: stagingBucket, table: 'twin-staging-records' });
+    for (const prefix of ['SetupFunction', 'ApiFunction'])
+      staging.sessions[prefix] = await twinIam.session(`Staging${prefix}`, policiesOfFunction(prefix, staging));
     // the operator role docs/operations.md ("Who may run it") describes, for npm run admin
-    const tableArn = physical[`${tableId}.Arn`] ?? '';
+    const tableArn = `arn:aws:dynamodb:${TWIN_REGION}:${TWIN_ACCOUNT}:table/${tableName}`;
     const parameterArn = (name: string) => `arn:aws:ssm:${TWIN_REGION}:${TWIN_ACCOUNT}:parameter/image-upload/${name}`;
     adminSession = await twinIam.session('ImageUploadOperator', {
       inline: {
@@ -772,6 +808,39 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     const stats = admin('stats', '--days', '1');
     expect([stats.status, stats.stderr]).toEqual([0, '']);
     expect(stats.stdout).toMatch(/\n\d{4}-\d\d-\d\d\t5\t[^\n]*\nstaged now: 0 files, 0 B /);
+  });
+
+  it('serves a second copy (-c stackName) beside it in one account: its own key, files and parameters', async () => {
+    const stagingSetup = twinOf('SetupFunction', {}, undefined, staging);
+    await stagingSetup.invoke(setupEvent('Create', 'Setup', staging));
+    const stagingKey = (await parameter('/image-upload-staging/api-key')).value ?? '';
+    const stagingSecret = (await parameter('/image-upload-staging/origin-secret')).value ?? '';
+    expect([stagingKey.length > 0, stagingKey === apiKey, stagingSecret === originSecret]).toEqual([true, false, false]);
+    expect((await parameter('/image-upload/api-key')).value).toBe(apiKey);
+    const stagingApi = twinOf('ApiFunction', { POWERTOOLS_METRICS_DISABLED: 'false' }, undefined, staging);
+    const upload = async (key: string, secret: string, through: LambdaTwin) =>
+      call(multipartUpload({ key, source: { bytes: await makePng(33, 22), filename: 'copy.png' } }), secret, through);
+    // each copy takes its own key, and its own origin secret, only
+    expect((await upload(apiKey, stagingSecret, stagingApi)).statusCode).toBe(401);
+    expect((await upload(stagingKey, originSecret, stagingApi)).statusCode).toBe(403);
+    expect((await upload(stagingKey, originSecret, api)).statusCode).toBe(401);
+    const stored = await upload(stagingKey, stagingSecret, stagingApi);
+    expect(stored.statusCode).toBe(200);
+    const stagingKeys = ((await clients.s3.send(new ListObjectsV2Command({ Bucket: stagingBucket }))).Contents ?? []).map(
+      (object) => object.Key ?? '',
+    );
+    expect(stagingKeys.filter((key) => key.startsWith('images/'))).toHaveLength(3);
+    expect((await objectKeys()).filter((key) => stagingKeys.includes(key))).toEqual([]);
+    // its metrics in a namespace of its own, so that its alarms count only its uploads
+    expect(stagingApi.output()).toMatch(/"Namespace":"ImageUploadStaging"[^\n]*"UploadStored":1/);
+    // the first copy answers as before, and the second's role reads none of the first's parameters
+    expect((await call(new Request(`${PUBLIC_URL}/`))).statusCode).toBe(200);
+    const stagingRole = staging.sessions['ApiFunction'] as Credentials;
+    const asStaging = new SSMClient({ region: TWIN_REGION, endpoint: moto.endpoint, credentials: stagingRole });
+    await expect(
+      asStaging.send(new GetParametersCommand({ Names: ['/image-upload/api-key'], WithDecryption: true })),
+    ).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    asStaging.destroy();
   });
 
   it('refuses a direct call without the origin secret (around CloudFront) with 403 in the envelope', async () => {

@@ -641,3 +641,98 @@ describe('CDN invalidation', () => {
     });
   });
 });
+
+describe('more than one copy in an account (-c stackName)', () => {
+  /**
+   * Every name a resource of the template holds that must be unique in an account or a region (what CloudFormation
+   * does not generate): CloudFront's policies and origin access control, parameters, the API, the metric namespaces,
+   * the setup step's parameters, and the functions' prefix and namespace. `Fn::Join`s are written out, the region as
+   * `{Region}`.
+   */
+  function accountWideNames(template: Template): string[] {
+    const written = (value: unknown): string => {
+      if (typeof value === 'string') return value;
+      const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+      if (join) return join[1].map(written).join(join[0]);
+      if ((value as { Ref?: string }).Ref === 'AWS::Region') return '{Region}';
+      throw new Error(`a name that is not written out: ${JSON.stringify(value)}`);
+    };
+    const names: string[] = [];
+    const resources = template.toJSON()['Resources'] as Resources;
+    for (const { Type, Properties } of Object.values(resources)) {
+      const property = (path: string): unknown => path.split('.').reduce<unknown>((at, key) => (at as never)?.[key], Properties);
+      const named: Record<string, string[]> = {
+        'AWS::CloudFront::ResponseHeadersPolicy': ['ResponseHeadersPolicyConfig.Name'],
+        'AWS::CloudFront::OriginAccessControl': ['OriginAccessControlConfig.Name'],
+        'AWS::SSM::Parameter': ['Name'],
+        'AWS::ApiGateway::RestApi': ['Name'],
+        'AWS::Logs::MetricFilter': ['MetricTransformations.0.MetricNamespace'],
+        'AWS::CloudFormation::CustomResource': ['ParameterPrefix'],
+        'AWS::Lambda::Function': ['Environment.Variables.PARAMETER_PREFIX', 'Environment.Variables.POWERTOOLS_METRICS_NAMESPACE'],
+      };
+      for (const path of named[Type] ?? []) {
+        const value = property(path);
+        if (value !== undefined) names.push(`${Type} ${written(value)}`);
+      }
+      if (
+        Type === 'AWS::CloudWatch::Alarm' &&
+        typeof Properties['Namespace'] === 'string' &&
+        !/^AWS\//.test(Properties['Namespace'])
+      )
+        names.push(`${Type} ${Properties['Namespace']}`);
+    }
+    return [...new Set(names)].sort();
+  }
+
+  const production = synth();
+  const staging = synth({ stackName: 'ImageUploadStaging' });
+
+  it('keeps the names of the copy deployed before, but for the API, named after its stack', () => {
+    expect(accountWideNames(production)).toEqual([
+      'AWS::ApiGateway::RestApi ImageUpload',
+      'AWS::CloudFormation::CustomResource /image-upload',
+      'AWS::CloudFront::OriginAccessControl ImageUpload-{Region}-images',
+      'AWS::CloudFront::ResponseHeadersPolicy ImageUpload-{Region}-image-headers',
+      'AWS::CloudFront::ResponseHeadersPolicy ImageUpload-{Region}-security-headers',
+      'AWS::CloudWatch::Alarm ImageUpload',
+      'AWS::Lambda::Function /image-upload',
+      'AWS::Lambda::Function ImageUpload',
+      'AWS::Logs::MetricFilter ImageUpload',
+      'AWS::SSM::Parameter /image-upload/distribution-id',
+      'AWS::SSM::Parameter /image-upload/public-url',
+    ]);
+  });
+
+  it('gives another copy names of its own, the same logical ids for its data, and CloudFront names that differ by region', () => {
+    const ours = accountWideNames(production).map((name) => name.split(' ')[1]);
+    const theirs = accountWideNames(staging).map((name) => name.split(' ')[1]);
+    expect(theirs.filter((name) => ours.includes(name))).toEqual([]);
+    expect(theirs).toContain('/image-upload-staging/public-url');
+    expect(theirs).toContain('ImageUploadStaging-{Region}-images');
+    // what holds data, and what CloudFront serves it by, keeps its logical id whatever the stack's name
+    const ids = (template: Template): string[] =>
+      Object.entries(template.toJSON()['Resources'] as Resources)
+        .filter(([, { Type }]) =>
+          ['AWS::S3::Bucket', 'AWS::DynamoDB::GlobalTable', 'AWS::CloudFront::Distribution'].includes(Type),
+        )
+        .map(([id]) => id)
+        .sort();
+    expect(ids(staging)).toEqual(ids(production));
+    expect(ids(production)).toEqual([
+      expect.stringMatching(/^Distribution/),
+      expect.stringMatching(/^Images/),
+      'Records091F6ECA',
+    ]);
+    staging.hasResourceProperties('AWS::CloudFormation::CustomResource', {
+      Creates: Match.arrayWith(['/image-upload-staging/api-key']),
+    });
+  });
+
+  it('keeps a parameter prefix given in context, and refuses a name CloudFormation or the derived names cannot take', () => {
+    synth({ stackName: 'Other', parameterPrefix: '/shared/other' }).hasResourceProperties('AWS::SSM::Parameter', {
+      Name: '/shared/other/public-url',
+    });
+    for (const bad of ['9lives', 'has space', 'under_score', 'A'.repeat(41)])
+      expect(() => synth({ stackName: bad })).toThrow('context stackName must be a letter then up to 39 letters');
+  });
+});
