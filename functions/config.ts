@@ -15,6 +15,8 @@ export interface Config {
   parameters: SettingsParameters;
   /** Only requests that carry the distribution's secret origin header are served (AWS, behind CloudFront). */
   originVerify: boolean;
+  /** SHA-256 (hex) of the origin secret CloudFront was deployed with; undefined: the parameter's secrets only. */
+  originSecretSha256: string | undefined;
   /** How long the SSM parameters are kept (all read in one call). */
   parametersCacheSeconds: number;
   /** How long the bans and the blocked pictures are kept. */
@@ -94,6 +96,13 @@ export const SETTINGS = {
     meaning:
       "`required`: serve only requests that carry the distribution's secret origin header, and take the client IP from the viewer address CloudFront writes (`X-Viewer-Address`)",
     shown: '`off` (the stack sets `required`)',
+    setByStack: true,
+  },
+  ORIGIN_SECRET_SHA256: {
+    default: '',
+    meaning:
+      'SHA-256 (hex) of the origin secret CloudFront was deployed with: accepted whatever the `/origin-secret` parameter says, so that no edit of it locks the distribution out',
+    shown: 'empty (the stack sets it)',
     setByStack: true,
   },
   PARAMETERS_CACHE_SECONDS: {
@@ -236,6 +245,13 @@ function settingReader(env: Readonly<Record<string, string | undefined>>) {
         problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
       return value as T;
     },
+    /** A value of this shape; empty: undefined. */
+    matching: (name: SettingName, pattern: RegExp, what: string): string | undefined => {
+      const value = raw(name);
+      if (value === '') return undefined;
+      if (!pattern.test(value)) problems.push(`${name} must be ${what}, got "${value}"`);
+      return value;
+    },
     list: (name: SettingName): string[] =>
       raw(name)
         .split(',')
@@ -279,6 +295,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     bucketName: read.required('BUCKET_NAME'),
     tableName: read.required('TABLE_NAME'),
     originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
+    originSecretSha256: read.matching('ORIGIN_SECRET_SHA256', /^[0-9a-f]{64}$/, 'a SHA-256 digest in lowercase hex'),
     parametersCacheSeconds: integer('PARAMETERS_CACHE_SECONDS', 0, 300),
     moderationCacheSeconds: integer('MODERATION_CACHE_SECONDS', 0, 300),
     maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),

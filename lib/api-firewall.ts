@@ -6,8 +6,8 @@ import { errorEnvelope } from '../functions/http/responses';
 
 export interface ApiFirewallProps {
   stage: apigateway.Stage;
-  /** The value CloudFront sends in the origin header. */
-  originSecret: string;
+  /** The value CloudFront sends in the origin header, and the one it sent before a rotation (the same without one). */
+  originSecrets: { current: string; previous: string };
   /** Requests per viewer IP in any 5 minutes before the firewall answers 429; 0: no such rule. */
   ratePerFiveMinutes: number;
 }
@@ -32,13 +32,17 @@ export class ApiFirewall extends Construct {
 
   constructor(scope: Construct, id: string, props: ApiFirewallProps) {
     super(scope, id);
-    const fromDistribution: wafv2.CfnWebACL.StatementProperty = {
+    const carries = (secret: string): wafv2.CfnWebACL.StatementProperty => ({
       byteMatchStatement: {
         fieldToMatch: { singleHeader: { Name: ORIGIN_VERIFY_HEADER } },
         positionalConstraint: 'EXACTLY',
-        searchString: props.originSecret,
+        searchString: secret,
         textTransformations: [{ priority: 0, type: 'NONE' }],
       },
+    });
+    // either secret: while a rotation's deploy reaches CloudFront's edges, some send the old one and some the new
+    const fromDistribution: wafv2.CfnWebACL.StatementProperty = {
+      orStatement: { statements: [carries(props.originSecrets.current), carries(props.originSecrets.previous)] },
     };
     const rules: wafv2.CfnWebACL.RuleProperty[] = [];
     if (props.ratePerFiveMinutes > 0) {

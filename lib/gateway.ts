@@ -62,7 +62,14 @@ export class Gateway {
   readonly api: apigateway.RestApi;
   readonly accessLogs: logs.LogGroup;
 
-  constructor(stack: ImageUploadStack, settings: DeploymentSettings, apiFunction: lambda.IFunction, originSecret: string) {
+  readonly firewall: ApiFirewall | undefined;
+
+  constructor(
+    stack: ImageUploadStack,
+    settings: DeploymentSettings,
+    apiFunction: lambda.IFunction,
+    originSecrets: { current: string; previous: string },
+  ) {
     this.accessLogs = stack.logGroup('GatewayAccessLogs');
     this.api = new apigateway.RestApi(stack, 'Gateway', {
       // the stack's name: the 5xx alarm counts this API's answers by its name
@@ -88,12 +95,13 @@ export class Gateway {
     const executionLogs = stack.logGroup('GatewayExecutionLogs', `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`);
     this.api.deploymentStage.node.addDependency(executionLogs);
     this.acknowledgeFindings(settings.firewall);
-    if (settings.firewall)
-      new ApiFirewall(stack, 'ApiFirewall', {
-        stage: this.api.deploymentStage,
-        originSecret,
-        ratePerFiveMinutes: settings.firewallRateLimit,
-      });
+    this.firewall = settings.firewall
+      ? new ApiFirewall(stack, 'ApiFirewall', {
+          stage: this.api.deploymentStage,
+          originSecrets,
+          ratePerFiveMinutes: settings.firewallRateLimit,
+        })
+      : undefined;
     const integration = new apigateway.LambdaIntegration(apiFunction, { proxy: true });
     // One root proxy: every method and path reaches the function, whose router is the only route table.
     this.api.root.addMethod('ANY', integration);

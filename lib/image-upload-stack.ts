@@ -37,13 +37,14 @@ export class ImageUploadStack extends Stack {
     const settings = readDeploymentSettings(this.node);
     const names = parameterNames(settings.parameterPrefix);
     const storage = new Storage(this, settings);
-    const setup = new SetupStep(this, settings.parameterPrefix, names);
-    const functions = new ServiceFunctions(this, settings, storage);
+    const setup = new SetupStep(this, settings.parameterPrefix, names, settings.originSecretRotation);
+    const functions = new ServiceFunctions(this, settings, storage, setup.originSecretSha256);
     functions.api.node.addDependency(setup.resource);
     functions.grantStores(names);
-    const gateway = new Gateway(this, settings, functions.api, setup.originSecret);
+    const gateway = new Gateway(this, settings, functions.api, setup.originSecrets);
     const bucket = storage.bucket as s3.IBucket;
-    const edge = new Edge(this, settings, { api: gateway.api, bucket, originSecret: setup.originSecret, names });
+    const edge = new Edge(this, settings, { api: gateway.api, bucket, originSecret: setup.originSecrets.current, names });
+    setup.settleAfter(edge.distribution, functions.api, ...(gateway.firewall ? [gateway.firewall] : []));
     functions.grantPurgeAndSchedule(edge.distribution);
     this.apiFunction = functions.api;
     this.sweepFunction = functions.sweep;

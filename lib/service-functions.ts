@@ -79,6 +79,7 @@ export class ServiceFunctions {
     private readonly stack: ImageUploadStack,
     settings: DeploymentSettings,
     private readonly storage: Storage,
+    originSecretSha256: string,
   ) {
     const environment = {
       ...settings.functionEnv,
@@ -101,7 +102,8 @@ export class ServiceFunctions {
       ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
       // no source maps applied at run time: they cost the API's every cold start a fifth more (`docs/performance.md`,
       // "Cold start"); the asset keeps them, for `npm run map-stack`
-      environment,
+      // the digest of the origin secret CloudFront sends, accepted whatever its parameter says (docs/deployment.md)
+      environment: { ...environment, ORIGIN_SECRET_SHA256: originSecretSha256 },
       logGroup: stack.logGroup('ApiLogs'),
       bundling: API_BUNDLING,
     });

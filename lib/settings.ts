@@ -10,6 +10,8 @@ export const CONTEXT_SETTINGS: ReadonlyArray<{ key: string; name: SettingName }>
 export const DEPLOYMENT_CONTEXT = {
   stackName:
     'the CloudFormation stack (default `ImageUpload`): another name deploys an independent copy, its parameter prefix, API, metrics and CloudFront names derived from it ([deployment.md](deployment.md#more-than-one-copy))',
+  originSecretRotation:
+    'a new value (any text, e.g. the date) rotates the secret CloudFront sends to the API, without downtime ([deployment.md](deployment.md#rotating-the-origin-secret)); the same value again, or none, rotates nothing',
   domainName: 'a custom domain, with `certificateArn` (an ACM certificate in us-east-1)',
   certificateArn: 'the certificate of `domainName`',
   memorySize: 'function memory, MB (default 1769: one vCPU)',
@@ -59,6 +61,8 @@ export function parameterPrefixOf(stackName: string): string {
 export interface DeploymentSettings {
   /** The stack's name: names that must differ between copies in one account are made from it. */
   stackName: string;
+  /** A value that differs from the last deploy's rotates the origin secret; empty: no rotation asked. */
+  originSecretRotation: string;
   /** The function's environment, from context (unset keys keep the function's defaults). */
   functionEnv: Record<string, string>;
   parameterPrefix: string;
@@ -185,6 +189,7 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
   return {
     stackName,
+    originSecretRotation: read.matching('originSecretRotation', /^[\w.:-]{1,64}$/, 'up to 64 letters, digits or . _ : -') ?? '',
     ...functionSettings(read.text, stackName),
     memorySizeMb: read.number('memorySize', 1769, 512, 10240),
     ...concurrencySettings(read),

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { CustomResource, Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type { IConstruct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -19,14 +20,18 @@ export class SetupStep {
   readonly fn: nodejs.NodejsFunction;
   readonly provider: cr.Provider;
   readonly resource: CustomResource;
-  /** The value CloudFront sends to the API in the origin header. */
-  readonly originSecret: string;
+  /** The value CloudFront sends to the API in the origin header, and the one it sent before a rotation. */
+  readonly originSecrets: { current: string; previous: string };
+  /** SHA-256 of the current origin secret, which the API function accepts whatever the parameter says. */
+  readonly originSecretSha256: string;
   private protection: CustomResource | undefined;
 
   constructor(
     private readonly stack: ImageUploadStack,
-    prefix: string,
+    private readonly prefix: string,
     names: SettingsParameters,
+    /** A new value (any text) rotates the origin secret (`-c originSecretRotation`); empty: none asked. */
+    private readonly rotation: string,
   ) {
     this.fn = new nodejs.NodejsFunction(stack, 'SetupFunction', {
       entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
@@ -55,9 +60,29 @@ export class SetupStep {
     this.resource = new CustomResource(stack, 'Setup', {
       serviceToken: this.provider.serviceToken,
       // The names it looks after: a change of them (a parameter added) runs the setup again on the next deploy.
-      properties: { ParameterPrefix: prefix, Creates: owned },
+      properties: { ParameterPrefix: prefix, Creates: owned, ...this.rotationProperty() },
     });
-    this.originSecret = this.resource.getAttString('OriginSecret');
+    this.originSecrets = {
+      current: this.resource.getAttString('OriginSecret'),
+      previous: this.resource.getAttString('PreviousOriginSecret'),
+    };
+    this.originSecretSha256 = this.resource.getAttString('OriginSecretSha256');
+  }
+
+  private rotationProperty(): { OriginSecretRotation?: string } {
+    return this.rotation === '' ? {} : { OriginSecretRotation: this.rotation };
+  }
+
+  /**
+   * Drops a rotation's old origin secret from the parameter once these (the distribution, the firewall, the API
+   * function) have the new one: CloudFormation updates it after them, and waits for the distribution to be deployed.
+   */
+  settleAfter(...dependencies: IConstruct[]): void {
+    const settled = new CustomResource(this.stack, 'OriginSecretSettled', {
+      serviceToken: this.provider.serviceToken,
+      properties: { ParameterPrefix: this.prefix, SettleOriginSecret: 'true', ...this.rotationProperty() },
+    });
+    for (const dependency of dependencies) settled.node.addDependency(dependency);
   }
 
   /**

@@ -35,3 +35,11 @@ export function apiParameters(names: SettingsParameters): Omit<SettingsParameter
     originSecret: names.originSecret,
   };
 }
+
+/** The secrets of an `/origin-secret` value, one a line (blank lines and spaces around them left out). */
+export function originSecretLines(value: string | undefined): string[] {
+  return (value ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}

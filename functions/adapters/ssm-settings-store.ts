@@ -1,7 +1,7 @@
 import { GetParametersCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { DependencyError } from '../core/errors';
 import type { SettingsStore } from '../core/ports';
-import type { SettingsParameters } from './parameter-names';
+import { originSecretLines, type SettingsParameters } from './parameter-names';
 
 type Values = Partial<Record<keyof SettingsParameters, string>>;
 
@@ -47,8 +47,8 @@ export class SsmSettingsStore implements SettingsStore {
     return (await this.values()).distributionId?.trim() || undefined;
   }
 
-  async originSecret(): Promise<string | undefined> {
-    return (await this.values()).originSecret?.trim() || undefined;
+  async originSecrets(): Promise<readonly string[]> {
+    return originSecretLines((await this.values()).originSecret);
   }
 
   private async values(): Promise<Values> {
@@ -80,3 +80,4 @@ export class SsmSettingsStore implements SettingsStore {
     return values;
   }
 }
+

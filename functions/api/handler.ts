@@ -41,7 +41,7 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
           access,
           reports,
           settings: { ...config, publicUrl },
-          originSecret: () => settings.originSecret(),
+          originSecrets: { deployedSha256: config.originSecretSha256, listed: () => settings.originSecrets() },
           formSecret: () => settings.idSalt(),
           logger,
           metrics,

@@ -182,8 +182,11 @@ export interface SettingsStore {
   idSalt(): Promise<string>;
   /** The public base URL the stack wrote; undefined when missing. */
   publicUrl(): Promise<string | undefined>;
-  /** The secret header value CloudFront sends to the API; undefined when missing. */
-  originSecret(): Promise<string | undefined>;
+  /**
+   * The secret header values CloudFront may send to the API: the `/origin-secret` parameter's lines (the first is what
+   * it sends; during a rotation the one it sent before follows); none when missing.
+   */
+  originSecrets(): Promise<readonly string[]>;
   /** The CloudFront distribution in front of the files; undefined when there is none (local). */
   distributionId(): Promise<string | undefined>;
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { constantTimeEquals } from '../core/hashes';
+import { constantTimeEquals, sha256Hex } from '../core/hashes';
 import { headerValue } from './api-event';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './edge-contract';
 import { RequestError } from './request-errors';
@@ -16,14 +16,23 @@ export interface OriginSettings {
   originVerify: boolean;
 }
 
-/** The secret origin header CloudFront adds, compared in constant time; missing secret or header: no. */
-export async function cameThroughDistribution(
-  event: APIGatewayProxyEvent,
-  originSecret: () => Promise<string | undefined>,
-): Promise<boolean> {
-  const secret = await originSecret();
+/** The origin header values the function accepts (`docs/deployment.md`, "Rotating the origin secret"). */
+export interface OriginSecrets {
+  /** SHA-256 (hex) of the secret CloudFront was deployed with (`ORIGIN_SECRET_SHA256`), whatever the parameter says. */
+  deployedSha256: string | undefined;
+  /** The `/origin-secret` parameter's secrets: the one CloudFront sends, and during a rotation the one it sent. */
+  listed: () => Promise<readonly string[]>;
+}
+
+/**
+ * The secret origin header CloudFront adds, compared in constant time: the deployed secret's digest first (no read),
+ * then the parameter's secrets. Missing header, or no secret matches: no.
+ */
+export async function cameThroughDistribution(event: APIGatewayProxyEvent, secrets: OriginSecrets): Promise<boolean> {
   const given = headerValue(event, ORIGIN_VERIFY_HEADER);
-  return secret !== undefined && given !== undefined && constantTimeEquals(given, secret);
+  if (given === undefined || given === '') return false;
+  if (secrets.deployedSha256 !== undefined && constantTimeEquals(sha256Hex(given), secrets.deployedSha256)) return true;
+  return (await secrets.listed()).some((secret) => constantTimeEquals(given, secret));
 }
 
 /**

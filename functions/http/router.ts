@@ -13,7 +13,14 @@ import { bodyBytes, headerValue, queryParameters } from './api-event';
 import { deleteConfirmPage, deletedPage, homePage, notFoundPage, reportedPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
 import { RequestError } from './request-errors';
-import { cameThroughDistribution, clientIp, corsHeaders, refuseCrossSite, type OriginSettings } from './request-origin';
+import {
+  cameThroughDistribution,
+  clientIp,
+  corsHeaders,
+  refuseCrossSite,
+  type OriginSecrets,
+  type OriginSettings,
+} from './request-origin';
 import {
   deletedResponse,
   errorPageResponse,
@@ -37,8 +44,8 @@ export interface RouterDeps {
   access: ImageAccess;
   reports: ImageReports;
   settings: RouterSettings;
-  /** The value CloudFront sends in `X-Origin-Verify`. */
-  originSecret: () => Promise<string | undefined>;
+  /** The values CloudFront may send in `X-Origin-Verify`. */
+  originSecrets: OriginSecrets;
   /** The deployment's secret the report form's tokens are made with (`core/report-tokens.ts`). */
   formSecret: () => Promise<string>;
   logger: Logger;
@@ -74,7 +81,7 @@ export function createRouter(deps: RouterDeps): Router {
 /** Refuses what came around the distribution, then hands the request to what its path names. */
 export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   const { settings, logger } = deps;
-  if (settings.originVerify && !(await cameThroughDistribution(event, deps.originSecret)))
+  if (settings.originVerify && !(await cameThroughDistribution(event, deps.originSecrets)))
     return errorResponse(new RequestError('Forbidden', 'Forbidden'), 'json', logger);
   const target = routeOf(event.path);
   switch (target.page) {

@@ -346,8 +346,16 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     return paths;
   }
 
-  /** What the provider framework hands the setup function for a custom resource of the template (`Setup`, ...). */
-  const setupEvent = (type: 'Create' | 'Update' | 'Delete', resource = 'Setup', copy = first()): Record<string, unknown> => {
+  /**
+   * What the provider framework hands the setup function for a custom resource of the template (`Setup`, ...): its
+   * properties as the template writes them, with `changes` (a later deploy's) over them.
+   */
+  const setupEvent = (
+    type: 'Create' | 'Update' | 'Delete',
+    resource = 'Setup',
+    copy = first(),
+    changes: { properties?: Record<string, string>; old?: Record<string, string> } = {},
+  ): Record<string, unknown> => {
     const [logicalId, { Properties }] = resourceOf(resource, 'AWS::CloudFormation::CustomResource', copy.template);
     // the provider framework's own token stands for its function's ARN
     const properties = Object.fromEntries(Object.entries(Properties).filter(([name]) => name !== 'ServiceToken'));
@@ -360,10 +368,22 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
       RequestId: `twin-${type}`,
       LogicalResourceId: logicalId,
       ResourceType: 'AWS::CloudFormation::CustomResource',
-      ResourceProperties: { ...(resolveValue(properties, copy.physical) as object), ServiceToken: token },
-      ...(type === 'Create' ? {} : { PhysicalResourceId: `twin-${logicalId}`, OldResourceProperties: {} }),
+      ResourceProperties: { ...(resolveValue(properties, copy.physical) as object), ...changes.properties, ServiceToken: token },
+      ...(type === 'Create' ? {} : { PhysicalResourceId: `twin-${logicalId}`, OldResourceProperties: changes.old ?? {} }),
     };
   };
+
+  /** Runs the setup step of a copy, keeping what it answers where `Fn::GetAtt` finds it (the API's environment). */
+  async function runSetup(
+    twin: LambdaTwin,
+    event: Record<string, unknown>,
+    copy = first(),
+  ): Promise<{ Data?: Record<string, string>; NoEcho?: boolean }> {
+    const result = await twin.invoke<{ Data?: Record<string, string>; NoEcho?: boolean }>(event);
+    for (const [name, value] of Object.entries(result.Data ?? {}))
+      copy.physical[`${String(event['LogicalResourceId'])}.${name}`] = value;
+    return result;
+  }
 
   const parameter = async (name: string): Promise<{ value: string | undefined; type: string | undefined }> => {
     const found = (await clients.ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter;
@@ -505,8 +525,6 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     imagesUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}/cat%20photo.png`;
 
     setup = twinOf('SetupFunction');
-    // bans and blocks read at every upload, so that one made by the operator's tool is in force at once
-    api = twinOf('ApiFunction', { POWERTOOLS_METRICS_DISABLED: 'false', MODERATION_CACHE_SECONDS: '0' });
     // five minutes and a second from now: an expiration of 300 s is due
     sweep = twinOf('SweepFunction', { TWIN_CLOCK_OFFSET_MS: '301000' });
   }, 120_000);
@@ -535,7 +553,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
   });
 
   it('setup (custom resource): creates the key, salt, origin secret and flood limits; updates and deletes keep them', async () => {
-    const created = await setup.invoke<{ Data: { OriginSecret: string }; NoEcho: boolean }>(setupEvent('Create'));
+    const created = await runSetup(setup, setupEvent('Create'));
     const key = await parameter('/image-upload/api-key');
     const flood = await parameter('/image-upload/flood-limits');
     const secret = await parameter('/image-upload/origin-secret');
@@ -548,6 +566,10 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect(created).toMatchObject({ Data: { OriginSecret: secret.value }, NoEcho: true });
     apiKey = key.value ?? '';
     originSecret = secret.value ?? '';
+    // the API function's environment holds the digest of the secret CloudFront sends, which the setup step answered:
+    // it starts once the step ran, as in AWS; bans and blocks read at every upload, so that one made by the operator's
+    // tool is in force at once
+    api = twinOf('ApiFunction', { POWERTOOLS_METRICS_DISABLED: 'false', MODERATION_CACHE_SECONDS: '0' });
 
     const edited = JSON.stringify({ minute: 40, hour: 0, day: 0, week: 0, month: 0 });
     await clients.ssm.send(
@@ -812,7 +834,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
 
   it('serves a second copy (-c stackName) beside it in one account: its own key, files and parameters', async () => {
     const stagingSetup = twinOf('SetupFunction', {}, undefined, staging);
-    await stagingSetup.invoke(setupEvent('Create', 'Setup', staging));
+    await runSetup(stagingSetup, setupEvent('Create', 'Setup', staging), staging);
     const stagingKey = (await parameter('/image-upload-staging/api-key')).value ?? '';
     const stagingSecret = (await parameter('/image-upload-staging/origin-secret')).value ?? '';
     expect([stagingKey.length > 0, stagingKey === apiKey, stagingSecret === originSecret]).toEqual([true, false, false]);
@@ -841,6 +863,39 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
       asStaging.send(new GetParametersCommand({ Names: ['/image-upload/api-key'], WithDecryption: true })),
     ).rejects.toMatchObject({ name: 'AccessDeniedException' });
     asStaging.destroy();
+  });
+
+  it('rotates the origin secret with -c originSecretRotation: old and new served until the settle step, and no hand edit locks out', async () => {
+    const page = (secret: string, through: LambdaTwin) => call(new Request(`${PUBLIC_URL}/`), secret, through);
+    const statuses = async (through: LambdaTwin, secrets: string[]) =>
+      Promise.all(secrets.map(async (secret) => (await page(secret, through)).statusCode));
+    const edit = (value: string) =>
+      clients.ssm.send(
+        new PutParameterCommand({ Name: '/image-upload/origin-secret', Value: value, Type: 'SecureString', Overwrite: true }),
+      );
+    const before = originSecret;
+    const reading = twinOf('ApiFunction', { PARAMETERS_CACHE_SECONDS: '0' });
+    // an operator's hand edit: the secret CloudFront was deployed with still passes
+    await edit('edited-by-hand-0123456789');
+    expect(await statuses(reading, [before, 'edited-by-hand-0123456789', 'guessed'])).toEqual([200, 200, 403]);
+    await edit(before);
+
+    // the deploy with a new rotation: the setup step makes the new secret, CloudFront and the firewall get it
+    const rotation = { OriginSecretRotation: '2026-11-27' };
+    const rotated = await runSetup(setup, setupEvent('Update', 'Setup', first(), { properties: rotation }));
+    const next = rotated.Data?.['OriginSecret'] ?? '';
+    expect([next === before, rotated.Data?.['PreviousOriginSecret'] === before]).toEqual([false, true]);
+    expect((await parameter('/image-upload/origin-secret')).value).toBe(`${next}\n${before}`);
+    // functions of before the deploy, and of after it, take both while edges still send the old one
+    const updated = twinOf('ApiFunction', { PARAMETERS_CACHE_SECONDS: '0' });
+    expect(await statuses(reading, [before, next])).toEqual([200, 200]);
+    expect(await statuses(updated, [before, next])).toEqual([200, 200]);
+    // the settle step, after the distribution is deployed: the old secret is refused
+    await runSetup(setup, setupEvent('Update', 'OriginSecretSettled', first(), { properties: rotation }));
+    expect((await parameter('/image-upload/origin-secret')).value).toBe(next);
+    expect(await statuses(updated, [before, next, 'guessed'])).toEqual([403, 200, 403]);
+    originSecret = next;
+    api = twinOf('ApiFunction', { POWERTOOLS_METRICS_DISABLED: 'false', MODERATION_CACHE_SECONDS: '0' });
   });
 
   it('refuses a direct call without the origin secret (around CloudFront) with 403 in the envelope', async () => {

@@ -527,12 +527,17 @@ describe('the API firewall', () => {
         Match.objectLike({
           Name: 'FromTheDistribution',
           Action: { Allow: {} },
+          // the secret CloudFront sends, or the one it sent before a rotation (the same without one)
           Statement: {
-            ByteMatchStatement: Match.objectLike({
-              FieldToMatch: { SingleHeader: { Name: 'x-origin-verify' } },
-              PositionalConstraint: 'EXACTLY',
-              SearchString: { 'Fn::GetAtt': ['Setup', 'OriginSecret'] },
-            }),
+            OrStatement: {
+              Statements: ['OriginSecret', 'PreviousOriginSecret'].map((attribute) => ({
+                ByteMatchStatement: Match.objectLike({
+                  FieldToMatch: { SingleHeader: { Name: 'x-origin-verify' } },
+                  PositionalConstraint: 'EXACTLY',
+                  SearchString: { 'Fn::GetAtt': ['Setup', attribute] },
+                }),
+              })),
+            },
           },
         }),
       ],
@@ -734,5 +739,39 @@ describe('more than one copy in an account (-c stackName)', () => {
     });
     for (const bad of ['9lives', 'has space', 'under_score', 'A'.repeat(41)])
       expect(() => synth({ stackName: bad })).toThrow('context stackName must be a letter then up to 39 letters');
+  });
+});
+
+describe('rotating the origin secret (-c originSecretRotation)', () => {
+  it('gives the API function the digest of the secret CloudFront sends, and settles a rotation after everything that sends or checks it', () => {
+    const template = synth();
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ ORIGIN_SECRET_SHA256: { 'Fn::GetAtt': ['Setup', 'OriginSecretSha256'] } }) },
+    });
+    const settled = template.findResources('AWS::CloudFormation::CustomResource', {
+      Properties: { SettleOriginSecret: 'true' },
+    });
+    const [only] = Object.values(settled) as Array<{ DependsOn: string[]; Properties: Record<string, unknown> }>;
+    expect(only?.DependsOn).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^Distribution/),
+        expect.stringMatching(/^ApiFunction/),
+        expect.stringMatching(/^ApiFirewallWebAcl/),
+      ]),
+    );
+    expect(only?.Properties['OriginSecretRotation']).toBeUndefined();
+  });
+
+  it('passes a rotation to the setup step and the settle step, and refuses a value that is not a plain word', () => {
+    const template = synth({ originSecretRotation: '2026-11-27' });
+    template.hasResourceProperties('AWS::CloudFormation::CustomResource', {
+      Creates: Match.anyValue(),
+      OriginSecretRotation: '2026-11-27',
+    });
+    template.hasResourceProperties('AWS::CloudFormation::CustomResource', {
+      SettleOriginSecret: 'true',
+      OriginSecretRotation: '2026-11-27',
+    });
+    expect(() => synth({ originSecretRotation: 'two words' })).toThrow('context originSecretRotation must be up to 64');
   });
 });

@@ -1,4 +1,5 @@
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
+import { sha256Hex } from '../../functions/core/hashes';
 import { viewerAddressIp } from '../../functions/http/router';
 import { injectFaults } from '../support/faults';
 import { makePng } from '../support/images';
@@ -51,6 +52,48 @@ describe('behind the distribution', () => {
     expect(await upload('198.51.100.7', 12)).toBe(429);
     expect(await upload('2001:db8:5::1', 13)).toBe(200);
     expect(await upload('198.51.100.8', 14)).toBe(200);
+  });
+});
+
+describe('the secrets accepted in the origin header', () => {
+  const DEPLOYED = 'deployed-secret-0123456789abcdef';
+  const pageWith = (secret: string): Request =>
+    new Request(`${PUBLIC_URL}/image/abc`, { headers: secret === '' ? {} : { 'X-Origin-Verify': secret } });
+  // past the origin check an unknown image answers 404; before it, 403
+  const statusOf = async (service: TestService, secret: string): Promise<number> =>
+    (await service.send(pageWith(secret))).statusCode;
+
+  async function deployedWith(parameter: string): Promise<TestService> {
+    const service = await createTestService({
+      ORIGIN_VERIFY: 'required',
+      ORIGIN_SECRET_SHA256: sha256Hex(DEPLOYED),
+      PARAMETERS_CACHE_SECONDS: '0',
+    });
+    await service.clients.ssm.send(
+      new PutParameterCommand({
+        Name: `${service.parameterPrefix}/origin-secret`,
+        Value: parameter,
+        Type: 'SecureString',
+        Overwrite: true,
+      }),
+    );
+    return service;
+  }
+
+  it('takes the secret CloudFront was deployed with whatever the parameter says: an edit of it locks no one out', async () => {
+    const service = await deployedWith('edited-by-hand');
+    expect(await statusOf(service, DEPLOYED)).toBe(404);
+    expect(await statusOf(service, 'edited-by-hand')).toBe(404);
+    expect(await statusOf(service, `${DEPLOYED}x`)).toBe(403);
+    expect(await statusOf(service, '')).toBe(403);
+  });
+
+  it("takes each of the parameter's lines (a rotation's new and old secret), and nothing else", async () => {
+    const service = await deployedWith('new-secret-0123456789\nold-secret-0123456789');
+    for (const secret of ['new-secret-0123456789', 'old-secret-0123456789', DEPLOYED])
+      expect([secret, await statusOf(service, secret)]).toEqual([secret, 404]);
+    for (const secret of ['new-secret-0123456789 old-secret-0123456789', 'new-secret', 'x'])
+      expect([secret, await statusOf(service, secret)]).toEqual([secret, 403]);
   });
 });
 

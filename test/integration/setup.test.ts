@@ -1,10 +1,16 @@
 import { GetParameterCommand, PutParameterCommand } from '@aws-sdk/client-ssm';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { sha256Hex } from '../../functions/core/hashes';
 import { handler } from '../../functions/setup/handler';
 import { localClients } from '../../local/provision';
 import { standInEndpoints } from '../support/test-service';
 
-function event(type: 'Create' | 'Update' | 'Delete', prefix: string): CloudFormationCustomResourceEvent {
+function event(
+  type: 'Create' | 'Update' | 'Delete',
+  prefix: string,
+  properties: Record<string, string> = {},
+  old: Record<string, string> = {},
+): CloudFormationCustomResourceEvent {
   return {
     RequestType: type,
     ServiceToken: 'token',
@@ -13,8 +19,10 @@ function event(type: 'Create' | 'Update' | 'Delete', prefix: string): CloudForma
     RequestId: 'request',
     LogicalResourceId: 'Setup',
     ResourceType: 'Custom::Setup',
-    ResourceProperties: { ServiceToken: 'token', ParameterPrefix: prefix },
-    ...(type === 'Create' ? {} : { PhysicalResourceId: `${prefix}/setup`, OldResourceProperties: {} }),
+    ResourceProperties: { ServiceToken: 'token', ParameterPrefix: prefix, ...properties },
+    ...(type === 'Create'
+      ? {}
+      : { PhysicalResourceId: `${prefix}/setup`, OldResourceProperties: { ParameterPrefix: prefix, ...old } }),
   } as CloudFormationCustomResourceEvent;
 }
 
@@ -34,7 +42,12 @@ describe('the stack setup step (custom resource), against the SSM stand-in', () 
     expect([key.type, salt.type, origin.type]).toEqual(['SecureString', 'SecureString', 'SecureString']);
     expect(key.value).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(salt.value).toMatch(/^[0-9a-f]{64}$/);
-    expect(result).toEqual({ PhysicalResourceId: `${prefix}/setup`, Data: { OriginSecret: origin.value }, NoEcho: true });
+    const secret = origin.value ?? '';
+    expect(result).toEqual({
+      PhysicalResourceId: `${prefix}/setup`,
+      Data: { OriginSecret: secret, PreviousOriginSecret: secret, OriginSecretSha256: sha256Hex(secret) },
+      NoEcho: true,
+    });
     expect(JSON.stringify(result)).not.toContain(String(key.value));
   });
 
@@ -63,5 +76,42 @@ describe('the stack setup step (custom resource), against the SSM stand-in', () 
     await handler(event('Delete', prefix));
     expect((await read(`${prefix}/api-key`)).value).toBe('rotated-by-operator');
     expect((await read(`${prefix}/flood-limits`)).value).toBe(edited);
+  });
+
+  it('rotates the origin secret when a deploy names a new rotation: both accepted until the settle step drops the old', async () => {
+    const prefix = `/setup-rotate-${Date.now()}`;
+    await handler(event('Create', prefix));
+    const first = (await read(`${prefix}/origin-secret`)).value ?? '';
+    // a deploy without a rotation, and one back to none after a rotation, rotate nothing
+    await handler(event('Update', prefix, {}, {}));
+    await handler(event('Update', prefix, { OriginSecretRotation: '' }, { OriginSecretRotation: '2026-01' }));
+    expect((await read(`${prefix}/origin-secret`)).value).toBe(first);
+
+    const rotated = await handler(event('Update', prefix, { OriginSecretRotation: '2026-11' }, {}));
+    const [next, old] = ((await read(`${prefix}/origin-secret`)).value ?? '').split('\n');
+    expect([old, next === first, next]).toEqual([first, false, expect.stringMatching(/^[0-9a-f]{64}$/)]);
+    expect(rotated.Data).toEqual({
+      OriginSecret: next,
+      PreviousOriginSecret: first,
+      OriginSecretSha256: sha256Hex(next ?? ''),
+    });
+    // the same rotation again (a later deploy with the same context) changes nothing
+    const again = await handler(
+      event('Update', prefix, { OriginSecretRotation: '2026-11' }, { OriginSecretRotation: '2026-11' }),
+    );
+    expect(again.Data).toEqual(rotated.Data);
+
+    const settle = { SettleOriginSecret: 'true', OriginSecretRotation: '2026-11' };
+    expect(await handler(event('Update', prefix, settle, { SettleOriginSecret: 'true' }))).toEqual({
+      PhysicalResourceId: `${prefix}/origin-secret-settled`,
+    });
+    expect((await read(`${prefix}/origin-secret`)).value).toBe(next);
+    // settled, the next deploy gives CloudFront the new secret as both
+    const after = await handler(
+      event('Update', prefix, { OriginSecretRotation: '2026-11' }, { OriginSecretRotation: '2026-11' }),
+    );
+    expect(after.Data).toMatchObject({ OriginSecret: next, PreviousOriginSecret: next });
+    await handler(event('Delete', prefix, settle));
+    expect((await read(`${prefix}/origin-secret`)).value).toBe(next);
   });
 });

@@ -34,7 +34,10 @@ describe('the settings in SSM', () => {
     await provision({ endpoints, bucket: `settings-${Date.now()}`, table: `settings-${Date.now()}`, parameterPrefix: prefix });
     const { ssm } = localClients(endpoints);
     await ssm.send(new PutParameterCommand({ Name: names.publicUrl, Value: 'https://img.example', Type: 'String' }));
-    await ssm.send(new PutParameterCommand({ Name: names.originSecret, Value: 'secret', Type: 'SecureString' }));
+    // during a rotation: the new secret, then the one CloudFront sent before (a blank line and spaces left out)
+    await ssm.send(
+      new PutParameterCommand({ Name: names.originSecret, Value: ' new-secret \n\nold-secret\n', Type: 'SecureString' }),
+    );
   });
 
   it('reads every parameter in one GetParameters call, then serves them from the cache until it is old', async () => {
@@ -43,7 +46,7 @@ describe('the settings in SSM', () => {
     // what a cold start asks for, partly at once
     const [key, salt] = await Promise.all([store.apiKey(), store.idSalt(), store.floodLimits()]);
     expect(await store.publicUrl()).toBe('https://img.example');
-    expect(await store.originSecret()).toBe('secret');
+    expect(await store.originSecrets()).toEqual(['new-secret', 'old-secret']);
     expect(await store.distributionId()).toBeUndefined(); // missing: no error, no second call
     expect(key).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(salt).toMatch(/^[0-9a-f]{64}$/);

@@ -363,8 +363,8 @@ export class InMemorySettings implements SettingsStore {
     return undefined;
   }
 
-  async originSecret(): Promise<string | undefined> {
-    return undefined;
+  async originSecrets(): Promise<readonly string[]> {
+    return [];
   }
 
   async distributionId(): Promise<string | undefined> {

@@ -55,6 +55,15 @@ describe('loadConfig', () => {
       expect(message).toContain(name);
   });
 
+  it('takes the digest of the deployed origin secret only as SHA-256 hex', () => {
+    const digest = 'ab'.repeat(32);
+    expect(loadConfig({ ...REQUIRED, ORIGIN_SECRET_SHA256: digest }).originSecretSha256).toBe(digest);
+    expect(loadConfig(REQUIRED).originSecretSha256).toBeUndefined();
+    expect(() => loadConfig({ ...REQUIRED, ORIGIN_SECRET_SHA256: 'AB'.repeat(32) })).toThrow(
+      /ORIGIN_SECRET_SHA256 must be a SHA-256 digest in lowercase hex/,
+    );
+  });
+
   it('refuses a setting of an earlier version, naming what replaced it, rather than ignoring it', () => {
     expect(() => loadConfig({ ...REQUIRED, KEY_CACHE_SECONDS: '30' })).toThrow(
       'KEY_CACHE_SECONDS is no longer read: use PARAMETERS_CACHE_SECONDS or MODERATION_CACHE_SECONDS',
