@@ -47,10 +47,17 @@ export const API_BUNDLING: nodejs.BundlingOptions = {
   commandHooks: {
     beforeBundling: () => [],
     beforeInstall: () => [],
+    // in Node, not shell commands: a deploy from Windows bundles as one from Linux or macOS
     afterBundling: (_inputDir: string, outputDir: string) => [
-      `mkdir -p "${outputDir}/models"`,
-      `cp "${path.join(FUNCTIONS, 'imaging', 'models', NSFW_MODEL_FILE)}" "${outputDir}/models/"`,
-      `cd "${outputDir}/${ONNXRUNTIME_BINARIES}" && rm -rf darwin win32 linux/x64`,
+      [
+        process.execPath,
+        path.join(__dirname, '..', 'scripts', 'bundling', 'finish-api-bundle.cjs'),
+        outputDir,
+        path.join(FUNCTIONS, 'imaging', 'models', NSFW_MODEL_FILE),
+        ONNXRUNTIME_BINARIES,
+      ]
+        .map((argument) => `"${argument}"`)
+        .join(' '),
     ],
   },
 };

@@ -17,7 +17,8 @@ export const DEPLOYMENT_CONTEXT = {
   memorySize: 'function memory, MB (default 1769: one vCPU)',
   accountConcurrency:
     "your account's Lambda concurrency quota (default 10, a new account's); the API may run it less one (the sweep's)",
-  reservedConcurrency: "the API function's reserved concurrency (default: none); below `accountConcurrency`",
+  reservedConcurrency:
+    "the API function's reserved concurrency (default: none); at most `accountConcurrency` less 100, which Lambda keeps unreserved (so none on a new account's 10)",
   throttleRateLimit:
     'stage throttling, requests a second (default: 2 per request the API function can run at once: 18 on a new account)',
   throttleBurstLimit: 'stage throttling, burst (default: 1 per request the API function can run at once: 9 on a new account)',
@@ -93,6 +94,9 @@ export interface DeploymentSettings {
   gatewayAccountRole: boolean;
 }
 
+/** The account concurrency Lambda keeps unreserved: a function may reserve at most the quota less this. */
+export const LAMBDA_UNRESERVED_MINIMUM = 100;
+
 /** Requests a second the API's stage lets through, per request it can run at once (a request takes 0.5 s or less). */
 export const THROTTLE_RATE_PER_CONCURRENCY = 2;
 
@@ -159,8 +163,13 @@ function concurrencySettings(read: ReturnType<typeof contextReader>) {
   const reservedConcurrency =
     read.text('reservedConcurrency') === undefined ? undefined : read.number('reservedConcurrency', 0, 1, 100_000);
   const accountConcurrency = read.number('accountConcurrency', 10, 2, 1_000_000);
-  if (reservedConcurrency !== undefined && reservedConcurrency >= accountConcurrency)
-    throw new Error('context reservedConcurrency must be below accountConcurrency (the sweep and setup need some)');
+  // Lambda keeps 100 of the account's concurrency unreserved, and refuses at create a reservation that takes more
+  if (reservedConcurrency !== undefined && reservedConcurrency > accountConcurrency - LAMBDA_UNRESERVED_MINIMUM)
+    throw new Error(
+      accountConcurrency <= LAMBDA_UNRESERVED_MINIMUM
+        ? `context reservedConcurrency needs an accountConcurrency above ${LAMBDA_UNRESERVED_MINIMUM}: Lambda keeps ${LAMBDA_UNRESERVED_MINIMUM} of it unreserved (leave reservedConcurrency unset, or raise the quota)`
+        : `context reservedConcurrency must be at most ${accountConcurrency - LAMBDA_UNRESERVED_MINIMUM}: Lambda keeps ${LAMBDA_UNRESERVED_MINIMUM} of accountConcurrency unreserved`,
+    );
   // the sweep runs most of the time (a run every 5 minutes takes up to 4): one of the account's is its own
   const apiConcurrency = reservedConcurrency ?? accountConcurrency - 1;
   return {

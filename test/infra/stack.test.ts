@@ -92,7 +92,10 @@ describe('the stack', () => {
     expect(stageOf({ accountConcurrency: 1000, reservedConcurrency: 50 })).toMatchObject({ ThrottlingBurstLimit: 50 });
     expect(stageOf({ throttleBurstLimit: 100 })).toMatchObject({ ThrottlingBurstLimit: 100, warned: true });
     expect(stageOf({})).toMatchObject({ warned: false });
-    expect(() => synth({ reservedConcurrency: 10 })).toThrow(/below accountConcurrency/);
+    // Lambda keeps 100 unreserved: what AWS would refuse at create is refused at synth
+    expect(() => synth({ reservedConcurrency: 5 })).toThrow(/needs an accountConcurrency above 100/);
+    expect(() => synth({ accountConcurrency: 1000, reservedConcurrency: 901 })).toThrow(/must be at most 900/);
+    expect(stageOf({ accountConcurrency: 1000, reservedConcurrency: 900 })).toMatchObject({ ThrottlingBurstLimit: 900 });
   });
 
   it('warns at synth that no one receives the alarms, unless an e-mail or a topic of your own is given', () => {
@@ -571,7 +574,7 @@ describe('settings from context', () => {
       thumbSize: 256,
       naming: 'random',
       memorySize: 2048,
-      accountConcurrency: 100,
+      accountConcurrency: 200,
       reservedConcurrency: 20,
       parameterPrefix: '/imgs',
     });
