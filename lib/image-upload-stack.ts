@@ -11,7 +11,7 @@ import { SETTINGS } from '../functions/config';
 import { Edge } from './edge';
 import { Gateway } from './gateway';
 import { Monitoring } from './monitoring';
-import { ServiceFunctions } from './service-functions';
+import { API_TIMEOUT, ServiceFunctions } from './service-functions';
 import { readDeploymentSettings, type DeploymentSettings } from './settings';
 import { SetupStep } from './setup-step';
 import { Storage } from './storage';
@@ -59,6 +59,9 @@ export class ImageUploadStack extends Stack {
       table: storage.table,
       alarmEmail: settings.alarmEmail,
       alarmTopicArn: settings.alarmTopicArn,
+      accountConcurrency: settings.accountConcurrency,
+      apiTimeout: API_TIMEOUT,
+      firewall: settings.firewallRateLimit > 0 ? gateway.firewall?.webAcl : undefined,
     });
     this.warnOfSettings(settings);
     this.giveEveryFunctionALogGroup();

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Fn, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -7,6 +7,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { METRIC, METRIC_SERVICE, storeLatencyMetric } from '../functions/core/metrics';
 
@@ -23,12 +24,22 @@ export interface MonitoringProps {
   alarmEmail: string | undefined;
   /** A topic of the operator's that gets the alarms; none: a topic of the stack's. */
   alarmTopicArn: string | undefined;
+  /** The account's Lambda concurrency quota (`accountConcurrency`): an alarm when the account nears it. */
+  accountConcurrency: number;
+  /** The API function's timeout: an alarm when an invocation nears it. */
+  apiTimeout: Duration;
+  /** The firewall on the API's stage, if it has a rate rule: an alarm when that rule refuses viewers. */
+  firewall: wafv2.CfnWebACL | undefined;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
 const STORES = ['S3', 'DynamoDB', 'SSM', 'CloudFront'] as const;
 /** The sweep runs every 5 minutes and removes due records at once: older than this, it is not keeping up. */
 const SWEEP_BACKLOG_ALARM_SECONDS = 15 * 60;
+/** Share of the account's concurrency, or of the API's timeout, past which an alarm warns that the limit is near. */
+const NEAR_LIMIT = 0.8;
+/** Five-minute periods without one sweep run: the schedule runs it every 5 minutes. */
+const SWEEP_SILENT_PERIODS = 3;
 
 type MetricOptions = {
   service?: keyof typeof METRIC_SERVICE;
@@ -110,14 +121,23 @@ export class Monitoring extends Construct {
   }
 
   private addAlarms(props: MonitoringProps, signals: Signals): void {
-    const alarm = (id: string, description: string, metric: cloudwatch.IMetric, threshold: number): void => {
+    const alarm = (
+      id: string,
+      description: string,
+      metric: cloudwatch.IMetric,
+      threshold: number,
+      silence?: { periods: number },
+    ): void => {
+      // an alarm on silence (no run of the sweep) breaches when the metric is missing; the others take it as calm
       const created = new cloudwatch.Alarm(this, id, {
         alarmDescription: description,
         metric,
         threshold,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        evaluationPeriods: silence?.periods ?? 1,
+        comparisonOperator: silence
+          ? cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD
+          : cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: silence ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
       });
       created.addAlarmAction(new actions.SnsAction(this.topic));
       created.addOkAction(new actions.SnsAction(this.topic));
@@ -147,6 +167,49 @@ export class Monitoring extends Construct {
       signals.metric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' }),
       SWEEP_BACKLOG_ALARM_SECONDS,
     );
+    alarm(
+      'SweepNotRun',
+      `The sweep has not run for ${SWEEP_SILENT_PERIODS * 5} minutes: its schedule is off or the function cannot be invoked (expired images stay up)`,
+      props.sweepFunction.metricInvocations({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      1,
+      { periods: SWEEP_SILENT_PERIODS },
+    );
+    const timeoutMs = props.apiTimeout.toMilliseconds();
+    alarm(
+      'ApiNearTimeout',
+      `An API invocation took over ${Math.round(NEAR_LIMIT * 100)}% of its ${timeoutMs / 1000} s timeout`,
+      props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      Math.round(timeoutMs * NEAR_LIMIT),
+    );
+    alarm(
+      'ConcurrencyNearQuota',
+      `The account ran ${Math.round(NEAR_LIMIT * 100)}% of its Lambda concurrency quota (${props.accountConcurrency}, -c accountConcurrency) at once: past it, uploads are throttled`,
+      new cloudwatch.Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'ConcurrentExecutions',
+        statistic: 'Maximum',
+        period: FIVE_MINUTES,
+      }),
+      Math.max(1, Math.floor(props.accountConcurrency * NEAR_LIMIT)),
+    );
+    if (props.firewall)
+      alarm(
+        'FirewallRateLimited',
+        "The firewall's rate rule refused a viewer address (more requests in 5 minutes than firewallRateLimit)",
+        new cloudwatch.Metric({
+          namespace: 'AWS/WAFV2',
+          metricName: 'BlockedRequests',
+          // the web ACL's name: CloudFormation's Ref of it is name|id|scope
+          dimensionsMap: {
+            WebACL: Fn.select(0, Fn.split('|', props.firewall.ref)),
+            Region: Stack.of(this).region,
+            Rule: 'RatePerViewer',
+          },
+          statistic: 'Sum',
+          period: FIVE_MINUTES,
+        }),
+        1,
+      );
     alarm(
       'SsmReadFailures',
       'The API could not read its parameters from SSM (the key, the flood limits)',

@@ -62,6 +62,8 @@ export const API_BUNDLING: nodejs.BundlingOptions = {
   },
 };
 const SWEEP_EVERY = Duration.minutes(5);
+/** The API function's timeout: under API Gateway's 29 s, so that its answer, not the gateway's, reaches the client. */
+export const API_TIMEOUT = Duration.seconds(28);
 /** Stack traces mapped to the TypeScript sources, for the sweep, whose cold start does not matter. */
 const SOURCE_MAPS = '--enable-source-maps';
 
@@ -105,7 +107,7 @@ export class ServiceFunctions {
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: settings.memorySizeMb,
-      timeout: Duration.seconds(28),
+      timeout: API_TIMEOUT,
       ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
       // no source maps applied at run time: they cost the API's every cold start a fifth more (`docs/performance.md`,
       // "Cold start"); the asset keeps them, for `npm run map-stack`

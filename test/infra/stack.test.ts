@@ -448,18 +448,54 @@ describe('monitoring', () => {
     ).toEqual([
       'Api5xx',
       'ApiErrors',
+      'ApiNearTimeout',
       'ApiThrottles',
+      'ConcurrencyNearQuota',
+      'FirewallRateLimited',
       'GatewayThrottled',
       'SsmReadFailures',
       'SweepBacklog',
       'SweepErrors',
       'SweepFailures',
+      'SweepNotRun',
       'TableSystemErrors',
       'TableThrottles',
     ]);
     for (const properties of Object.values(alarms).map((entry) => entry.Properties)) {
       expect(JSON.stringify(properties['AlarmActions'])).toMatch(/MonitoringAlarms/);
     }
+  });
+
+  it('alarms on silence and near limits: a sweep not run (missing data breaches), a slow API, the concurrency quota, the rate rule', () => {
+    const byId = (name: string): Record<string, unknown> => {
+      const found = Object.entries(alarms).find(([id]) => id.startsWith(`Monitoring${name}`));
+      if (!found) throw new Error(`no alarm ${name}`);
+      return found[1].Properties;
+    };
+    expect(byId('SweepNotRun')).toMatchObject({
+      MetricName: 'Invocations',
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 3,
+      TreatMissingData: 'breaching',
+    });
+    // every other alarm takes missing data as calm
+    const others = Object.entries(alarms).filter(([id]) => !id.startsWith('MonitoringSweepNotRun'));
+    for (const [, { Properties }] of others) expect(Properties['TreatMissingData']).toBe('notBreaching');
+    expect(byId('ApiNearTimeout')).toMatchObject({ MetricName: 'Duration', Statistic: 'Maximum', Threshold: 22400 });
+    expect(byId('ConcurrencyNearQuota')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'ConcurrentExecutions',
+      Threshold: 8,
+    });
+    expect(byId('FirewallRateLimited')).toMatchObject({ Namespace: 'AWS/WAFV2', MetricName: 'BlockedRequests' });
+    expect(JSON.stringify(byId('FirewallRateLimited')['Dimensions'])).toMatch(/"Fn::Split":\["\|",\{"Ref":"ApiFirewallWebAcl/);
+    const without = synth({ firewallRateLimit: 0, accountConcurrency: 1000 }).findResources('AWS::CloudWatch::Alarm');
+    expect(Object.keys(without).some((id) => id.startsWith('MonitoringFirewallRateLimited'))).toBe(false);
+    const quota = Object.entries(without).find(([id]) => id.startsWith('MonitoringConcurrencyNearQuota'))?.[1] as {
+      Properties: { Threshold: number };
+    };
+    expect(quota.Properties.Threshold).toBe(800);
   });
 
   it("reads the service's own metrics under the names and dimensions the functions write", () => {
