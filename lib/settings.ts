@@ -12,6 +12,8 @@ export const DEPLOYMENT_CONTEXT = {
     'the CloudFormation stack (default `ImageUpload`): another name deploys an independent copy, its parameter prefix, API, metrics and CloudFront names derived from it ([deployment.md](deployment.md#more-than-one-copy))',
   originSecretRotation:
     'a new value (any text, e.g. the date) rotates the secret CloudFront sends to the API, without downtime ([deployment.md](deployment.md#rotating-the-origin-secret)); the same value again, or none, rotates nothing',
+  keepDeletedDays:
+    'days a deleted or expired file is kept as a noncurrent version of the bucket, restorable (default 30; a takedown keeps nothing)',
   domainName: 'a custom domain, with `certificateArn` (an ACM certificate in us-east-1)',
   certificateArn: 'the certificate of `domainName`',
   memorySize: 'function memory, MB (default 1769: one vCPU)',
@@ -64,6 +66,8 @@ export interface DeploymentSettings {
   stackName: string;
   /** A value that differs from the last deploy's rotates the origin secret; empty: no rotation asked. */
   originSecretRotation: string;
+  /** Days a removed file's noncurrent version is kept in the bucket, for a restore. */
+  keepDeletedDays: number;
   /** The function's environment, from context (unset keys keep the function's defaults). */
   functionEnv: Record<string, string>;
   parameterPrefix: string;
@@ -201,6 +205,7 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     originSecretRotation: read.matching('originSecretRotation', /^[\w.:-]{1,64}$/, 'up to 64 letters, digits or . _ : -') ?? '',
     ...functionSettings(read.text, stackName),
     memorySizeMb: read.number('memorySize', 1769, 512, 10240),
+    keepDeletedDays: read.number('keepDeletedDays', 30, 1, 365),
     ...concurrencySettings(read),
     domainName,
     certificateArn,

@@ -24,10 +24,23 @@ export class Storage {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      // a removed or overwritten file stays, as a noncurrent version, for keepDeletedDays: a mistake, a bug or a
+      // compromised function's deletes can be undone (docs/operations.md, "Restoring a deleted file"); a takedown
+      // removes every version at once
+      versioned: true,
       lifecycleRules: [
         { abortIncompleteMultipartUploadAfter: Duration.days(1) },
-        // two-step uploads nobody finished: their staged bytes go within a day (the sweep removes them sooner)
-        { prefix: BUCKET_LAYOUT.stagingPrefix, expiration: Duration.days(BUCKET_LAYOUT.stagingExpirationDays) },
+        { noncurrentVersionExpiration: Duration.days(settings.keepDeletedDays) },
+        // delete markers whose versions have all expired: nothing left to restore
+        { expiredObjectDeleteMarker: true },
+        // two-step uploads nobody finished: their staged bytes go within a day (the sweep removes them sooner), and
+        // are not kept as versions; nor are the block lists an import replaced (up to 32 MB each)
+        {
+          prefix: BUCKET_LAYOUT.stagingPrefix,
+          expiration: Duration.days(BUCKET_LAYOUT.stagingExpirationDays),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        { prefix: BUCKET_LAYOUT.moderationPrefix, noncurrentVersionExpiration: Duration.days(1) },
       ],
       removalPolicy,
       autoDeleteObjects: settings.removal === 'destroy',

@@ -2,8 +2,10 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectVersionsCommand,
   NoSuchKey,
   PutObjectCommand,
+  S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { DependencyError } from '../core/errors';
@@ -27,6 +29,9 @@ function signWithoutPayload(command: PutObjectCommand): PutObjectCommand {
   );
   return command;
 }
+
+/** How a store without versions refuses to list them (s3rver: `MethodNotAllowed`). */
+const WITHOUT_VERSIONS = new Set(['MethodNotAllowed', 'NotImplemented']);
 
 /** Objects in one S3 bucket. */
 export class S3ObjectStore implements ObjectStore {
@@ -70,6 +75,38 @@ export class S3ObjectStore implements ObjectStore {
       await Promise.all(keys.map((key) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }))));
     } catch (cause) {
       throw new DependencyError('S3 delete', cause);
+    }
+  }
+
+  /**
+   * Deletes each version and delete marker of each key, found by listing the key's versions. A store that keeps no
+   * versions (the local stand-in, which refuses the listing with `MethodNotAllowed`) holds only the current objects,
+   * which `deleteMany` removes.
+   */
+  async purge(keys: readonly string[]): Promise<void> {
+    try {
+      for (const key of keys) await this.purgeKey(key);
+    } catch (cause) {
+      if (cause instanceof S3ServiceException && WITHOUT_VERSIONS.has(cause.name)) return this.deleteMany(keys);
+      throw new DependencyError('S3 purge', cause);
+    }
+  }
+
+  private async purgeKey(key: string): Promise<void> {
+    let markers: { KeyMarker?: string; VersionIdMarker?: string } = {};
+    for (;;) {
+      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: key, ...markers }));
+      const versions = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter((version) => version.Key === key);
+      await Promise.all(
+        versions.map((version) =>
+          this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, VersionId: version.VersionId })),
+        ),
+      );
+      if (!page.IsTruncated) return;
+      markers = {
+        ...(page.NextKeyMarker === undefined ? {} : { KeyMarker: page.NextKeyMarker }),
+        ...(page.NextVersionIdMarker === undefined ? {} : { VersionIdMarker: page.NextVersionIdMarker }),
+      };
     }
   }
 

@@ -155,8 +155,10 @@ export class Admin {
         continue;
       }
       await removeImage(this.deps, copy);
-      resolvedReports += await this.deps.reports.resolve(copy.id);
       const files = fileKeys(copy);
+      // a takedown keeps nothing: the versions a bucket keeps for a restore go too (`docs/operations.md`)
+      await this.deps.objects.purge(files);
+      resolvedReports += await this.deps.reports.resolve(copy.id);
       removed.push({
         idEncoded: codec.encode(copy.id),
         clientIp: copy.clientIp,

@@ -40,7 +40,10 @@ export interface ObjectStore {
   put(object: StoredObject): Promise<void>;
   /** True when every one of these objects is stored. */
   exist(keys: readonly string[]): Promise<boolean>;
+  /** Removes the current objects: a bucket that keeps versions keeps the removed ones for a while (a restore). */
   deleteMany(keys: readonly string[]): Promise<void>;
+  /** Removes every version of these objects, nothing kept (a takedown). */
+  purge(keys: readonly string[]): Promise<void>;
   /** An object's bytes; undefined when it is not there (the operator's tool: the picture a takedown blocks). */
   read(key: string): Promise<Uint8Array | undefined>;
 }

@@ -19,7 +19,15 @@ import {
   ScanCommand,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  PutBucketVersioningCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -332,6 +340,12 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     return response;
   }
 
+  /** The versions and delete markers of a file: what a restore could bring back. */
+  const versionsOf = async (key: string): Promise<Array<{ VersionId?: string | undefined; IsLatest?: boolean | undefined }>> => {
+    const page = await clients.s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: key }));
+    return [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter((version) => version.Key === key);
+  };
+
   const objectKeys = async (): Promise<string[]> =>
     ((await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((object) => object.Key ?? '');
 
@@ -398,6 +412,11 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
   async function deployResources(copy: Copy, names: { bucket: string; table: string }): Promise<string> {
     const [bucketId] = resourceOf('Images', 'AWS::S3::Bucket', copy.template);
     await clients.s3.send(new CreateBucketCommand({ Bucket: names.bucket }));
+    const versioning = (copy.template.Resources[bucketId]?.Properties['VersioningConfiguration'] as { Status?: string })?.Status;
+    if (versioning === 'Enabled')
+      await clients.s3.send(
+        new PutBucketVersioningCommand({ Bucket: names.bucket, VersioningConfiguration: { Status: 'Enabled' } }),
+      );
     copy.physical[bucketId] = names.bucket;
     copy.physical[`${bucketId}.Arn`] = `arn:aws:s3:::${names.bucket}`;
     const [tableId, table] = resourceOf('Records', 'AWS::DynamoDB::GlobalTable', copy.template);
@@ -498,13 +517,17 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
               Action: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Scan', 'BatchGetItem'].map((a) => `dynamodb:${a}`),
               Resource: tableArn,
             },
-            { Effect: 'Allow', Action: ['s3:GetObject', 's3:DeleteObject'], Resource: `arn:aws:s3:::${bucket}/images/*` },
+            {
+              Effect: 'Allow',
+              Action: ['s3:GetObject', 's3:DeleteObject', 's3:DeleteObjectVersion'],
+              Resource: `arn:aws:s3:::${bucket}/images/*`,
+            },
             {
               Effect: 'Allow',
               Action: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
               Resource: `arn:aws:s3:::${bucket}/moderation/*`,
             },
-            { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${bucket}` },
+            { Effect: 'Allow', Action: ['s3:ListBucket', 's3:ListBucketVersions'], Resource: `arn:aws:s3:::${bucket}` },
             { Effect: 'Allow', Action: 'ssm:GetParameters', Resource: ['id-salt', 'distribution-id'].map(parameterArn) },
             {
               Effect: 'Allow',
@@ -706,6 +729,19 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     );
     expect(await objectKeys()).toEqual(before.filter((key) => !keys.includes(`/${key}`)));
     expect((await call(new Request(uploaded.url_viewer))).statusCode).toBe(404);
+    // the bucket keeps the deleted files as noncurrent versions, for a restore; the API's role may not remove them
+    const kept = await versionsOf(keys[0]?.slice(1) ?? '');
+    expect(kept.map((version) => version.IsLatest)).toEqual([false, true]);
+    const asApi = new S3Client({
+      region: TWIN_REGION,
+      endpoint: moto.endpoint,
+      forcePathStyle: true,
+      credentials: sessions['ApiFunction'] as Credentials,
+    });
+    await expect(
+      asApi.send(new DeleteObjectCommand({ Bucket: bucket, Key: keys[0]?.slice(1), VersionId: kept[0]?.VersionId })),
+    ).rejects.toMatchObject({ name: 'AccessDenied' });
+    asApi.destroy();
     // the API never invalidates (its role may not): the sweep purges the run's removals together, and forgets them
     expect(await invalidatedPaths()).toEqual([]);
     expect(await sweep.invoke({})).toEqual({ removed: 1, failed: 0, purgedPaths: 3 });
@@ -824,6 +860,8 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect(blocks.stdout).toContain(`blocked pictures: ${blockedHashes}, in 1 batch\n  batch 1\t${blockedHashes} pictures\t`);
     const keys = [image.url, image.thumb.url].map((url) => new URL(url).pathname);
     expect(await objectKeys()).not.toContain(keys[0]?.slice(1));
+    // a takedown keeps nothing: no version of its files is left to restore
+    for (const key of keys) expect(await versionsOf(key.slice(1))).toEqual([]);
     expect(await invalidatedPaths()).toEqual(expect.arrayContaining(keys));
     expect((await call(new Request(image.url_viewer))).statusCode).toBe(404);
     // and the day's figures, with what waits in the staging place

@@ -138,13 +138,31 @@ describe('the stack', () => {
         RestrictPublicBuckets: true,
       },
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      // removed files kept as noncurrent versions for 30 days (restorable), but staged bytes and replaced block lists
+      VersioningConfiguration: { Status: 'Enabled' },
       LifecycleConfiguration: {
         Rules: [
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
-          Match.objectLike({ Prefix: 'staging/', ExpirationInDays: 1, Status: 'Enabled' }),
+          Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: 'Enabled' }),
+          Match.objectLike({ ExpiredObjectDeleteMarker: true, Status: 'Enabled' }),
+          Match.objectLike({
+            Prefix: 'staging/',
+            ExpirationInDays: 1,
+            NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+            Status: 'Enabled',
+          }),
+          Match.objectLike({ Prefix: 'moderation/', NoncurrentVersionExpiration: { NoncurrentDays: 1 } }),
         ],
       },
     });
+    synth({ keepDeletedDays: 7 }).hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 7 } })]),
+      },
+    });
+    // no function's role may remove a version: only the operator's takedown does
+    const actions = JSON.stringify(Object.values(template.findResources('AWS::IAM::Policy')));
+    expect(actions).not.toMatch(/s3:DeleteObjectVersion|s3:PutBucketVersioning|s3:PutLifecycleConfiguration|s3:\*/);
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([

@@ -314,9 +314,11 @@ export class InMemoryDuplicateIndex implements DuplicateIndex {
   }
 }
 
-/** Objects in memory; `failing` makes every put fail. */
+/** Objects in memory, with the versions a removal keeps (as a bucket with versioning); `failing` makes every put fail. */
 export class InMemoryObjectStore implements ObjectStore {
   readonly objects = new Map<string, StoredObject>();
+  /** Earlier versions of each key, kept by a removal and dropped by a purge. */
+  readonly versions = new Map<string, StoredObject[]>();
   failing = false;
 
   constructor(private readonly log = new CallLog()) {}
@@ -335,7 +337,19 @@ export class InMemoryObjectStore implements ObjectStore {
 
   async deleteMany(keys: readonly string[]): Promise<void> {
     this.log.record('objects.deleteMany');
-    for (const key of keys) this.objects.delete(key);
+    for (const key of keys) {
+      const current = this.objects.get(key);
+      if (current) this.versions.set(key, [...(this.versions.get(key) ?? []), current]);
+      this.objects.delete(key);
+    }
+  }
+
+  async purge(keys: readonly string[]): Promise<void> {
+    this.log.record('objects.purge');
+    for (const key of keys) {
+      this.objects.delete(key);
+      this.versions.delete(key);
+    }
   }
 
   async read(key: string): Promise<Uint8Array | undefined> {
