@@ -101,11 +101,17 @@ export class Admin {
   async resolve(reference: string): Promise<ImageRecord> {
     const text = reference.trim();
     let path: string | undefined;
+    let url: URL | undefined;
     try {
-      path = /^https?:\/\//i.test(text) ? new URL(text).pathname : undefined;
+      url = /^https?:\/\//i.test(text) ? new URL(text) : undefined;
     } catch {
       throw new AdminError(`not a URL: ${text}`);
     }
+    // a link of another host names none of this host's images, whatever its path
+    const ours = new URL(this.deps.publicUrl);
+    if (url && url.host !== ours.host)
+      throw new AdminError(`not a link of this host (${ours.host}): ${text}`);
+    path = url?.pathname;
     let id: number | undefined;
     if (path?.startsWith(`/${IMAGES_PREFIX}`)) {
       // a rendition's key names its original's: `name.th.png` -> `name.png`

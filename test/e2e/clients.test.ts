@@ -63,6 +63,40 @@ describe('npm run client-config', () => {
     expect((JSON.parse(placeholder.stdout) as Sxcu).Headers['X-API-Key']).toBe('YOUR_KEY');
   });
 
+  it('takes a base URL pasted with the API path, refuses other schemes and extra arguments, and writes a file with --out', () => {
+    for (const pasted of ['https://img.example/api/1/upload', 'https://img.example/api/1/upload/', 'https://img.example/api/1']) {
+      const run = clientConfig('sharex', pasted, 'k');
+      expect([pasted, run.status, (JSON.parse(run.stdout) as Sxcu).RequestURL]).toEqual([
+        pasted,
+        0,
+        'https://img.example/api/1/upload',
+      ]);
+      expect(run.stderr).toContain('BASE_URL taken as https://img.example (the host');
+    }
+    // a host served under a path keeps it
+    expect((JSON.parse(clientConfig('sharex', 'https://example.org/img/', 'k').stdout) as Sxcu).RequestURL).toBe(
+      'https://example.org/img/api/1/upload',
+    );
+    for (const args of [
+      ['sharex', 'ftp://img.example'],
+      ['sharex', 'javascript:alert(1)'],
+      ['sharex', 'https://img.example/?a=1'],
+      ['sharex', 'https://img.example', 'k', 'extra'],
+      ['sharex', 'https://img.example', '--outt', 'x'],
+    ])
+      expect([args, clientConfig(...args).status]).toEqual([args, 2]);
+    const dir = mkdtempSync(join(tmpdir(), 'client-config-'));
+    try {
+      const file = join(dir, 'host.sxcu');
+      const written = clientConfig('sharex', 'https://img.example', 'k', '--out', file);
+      expect([written.status, written.stdout, written.stderr]).toEqual([0, '', `wrote ${file}\n`]);
+      expect((JSON.parse(readFileSync(file, 'utf8')) as Sxcu).Headers['X-API-Key']).toBe('k');
+      expect(clientConfig('sharex', 'https://img.example', 'k', '--out', join(dir, 'missing', 'x')).status).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('ShareX: the .sxcu uploads a file, and its URL, thumbnail, deletion and error paths resolve on the answers', async () => {
     const sxcu = JSON.parse(clientConfig('sharex', server.url, API_KEY).stdout) as Sxcu;
     expect([sxcu.RequestMethod, sxcu.Body, sxcu.FileFormName]).toEqual(['POST', 'MultipartFormData', 'source']);

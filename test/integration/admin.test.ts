@@ -71,6 +71,12 @@ describe('npm run admin: takedown', () => {
       'no image has the file /images/2020/01/01/none.png',
     );
     await expect(admin.takedown('not a reference!', { block: false })).rejects.toThrow('not an image reference');
+    // another host's link names none of this host's images, even with a path and id like ours
+    const foreign = 'https://elsewhere.example/image/Ab3dE';
+    await expect(admin.takedown(foreign, { block: false })).rejects.toThrow(
+      `not a link of this host (${new URL(PUBLIC_URL).host}): ${foreign}`,
+    );
+    await expect(admin.similar(foreign)).rejects.toThrow('not a link of this host');
   });
 
   it('with --block, refuses the same bytes uploaded again (403, code 151), from anyone', async () => {
