@@ -117,6 +117,34 @@ export class DynamoImageRepository extends DynamoTable implements ImageTable {
     });
   }
 
+  async tighten(id: number, asked: { nsfw: boolean; expiresAtMs: number | null }): Promise<ImageRecord | undefined> {
+    const names = { '#status': 'status' };
+    if (asked.nsfw)
+      await this.updateIf('mark sensitive', imagePk(id), {
+        UpdateExpression: 'SET nsfw = :true',
+        ConditionExpression: '#status = :active',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':true': true, ':active': 'active' },
+      });
+    // sooner only: the condition keeps a later end from replacing an earlier one, whatever two uploads race
+    if (asked.expiresAtMs !== null)
+      await this.updateIf('bring expiry forward', imagePk(id), {
+        UpdateExpression: `SET expiresAtMs = :at, sweepShard = :shard, sweepAtMs = :at, #ttl = :ttl`,
+        ConditionExpression:
+          '#status = :active AND (attribute_not_exists(expiresAtMs) OR expiresAtMs = :none OR expiresAtMs > :at)',
+        ExpressionAttributeNames: { ...names, '#ttl': TABLE_SCHEMA.ttlAttribute },
+        ExpressionAttributeValues: {
+          ':at': asked.expiresAtMs,
+          ':shard': sweepShard(id),
+          ':ttl': Math.ceil(asked.expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS,
+          ':none': null,
+          ':active': 'active',
+        },
+      });
+    const record = await this.find(id);
+    return record?.status === 'active' ? record : undefined;
+  }
+
   async releaseDeleteToken(id: number, tokenHash: string): Promise<boolean> {
     return this.updateIf('release delete token', imagePk(id), {
       UpdateExpression: 'DELETE deleteTokens :token',

@@ -115,6 +115,12 @@ export interface ImageRecords {
   /** Hands out one more delete token for an active record; false when it is not active. */
   addDeleteToken(id: number, tokenHash: string): Promise<boolean>;
   /**
+   * What a duplicate upload asks of the image it is answered with (`docs/decisions.md`, "Duplicates"): marked
+   * sensitive (the flag only rises), and an end no later than `expiresAtMs` (an expiry only comes sooner). Answers the
+   * record as it is after; undefined when there is no active record.
+   */
+  tighten(id: number, asked: { nsfw: boolean; expiresAtMs: number | null }): Promise<ImageRecord | undefined>;
+  /**
    * Takes one delete token off an active record that holds others (the same image uploaded again by the same client,
    * each answer with a link of its own); false, changing nothing, when it is the record's last token or not its own.
    */

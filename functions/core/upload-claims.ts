@@ -33,7 +33,7 @@ export interface Claims {
 }
 
 export interface UploadClaimsDeps {
-  images: Pick<ImageRecords, 'allocateId' | 'addDeleteToken'>;
+  images: Pick<ImageRecords, 'allocateId' | 'addDeleteToken' | 'tighten'>;
   duplicateGuard: DuplicateGuard;
   names: NameClaimer;
   codecs: IdCodecs;
@@ -82,7 +82,10 @@ export class UploadClaims {
     if (named.status === 'rejected') throw named.reason;
     let check = checked.value;
     while ('existing' in check) {
-      const answer = await this.answerDuplicate(check.existing, codec.encode(check.existing.id));
+      const answer = await this.answerDuplicate(check.existing, codec.encode(check.existing.id), {
+        nsfw: options.nsfw,
+        expiresAtMs: options.expirationSeconds === undefined ? null : nowMs + options.expirationSeconds * 1000,
+      });
       if (answer) {
         await writes.discardName();
         return { answer };
@@ -114,13 +117,22 @@ export class UploadClaims {
   }
 
   /**
-   * The existing image as a fresh upload would show it, with a delete link of its own for this request; undefined when
-   * it was deleted in the meantime.
+   * The existing image as a fresh upload would show it, with a delete link of its own for this request, marked
+   * sensitive and ending sooner when this upload asks so (never the reverse); undefined when it was deleted in the
+   * meantime. Its title and description stay the first upload's.
    */
-  private async answerDuplicate(existing: ImageRecord, idEncoded: string): Promise<ImageObject | undefined> {
+  private async answerDuplicate(
+    existing: ImageRecord,
+    idEncoded: string,
+    asked: { nsfw: boolean; expiresAtMs: number | null },
+  ): Promise<ImageObject | undefined> {
     const token = deleteTokens.make(this.deps.random);
     if (!(await this.deps.images.addDeleteToken(existing.id, token.hash))) return undefined;
-    return this.deps.show(existing, idEncoded, token.token);
+    const sooner = asked.expiresAtMs !== null && (existing.expiresAtMs === null || asked.expiresAtMs < existing.expiresAtMs);
+    const raises = (asked.nsfw && !existing.nsfw) || sooner;
+    const shown = raises ? await this.deps.images.tighten(existing.id, asked) : existing;
+    if (!shown) return undefined;
+    return this.deps.show(shown, idEncoded, token.token);
   }
 }
 

@@ -138,6 +138,26 @@ describe.each(implementations)('the image table ports, on %s', (_name, open) => 
       expect(await table.addView(id)).toBeUndefined();
     });
 
+    it('marks an image sensitive and brings its end forward for a duplicate, never the reverse', async () => {
+      const { id, name } = fresh();
+      await table.saveActive({ ...record(id, name), nsfw: false, expiresAtMs: null });
+      expect(await table.tighten(id, { nsfw: false, expiresAtMs: 9_000_000 })).toMatchObject({
+        nsfw: false,
+        expiresAtMs: 9_000_000,
+      });
+      expect(await table.tighten(id, { nsfw: true, expiresAtMs: 12_000_000 })).toMatchObject({
+        nsfw: true,
+        expiresAtMs: 9_000_000,
+      });
+      expect(await table.tighten(id, { nsfw: false, expiresAtMs: null })).toMatchObject({ nsfw: true, expiresAtMs: 9_000_000 });
+      expect(await table.tighten(id, { nsfw: false, expiresAtMs: 8_000_000 })).toMatchObject({ expiresAtMs: 8_000_000 });
+      // due for the sweep at its new end
+      const due = Array.from({ length: table.duePartitions }, (_, partition) => collect(table.dueRefs(8_000_000, 50, partition)));
+      expect((await Promise.all(due)).flat()).toContainEqual(expect.objectContaining({ id }));
+      await table.markTakenDown(id, 6_000);
+      expect(await table.tighten(id, { nsfw: true, expiresAtMs: null })).toBeUndefined();
+    });
+
     it('marks a record being deleted by a link it holds; the same mark again (retried) counts too', async () => {
       const { id, name } = fresh();
       await table.saveActive(record(id, name));

@@ -53,6 +53,24 @@ describe('duplicates', () => {
     expect(await service.objectKeys()).toHaveLength(3);
   });
 
+  it('marks the stored image sensitive, and brings its end forward, when a duplicate asks so; never the reverse', async () => {
+    const service = await createTestService();
+    const bytes = await makePng(34, 22);
+    const first = jsonBody(await upload(service, bytes, { title: 'first title' })).image;
+    expect([first['nsfw'], first['expiration_date_gmt']]).toEqual(['0', null]);
+    const marked = jsonBody(await upload(service, bytes, { nsfw: '1', expiration: 'PT1H', title: 'second title' })).image;
+    expect(marked).toMatchObject({ id_encoded: first['id_encoded'], nsfw: '1', title: 'first title' });
+    const endsAt = Date.parse(String(marked['expiration_date_gmt'] ?? ''));
+    expect(endsAt - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect(endsAt - Date.now()).toBeLessThanOrEqual(60 * 60_000);
+    // a later duplicate without the flag, or with a later end, changes neither
+    const again = jsonBody(await upload(service, bytes, { nsfw: '0', expiration: 'P1D' })).image;
+    expect([again['nsfw'], again['expiration_date_gmt']]).toEqual(['1', marked['expiration_date_gmt']]);
+    // the viewer page blurs it now
+    const page = await service.send(new Request(String(first['url_viewer'])));
+    expect(page.body).toContain('<label class="sensitive">');
+  });
+
   it('keeps the image for the duplicate when the first uploader deletes theirs, and says so on the page', async () => {
     const service = await createTestService();
     const bytes = await makePng(34, 22);

@@ -195,6 +195,16 @@ export class InMemoryImageRepository implements ImageTable {
     return true;
   }
 
+  async tighten(id: number, asked: { nsfw: boolean; expiresAtMs: number | null }): Promise<ImageRecord | undefined> {
+    this.log.record('images.tighten');
+    const record = this.records.get(id);
+    if (record?.status !== 'active') return undefined;
+    if (asked.nsfw) record.nsfw = true;
+    if (asked.expiresAtMs !== null && (record.expiresAtMs === null || asked.expiresAtMs < record.expiresAtMs))
+      record.expiresAtMs = asked.expiresAtMs;
+    return structuredClone(record);
+  }
+
   async releaseDeleteToken(id: number, tokenHash: string): Promise<boolean> {
     const record = this.records.get(id);
     if (record?.status !== 'active' || record.deleteTokenHashes.length < 2 || !record.deleteTokenHashes.includes(tokenHash))
