@@ -5,6 +5,11 @@ import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../functions/http/e
 import { errorEnvelope } from '../functions/http/responses';
 
 export interface ApiFirewallProps {
+  /**
+   * The start of its metric names, which CloudWatch's WAF metrics are named by (`WebACL` and `Rule` dimensions): the
+   * stack's name, so that two copies in a region share none.
+   */
+  metricPrefix: string;
   stage: apigateway.Stage;
   /** The value CloudFront sends in the origin header, and the one it sent before a rotation (the same without one). */
   originSecrets: { current: string; previous: string };
@@ -15,7 +20,7 @@ export interface ApiFirewallProps {
 /** The window of WAF's rate-based rule, in seconds. */
 const RATE_WINDOW_SECONDS = 300;
 
-const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
+const visibilityOf = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
   cloudWatchMetricsEnabled: true,
   metricName,
   sampledRequestsEnabled: false,
@@ -29,6 +34,8 @@ const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigPropert
  */
 export class ApiFirewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
+  /** The CloudWatch metric dimensions of its rate rule's blocks. */
+  readonly rateMetric: { WebACL: string; Rule: string } | undefined;
 
   constructor(scope: Construct, id: string, props: ApiFirewallProps) {
     super(scope, id);
@@ -45,6 +52,7 @@ export class ApiFirewall extends Construct {
       orStatement: { statements: [carries(props.originSecrets.current), carries(props.originSecrets.previous)] },
     };
     const rules: wafv2.CfnWebACL.RuleProperty[] = [];
+    const visibility = (name: string) => visibilityOf(`${props.metricPrefix}-${name}`);
     if (props.ratePerFiveMinutes > 0) {
       rules.push({
         name: 'RatePerViewer',
@@ -79,6 +87,10 @@ export class ApiFirewall extends Construct {
       statement: fromDistribution,
       visibilityConfig: visibility('FromTheDistribution'),
     });
+    this.rateMetric =
+      props.ratePerFiveMinutes > 0
+        ? { WebACL: `${props.metricPrefix}-ApiFirewall`, Rule: `${props.metricPrefix}-RatePerViewer` }
+        : undefined;
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       description: 'Only requests through the distribution reach the API, with a rate limit per viewer IP',

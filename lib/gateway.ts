@@ -98,6 +98,7 @@ export class Gateway {
     this.firewall = settings.firewall
       ? new ApiFirewall(stack, 'ApiFirewall', {
           stage: this.api.deploymentStage,
+          metricPrefix: settings.stackName,
           originSecrets,
           ratePerFiveMinutes: settings.firewallRateLimit,
         })

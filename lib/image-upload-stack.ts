@@ -61,7 +61,7 @@ export class ImageUploadStack extends Stack {
       alarmTopicArn: settings.alarmTopicArn,
       accountConcurrency: settings.accountConcurrency,
       apiTimeout: API_TIMEOUT,
-      firewall: settings.firewallRateLimit > 0 ? gateway.firewall?.webAcl : undefined,
+      firewallRate: gateway.firewall?.rateMetric,
     });
     this.warnOfSettings(settings);
     this.giveEveryFunctionALogGroup();

@@ -1,4 +1,4 @@
-import { Duration, Fn, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -7,7 +7,6 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
-import type * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { METRIC, METRIC_SERVICE, storeLatencyMetric } from '../functions/core/metrics';
 
@@ -28,8 +27,8 @@ export interface MonitoringProps {
   accountConcurrency: number;
   /** The API function's timeout: an alarm when an invocation nears it. */
   apiTimeout: Duration;
-  /** The firewall on the API's stage, if it has a rate rule: an alarm when that rule refuses viewers. */
-  firewall: wafv2.CfnWebACL | undefined;
+  /** The metric dimensions of the firewall's rate rule, if there is one: an alarm when that rule refuses viewers. */
+  firewallRate: { WebACL: string; Rule: string } | undefined;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -192,19 +191,15 @@ export class Monitoring extends Construct {
       }),
       Math.max(1, Math.floor(props.accountConcurrency * NEAR_LIMIT)),
     );
-    if (props.firewall)
+    if (props.firewallRate)
       alarm(
         'FirewallRateLimited',
         "The firewall's rate rule refused a viewer address (more requests in 5 minutes than firewallRateLimit)",
         new cloudwatch.Metric({
           namespace: 'AWS/WAFV2',
           metricName: 'BlockedRequests',
-          // the web ACL's name: CloudFormation's Ref of it is name|id|scope
-          dimensionsMap: {
-            WebACL: Fn.select(0, Fn.split('|', props.firewall.ref)),
-            Region: Stack.of(this).region,
-            Rule: 'RatePerViewer',
-          },
+          // WAF names its metrics by the web ACL's and the rule's metric names, not by the web ACL's own name
+          dimensionsMap: { ...props.firewallRate, Region: Stack.of(this).region },
           statistic: 'Sum',
           period: FIVE_MINUTES,
         }),

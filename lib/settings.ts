@@ -48,6 +48,9 @@ export function readStackName(node: Node): string {
   const value = contextReader(node).text('stackName') ?? DEFAULT_STACK_NAME;
   if (!/^[A-Za-z][A-Za-z0-9-]{0,39}$/.test(value))
     throw new Error('context stackName must be a letter then up to 39 letters, digits or hyphens');
+  // names that differ only in case or hyphens share a parameter prefix: none may share the default copy's
+  if (value !== DEFAULT_STACK_NAME && parameterPrefixOf(value) === parameterPrefixOf(DEFAULT_STACK_NAME))
+    throw new Error(`context stackName ${value} would share ${DEFAULT_STACK_NAME}'s parameters: choose another name`);
   return value;
 }
 

@@ -11,6 +11,9 @@ import type { ImageUploadStack } from './image-upload-stack';
 import { acknowledge } from './nag-suppressions';
 import { acknowledgeLogsRole, FUNCTIONS, RUNTIME } from './service-functions';
 
+/** The attributes the setup step answers (`functions/setup/handler.ts`). */
+const SETUP_ANSWERS = ['OriginSecret', 'PreviousOriginSecret', 'OriginSecretSha256'] as const;
+
 /**
  * The stack's setup step (a custom resource and its function): the parameters the operator owns (the key, the flood
  * limits) and the secrets (id salt, origin secret), made once when missing and never overwritten by a deploy; and,
@@ -42,7 +45,7 @@ export class SetupStep {
       // the SDK version the code was tested with, not the runtime's (timeouts and retries depend on it)
       bundling: { bundleAwsSDK: true },
     });
-    const owned = [names.apiKey, names.floodLimits, names.idSalt, names.originSecret];
+    const owned = [names.apiKey, names.floodLimits, names.idSalt, names.originSecret, names.originSecretDeployed];
     this.fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['ssm:GetParameter', 'ssm:PutParameter'], resources: owned.map(stack.parameterArn) }),
     );
@@ -59,14 +62,20 @@ export class SetupStep {
     for (const scope of [this.fn, this.provider]) acknowledgeLogsRole(scope);
     this.resource = new CustomResource(stack, 'Setup', {
       serviceToken: this.provider.serviceToken,
-      // The names it looks after: a change of them (a parameter added) runs the setup again on the next deploy.
-      properties: { ParameterPrefix: prefix, Creates: owned, ...this.rotationProperty() },
+      // The names it looks after and the attributes it answers: a change of either (a parameter added, an attribute
+      // the stack reads) runs the setup again on the next deploy, so that a stack deployed before gets them.
+      properties: { ParameterPrefix: prefix, Creates: owned, Answers: SETUP_ANSWERS, ...this.rotationProperty() },
     });
     this.originSecrets = {
-      current: this.resource.getAttString('OriginSecret'),
-      previous: this.resource.getAttString('PreviousOriginSecret'),
+      current: this.answer('OriginSecret'),
+      previous: this.answer('PreviousOriginSecret'),
     };
-    this.originSecretSha256 = this.resource.getAttString('OriginSecretSha256');
+    this.originSecretSha256 = this.answer('OriginSecretSha256');
+  }
+
+  /** An attribute of the setup step's answer, one it lists in `Answers`. */
+  private answer(name: (typeof SETUP_ANSWERS)[number]): string {
+    return this.resource.getAttString(name);
   }
 
   private rotationProperty(): { OriginSecretRotation?: string } {

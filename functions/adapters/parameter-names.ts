@@ -8,8 +8,13 @@ export const PARAMETERS = {
   idSalt: 'id-salt',
   /** The public base URL, written by the stack. */
   publicUrl: 'public-url',
-  /** The value CloudFront sends in the origin header (SecureString), made once by the setup step. */
+  /** The values the API accepts in the origin header (SecureString, one a line), made once by the setup step. */
   originSecret: 'origin-secret',
+  /**
+   * What the setup step last handed to CloudFront, and the rotations it made (SecureString, JSON): the setup step's
+   * own record, which no function reads and no one edits (`docs/deployment.md`, "Rotating the origin secret").
+   */
+  originSecretDeployed: 'origin-secret-deployed',
   /** The distribution in front of the files, written by the stack. */
   distributionId: 'distribution-id',
 } as const;
@@ -25,8 +30,8 @@ export function parameterNames(prefix: string): SettingsParameters {
   return names;
 }
 
-/** The parameters the API reads: all but the distribution id, which only the sweep purges. */
-export function apiParameters(names: SettingsParameters): Omit<SettingsParameters, 'distributionId'> {
+/** The parameters the API reads: all but the distribution id, which only the sweep purges, and the setup's record. */
+export function apiParameters(names: SettingsParameters): Omit<SettingsParameters, 'distributionId' | 'originSecretDeployed'> {
   return {
     apiKey: names.apiKey,
     floodLimits: names.floodLimits,

@@ -109,8 +109,7 @@ export class Admin {
     }
     // a link of another host names none of this host's images, whatever its path
     const ours = new URL(this.deps.publicUrl);
-    if (url && url.host !== ours.host)
-      throw new AdminError(`not a link of this host (${ours.host}): ${text}`);
+    if (url && url.host !== ours.host) throw new AdminError(`not a link of this host (${ours.host}): ${text}`);
     path = url?.pathname;
     let id: number | undefined;
     if (path?.startsWith(`/${IMAGES_PREFIX}`)) {
@@ -162,8 +161,6 @@ export class Admin {
       }
       await removeImage(this.deps, copy);
       const files = fileKeys(copy);
-      // a takedown keeps nothing: the versions a bucket keeps for a restore go too (`docs/operations.md`)
-      await this.deps.objects.purge(files);
       resolvedReports += await this.deps.reports.resolve(copy.id);
       removed.push({
         idEncoded: codec.encode(copy.id),
@@ -175,6 +172,8 @@ export class Admin {
     // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
     const blockedPictures = options.block ? comparableHashes(record.perceptual) : [];
     if (options.block) await this.block(fingerprints, [...blockedPictures, ...crops], `taken down: ${idEncoded}`);
+    // a takedown keeps nothing: the versions the bucket keeps for a restore go last, once all is down and blocked
+    await this.purgeVersions(removed.flatMap((one) => one.files));
     return {
       idEncoded,
       removed,
@@ -183,6 +182,18 @@ export class Admin {
       blockedCrops: crops.length,
       resolvedReports,
     };
+  }
+
+  /** Removes every version of the files; a failure names them, so that they can be removed by hand. */
+  private async purgeVersions(files: string[]): Promise<void> {
+    try {
+      await this.deps.objects.purge(files);
+    } catch (cause) {
+      throw new AdminError(
+        `taken down, but earlier versions of its files are kept (${String(cause)}): remove every version of ${files.join(' ')} (s3:ListBucketVersions, s3:DeleteObjectVersion)`,
+        { cause },
+      );
+    }
   }
 
   /** Blocks an image's bytes and picture, so that the same bytes, and an edited copy, are refused. */

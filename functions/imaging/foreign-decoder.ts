@@ -88,6 +88,9 @@ export class ForeignDecoder {
   private nextId = 0;
   private idleTimer: NodeJS.Timeout | undefined;
 
+  /** `idleMs`: how long a worker waits for the next decode before it is ended. */
+  constructor(private readonly idleMs = IDLE_WORKER_MS) {}
+
   /** Decodes one picture once those before it are done; `leftMs` is read when its decode starts. */
   decode(picture: ForeignPicture, leftMs: () => number): Promise<RawPixels> {
     const run = this.queue.then(() => this.run(picture, leftMs()));
@@ -151,7 +154,7 @@ export class ForeignDecoder {
    * would hold its answer's promise, and so its pixels, until it fired.
    */
   private endWhenIdle(): void {
-    this.idleTimer = setTimeout(() => void this.close(), IDLE_WORKER_MS).unref();
+    this.idleTimer = setTimeout(() => void this.close(), this.idleMs).unref();
   }
 
   private start(): Worker {

@@ -1,8 +1,8 @@
 import { DescribeTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
-import { SSMClient } from '@aws-sdk/client-ssm';
+import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { FIRST_VALUES, OperatorParameters } from '../adapters/operator-parameters';
-import { originSecretLines, parameterNames } from '../adapters/parameter-names';
+import { originSecretLines, parameterNames, type SettingsParameters } from '../adapters/parameter-names';
 import { sha256Hex } from '../core/hashes';
 
 export interface SetupResult {
@@ -39,22 +39,40 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
   const table: unknown = event.ResourceProperties['ProtectTable'];
   if (typeof table === 'string' && table !== '') return protectTable(event, table);
   const prefix = String(event.ResourceProperties['ParameterPrefix'] ?? '');
-  const parameters = new OperatorParameters(ssm, parameterNames(prefix));
-  if (event.ResourceProperties['SettleOriginSecret'] !== undefined) return settleOriginSecret(event, parameters, prefix);
+  const names = parameterNames(prefix);
+  const parameters = new OperatorParameters(ssm, names);
+  if (event.ResourceProperties['SettleOriginSecret'] !== undefined) return settleOriginSecret(event, parameters, names, prefix);
   const physicalId = `${prefix.replace(/\/+$/, '')}/setup`;
   if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId };
   await parameters.ensure('apiKey');
   await parameters.ensure('idSalt');
   await parameters.ensure('floodLimits');
-  let secrets = originSecretLines(await parameters.ensure('originSecret'));
-  const [current] = secrets;
-  if (current === undefined) throw new Error(`the origin secret parameter under ${prefix} is empty`);
-  if (rotationAsked(event)) {
-    const next = FIRST_VALUES.originSecret.make();
-    await parameters.put('originSecret', `${next}\n${current}`);
-    secrets = [next, current];
+  const lines = originSecretLines(await parameters.ensure('originSecret'));
+  const [first] = lines;
+  if (first === undefined) throw new Error(`the origin secret parameter under ${prefix} is empty`);
+  // a stack of before this record: what it handed to CloudFront was the parameter's value
+  let deployed = (await readDeployed(names)) ?? { secret: first, rotations: [] };
+  const asked = String(event.ResourceProperties['OriginSecretRotation'] ?? '');
+  let sent = deployed.secret;
+  let previous = lines.find((line) => line !== sent) ?? sent;
+  const rotating = event.RequestType === 'Update' && asked !== '';
+  if (rotating && deployed.pending !== undefined && deployed.pendingFor === asked) {
+    // the rotation's deploy, run again before it settled: the same new secret
+    sent = deployed.pending;
+    previous = deployed.secret;
+  } else if (rotating && !deployed.rotations.includes(asked)) {
+    // a word not used before: the same word again, or an old one a rollback sends back, rotates nothing
+    sent = FIRST_VALUES.originSecret.make();
+    previous = deployed.secret;
+    // the new one, then what CloudFront sends now: both accepted until the settle step
+    await parameters.put('originSecret', `${sent}\n${previous}`);
+    const rotations = [...deployed.rotations, asked].slice(-ROTATIONS_KEPT);
+    deployed = { secret: deployed.secret, rotations, pending: sent, pendingFor: asked };
+  } else if (deployed.pending !== undefined) {
+    // a rollback of a rotation's deploy: CloudFront keeps the deployed secret, and the rotation is given up
+    deployed = { secret: deployed.secret, rotations: deployed.rotations };
   }
-  const [sent = current, previous = sent] = secrets;
+  await writeDeployed(names, deployed);
   return {
     PhysicalResourceId: physicalId,
     Data: { OriginSecret: sent, PreviousOriginSecret: previous, OriginSecretSha256: sha256Hex(sent) },
@@ -62,28 +80,60 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
   };
 }
 
-/** A rotation is asked by a deploy whose `OriginSecretRotation` is set and differs from the last deploy's. */
-function rotationAsked(event: CloudFormationCustomResourceEvent): boolean {
-  if (event.RequestType !== 'Update') return false;
-  const asked = String(event.ResourceProperties['OriginSecretRotation'] ?? '');
-  return asked !== '' && asked !== String(event.OldResourceProperties['OriginSecretRotation'] ?? '');
+/** The setup step's record of the origin secret: the one handed to CloudFront, and a rotation not yet settled. */
+interface DeployedOriginSecret {
+  secret: string;
+  /** The rotation words used, the last few: none rotates again. */
+  rotations: string[];
+  /** The new secret of a rotation, until the settle step makes it the deployed one. */
+  pending?: string;
+  /** The rotation word that made `pending`. */
+  pendingFor?: string;
+}
+
+const ROTATIONS_KEPT = 50;
+
+async function readDeployed(names: SettingsParameters): Promise<DeployedOriginSecret | undefined> {
+  try {
+    const found = await ssm.send(new GetParameterCommand({ Name: names.originSecretDeployed, WithDecryption: true }));
+    const value = JSON.parse(found.Parameter?.Value ?? 'null') as DeployedOriginSecret | null;
+    return value && typeof value.secret === 'string' && Array.isArray(value.rotations) ? value : undefined;
+  } catch (error) {
+    if (error instanceof ParameterNotFound) return undefined;
+    throw error;
+  }
+}
+
+async function writeDeployed(names: SettingsParameters, value: DeployedOriginSecret): Promise<void> {
+  await ssm.send(
+    new PutParameterCommand({
+      Name: names.originSecretDeployed,
+      Value: JSON.stringify(value),
+      Type: 'SecureString',
+      Overwrite: true,
+    }),
+  );
 }
 
 /**
  * After a rotation, once the distribution and the firewall have the new secret (this resource depends on them, and
- * CloudFormation waits for the distribution to be deployed): the parameter keeps the new secret only, and the old
- * one stops working within the function's cache time.
+ * CloudFormation waits for the distribution to be deployed): the new secret is the deployed one, and the parameter
+ * keeps it alone, so the old one stops working within the function's cache time.
  */
 async function settleOriginSecret(
   event: CloudFormationCustomResourceEvent,
   parameters: OperatorParameters,
+  names: SettingsParameters,
   prefix: string,
 ): Promise<SetupResult> {
   const physicalId = `${prefix.replace(/\/+$/, '')}/origin-secret-settled`;
   if (event.RequestType === 'Delete') return { PhysicalResourceId: physicalId };
-  const secrets = originSecretLines(await parameters.ensure('originSecret'));
-  const [sent] = secrets;
-  if (sent !== undefined && secrets.length > 1) await parameters.put('originSecret', sent);
+  const deployed = await readDeployed(names);
+  const asked = String(event.ResourceProperties['OriginSecretRotation'] ?? '');
+  if (deployed?.pending !== undefined && deployed.pendingFor === asked) {
+    await parameters.put('originSecret', deployed.pending);
+    await writeDeployed(names, { secret: deployed.pending, rotations: deployed.rotations });
+  }
   return { PhysicalResourceId: physicalId };
 }
 

@@ -913,10 +913,9 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
       );
     const before = originSecret;
     const reading = twinOf('ApiFunction', { PARAMETERS_CACHE_SECONDS: '0' });
-    // an operator's hand edit: the secret CloudFront was deployed with still passes
+    // an operator's hand edit: the secret CloudFront was deployed with still passes, and a rotation starts from it
     await edit('edited-by-hand-0123456789');
     expect(await statuses(reading, [before, 'edited-by-hand-0123456789', 'guessed'])).toEqual([200, 200, 403]);
-    await edit(before);
 
     // the deploy with a new rotation: the setup step makes the new secret, CloudFront and the firewall get it
     const rotation = { OriginSecretRotation: '2026-11-27' };

@@ -406,7 +406,13 @@ describe('the stack', () => {
     expect(names.sort()).toEqual(['/image-upload/distribution-id', '/image-upload/public-url']);
     template.hasResourceProperties('AWS::CloudFormation::CustomResource', {
       ParameterPrefix: '/image-upload',
-      Creates: ['/image-upload/api-key', '/image-upload/flood-limits', '/image-upload/id-salt', '/image-upload/origin-secret'],
+      Creates: [
+        '/image-upload/api-key',
+        '/image-upload/flood-limits',
+        '/image-upload/id-salt',
+        '/image-upload/origin-secret',
+        '/image-upload/origin-secret-deployed',
+      ],
     });
   });
 
@@ -507,7 +513,20 @@ describe('monitoring', () => {
       Threshold: 8,
     });
     expect(byId('FirewallRateLimited')).toMatchObject({ Namespace: 'AWS/WAFV2', MetricName: 'BlockedRequests' });
-    expect(JSON.stringify(byId('FirewallRateLimited')['Dimensions'])).toMatch(/"Fn::Split":\["\|",\{"Ref":"ApiFirewallWebAcl/);
+    // WAF's dimensions are the metric names of the web ACL and the rule, which the stack's name starts
+    expect(byId('FirewallRateLimited')['Dimensions']).toEqual(
+      expect.arrayContaining([
+        { Name: 'WebACL', Value: 'ImageUpload-ApiFirewall' },
+        { Name: 'Rule', Value: 'ImageUpload-RatePerViewer' },
+      ]),
+    );
+    const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0] as {
+      Properties: { VisibilityConfig: { MetricName: string }; Rules: Array<{ VisibilityConfig: { MetricName: string } }> };
+    };
+    expect([
+      acl.Properties.VisibilityConfig.MetricName,
+      ...acl.Properties.Rules.map((rule) => rule.VisibilityConfig.MetricName),
+    ]).toEqual(['ImageUpload-ApiFirewall', 'ImageUpload-RatePerViewer', 'ImageUpload-FromTheDistribution']);
     const without = synth({ firewallRateLimit: 0, accountConcurrency: 1000 }).findResources('AWS::CloudWatch::Alarm');
     expect(Object.keys(without).some((id) => id.startsWith('MonitoringFirewallRateLimited'))).toBe(false);
     const quota = Object.entries(without).find(([id]) => id.startsWith('MonitoringConcurrencyNearQuota'))?.[1] as {
@@ -796,6 +815,8 @@ describe('more than one copy in an account (-c stackName)', () => {
     });
     for (const bad of ['9lives', 'has space', 'under_score', 'A'.repeat(41)])
       expect(() => synth({ stackName: bad })).toThrow('context stackName must be a letter then up to 39 letters');
+    for (const alike of ['image-upload', 'Image-Upload', 'imageUpload'])
+      expect(() => synth({ stackName: alike })).toThrow(`context stackName ${alike} would share ImageUpload's parameters`);
   });
 });
 
@@ -817,6 +838,17 @@ describe('rotating the origin secret (-c originSecretRotation)', () => {
       ]),
     );
     expect(only?.Properties['OriginSecretRotation']).toBeUndefined();
+  });
+
+  it('lists every attribute the stack reads of the setup step among its properties, so an upgrade runs it again', () => {
+    const template = synth();
+    const json = JSON.stringify(template.toJSON());
+    const read = [...new Set([...json.matchAll(/"Fn::GetAtt":\["Setup","(\w+)"\]/g)].map((match) => match[1]))].sort();
+    expect(read).toEqual(['OriginSecret', 'OriginSecretSha256', 'PreviousOriginSecret']);
+    template.hasResourceProperties('AWS::CloudFormation::CustomResource', {
+      Answers: Match.arrayEquals(['OriginSecret', 'PreviousOriginSecret', 'OriginSecretSha256']),
+      Creates: Match.arrayWith(['/image-upload/origin-secret-deployed']),
+    });
   });
 
   it('passes a rotation to the setup step and the settle step, and refuses a value that is not a plain word', () => {

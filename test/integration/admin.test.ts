@@ -1,3 +1,4 @@
+import { S3ObjectStore } from '../../functions/adapters/s3-object-store';
 import { createSweepHandler } from '../../functions/api/sweep';
 import type { ImageObject } from '../../functions/core/image-object';
 import { NO_METRICS } from '../../functions/core/metrics';
@@ -62,6 +63,24 @@ describe('npm run admin: takedown', () => {
     await expect(admin.takedown(reference(image), { block: false })).rejects.toThrow(
       /no image .*taken down already|no image has the file/,
     );
+  });
+
+  it('takes down and blocks all the same when the earlier versions cannot be removed, and names the files left', async () => {
+    const service = await createTestService();
+    const image = await upload(service, 7);
+    const refused = jest
+      .spyOn(S3ObjectStore.prototype, 'purge')
+      .mockRejectedValueOnce(new Error('AccessDenied: s3:DeleteObjectVersion'));
+    try {
+      await expect(adminOf(service).takedown(image.url, { block: true })).rejects.toThrow(
+        /^taken down, but earlier versions of its files are kept \(Error: AccessDenied: s3:DeleteObjectVersion\): remove every version of images\//,
+      );
+    } finally {
+      refused.mockRestore();
+    }
+    expect((await service.send(new Request(image.url_viewer))).statusCode).toBe(404);
+    // blocked before the versions were tried: the same bytes are refused
+    expect(await refusal(service, 7, '203.0.113.9')).toMatchObject({ status: 403, code: 151 });
   });
 
   it('answers unknown references clearly', async () => {

@@ -78,24 +78,19 @@ describe('the stack setup step (custom resource), against the SSM stand-in', () 
     expect((await read(`${prefix}/flood-limits`)).value).toBe(edited);
   });
 
-  it('rotates the origin secret when a deploy names a new rotation: both accepted until the settle step drops the old', async () => {
+  it('rotates the origin secret for a word not used before: both accepted until the settle step drops the old', async () => {
     const prefix = `/setup-rotate-${Date.now()}`;
     await handler(event('Create', prefix));
     const first = (await read(`${prefix}/origin-secret`)).value ?? '';
-    // a deploy without a rotation, and one back to none after a rotation, rotate nothing
+    // a deploy without a rotation rotates nothing
     await handler(event('Update', prefix, {}, {}));
-    await handler(event('Update', prefix, { OriginSecretRotation: '' }, { OriginSecretRotation: '2026-01' }));
     expect((await read(`${prefix}/origin-secret`)).value).toBe(first);
 
     const rotated = await handler(event('Update', prefix, { OriginSecretRotation: '2026-11' }, {}));
     const [next, old] = ((await read(`${prefix}/origin-secret`)).value ?? '').split('\n');
     expect([old, next === first, next]).toEqual([first, false, expect.stringMatching(/^[0-9a-f]{64}$/)]);
-    expect(rotated.Data).toEqual({
-      OriginSecret: next,
-      PreviousOriginSecret: first,
-      OriginSecretSha256: sha256Hex(next ?? ''),
-    });
-    // the same rotation again (a later deploy with the same context) changes nothing
+    expect(rotated.Data).toEqual({ OriginSecret: next, PreviousOriginSecret: first, OriginSecretSha256: sha256Hex(next ?? '') });
+    // the same word again (a later deploy with the same context) changes nothing
     const again = await handler(
       event('Update', prefix, { OriginSecretRotation: '2026-11' }, { OriginSecretRotation: '2026-11' }),
     );
@@ -107,11 +102,41 @@ describe('the stack setup step (custom resource), against the SSM stand-in', () 
     });
     expect((await read(`${prefix}/origin-secret`)).value).toBe(next);
     // settled, the next deploy gives CloudFront the new secret as both
-    const after = await handler(
-      event('Update', prefix, { OriginSecretRotation: '2026-11' }, { OriginSecretRotation: '2026-11' }),
-    );
+    const after = await handler(event('Update', prefix, {}, { OriginSecretRotation: '2026-11' }));
     expect(after.Data).toMatchObject({ OriginSecret: next, PreviousOriginSecret: next });
     await handler(event('Delete', prefix, settle));
     expect((await read(`${prefix}/origin-secret`)).value).toBe(next);
+    // its record is its own: a SecureString no function reads
+    expect((await read(`${prefix}/origin-secret-deployed`)).type).toBe('SecureString');
+  });
+
+  it('rotates from the secret CloudFront was given, whatever a hand edit wrote, and never again for a rollback', async () => {
+    const prefix = `/setup-edited-${Date.now()}`;
+    const created = await handler(event('Create', prefix));
+    const deployed = created.Data?.OriginSecret ?? '';
+    await ssm.send(
+      new PutParameterCommand({
+        Name: `${prefix}/origin-secret`,
+        Value: 'edited-by-hand',
+        Type: 'SecureString',
+        Overwrite: true,
+      }),
+    );
+    // a plain deploy keeps handing CloudFront the deployed secret; the firewall takes the edited value too
+    const plain = await handler(event('Update', prefix, {}, {}));
+    expect(plain.Data).toMatchObject({ OriginSecret: deployed, PreviousOriginSecret: 'edited-by-hand' });
+    const rotated = await handler(event('Update', prefix, { OriginSecretRotation: 'first' }, {}));
+    expect(rotated.Data?.PreviousOriginSecret).toBe(deployed);
+    expect((await read(`${prefix}/origin-secret`)).value).toBe(`${rotated.Data?.OriginSecret}\n${deployed}`);
+    // the deploy fails and rolls back: CloudFormation sends the old properties, and then the new ones again
+    const rolledBack = await handler(event('Update', prefix, {}, { OriginSecretRotation: 'first' }));
+    expect(rolledBack.Data).toMatchObject({ OriginSecret: deployed, PreviousOriginSecret: rotated.Data?.OriginSecret });
+    const retried = await handler(event('Update', prefix, { OriginSecretRotation: 'first' }, {}));
+    expect(retried.Data?.OriginSecret).toBe(deployed);
+    // a word used before, after another, rotates nothing either
+    await handler(event('Update', prefix, { OriginSecretRotation: 'second' }, { OriginSecretRotation: 'first' }));
+    const back = await handler(event('Update', prefix, { OriginSecretRotation: 'first' }, { OriginSecretRotation: 'second' }));
+    expect(back.Data?.OriginSecret).not.toBe(undefined);
+    expect((await read(`${prefix}/origin-secret`)).value?.split('\n')).toHaveLength(2);
   });
 });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -49,10 +50,13 @@ describe('the decoder of BMP and HEIC', () => {
     expect(turns).toBeGreaterThan(20);
   });
 
-  it('stops a decode past its time, and the next decode gets a new worker', async () => {
+  it('stops a decode past its time, ending its worker, and the next decode gets a new one', async () => {
+    const ended = jest.spyOn(Worker.prototype, 'terminate');
     const { turns, outcome } = await turnsDuring(decoder.decode(bmpOf(big), always(50)));
     expect(outcome).toBeInstanceOf(DecodeTimeout);
     expect(turns).toBeGreaterThan(0);
+    expect(ended).toHaveBeenCalledTimes(1);
+    ended.mockRestore();
     const after = await decoder.decode(bmpOf(makeBmp(4, 4, 24)), always(10_000));
     expect([after.width, after.height]).toEqual([4, 4]);
   });
@@ -83,6 +87,21 @@ describe('the decoder of BMP and HEIC', () => {
     await new Promise(setImmediate);
     collectGarbage();
     expect(answered.deref()).toBeUndefined();
+  });
+
+  it('ends a worker left idle, and starts another for the next decode', async () => {
+    const idle = new ForeignDecoder(20);
+    const ended = jest.spyOn(Worker.prototype, 'terminate');
+    try {
+      await idle.decode(bmpOf(makeBmp(4, 4, 24)), always(10_000));
+      expect(ended).not.toHaveBeenCalled();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(ended).toHaveBeenCalledTimes(1);
+      expect((await idle.decode(bmpOf(makeBmp(5, 4, 24)), always(10_000))).width).toBe(5);
+    } finally {
+      ended.mockRestore();
+      await idle.close();
+    }
   });
 
   it('leaves the bytes it was given as they were', async () => {
