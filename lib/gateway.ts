@@ -91,6 +91,8 @@ export class Gateway {
       // any other API of the account logs with, and it stays after a destroy (docs/deployment.md)
       cloudWatchRole: settings.gatewayAccountRole,
     });
+    // CDK's own output of the stage's URL: the stack names it once, as DirectApiUrl, which docs/deployment.md lists
+    this.api.node.tryRemoveChild('Endpoint');
     // API Gateway makes its execution log group itself, on the first error, without a retention; made here first.
     const executionLogs = stack.logGroup('GatewayExecutionLogs', `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`);
     this.api.deploymentStage.node.addDependency(executionLogs);

@@ -338,6 +338,8 @@ async function run(
         print(
           `staged now: ${staged.files} files, ${formatSize(staged.bytes)} (two-step uploads; removed once no token can use them)`,
         );
+        // the sweep counts an upload once it settles its name claim: a day's figures trail it by that much
+        print('uploads and bytes are counted by the sweep about 15 minutes after each upload (docs/operations.md)');
       }
       return 0;
     }

@@ -94,9 +94,12 @@ describe('npm run admin (local service)', () => {
     const stats = admin('stats', '--days', '2');
     expect(stats.status).toBe(0);
     expect(stats.stdout.split('\n')[0]).toBe('day (UTC)\tuploads\tbytes\trefusals\twithout key\treports');
-    // two days, then what waits in the staging place now
-    expect(stats.stdout.trim().split('\n')).toHaveLength(4);
+    // two days, then what waits in the staging place now, and how far the figures trail the uploads
+    expect(stats.stdout.trim().split('\n')).toHaveLength(5);
     expect(stats.stdout.trim().split('\n')[3]).toMatch(/^staged now: \d+ files, \d+(\.\d)? [kMG]?B /);
+    expect(stats.stdout.trim().split('\n')[4]).toBe(
+      'uploads and bytes are counted by the sweep about 15 minutes after each upload (docs/operations.md)',
+    );
     const bad = admin('stats', '--days', 'lots');
     expect([bad.status, bad.stderr.trim()]).toEqual([1, '--days must be a whole number from 1 to 3660: lots']);
     const unknown = admin('frobnicate');

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../lib/app';
 
@@ -414,6 +416,14 @@ describe('the stack', () => {
         '/image-upload/origin-secret-deployed',
       ],
     });
+  });
+
+  it("lists every output in docs/deployment.md's outputs table", () => {
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'deployment.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('| output '), doc.indexOf('\n\n', doc.indexOf('| output ')));
+    const documented = [...table.matchAll(/`(\w+)`/g)].map((match) => match[1]);
+    const outputs = Object.keys(template.toJSON()['Outputs'] as Record<string, unknown>);
+    expect(outputs.filter((name) => !documented.includes(name))).toEqual([]);
   });
 
   it('names in its outputs what npm run admin needs, the id padding included', () => {
