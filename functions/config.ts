@@ -286,6 +286,14 @@ function readShaped(read: SettingReader): Pick<Config, 'publicUrl' | 'parameters
   };
 }
 
+/** Settings that cannot be used: every problem, each on a line of its own. A person's mistake, not a bug. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n- ${problems.join('\n- ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
 /** Reads and checks the environment; throws one error that lists every problem. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Readonly<Config> {
   const read = settingReader(env);
@@ -328,7 +336,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
   };
   for (const [name, replacements] of Object.entries(REPLACED_SETTINGS))
     if (env[name] !== undefined) read.problems.push(`${name} is no longer read: use ${replacements.join(' or ')}`);
-  if (read.problems.length > 0) throw new Error(`invalid configuration:\n- ${read.problems.join('\n- ')}`);
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
   return Object.freeze(config);
 }
 

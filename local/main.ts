@@ -1,3 +1,4 @@
+import { ConfigError } from '../functions/config';
 import { uploadUrl } from '../functions/core/links';
 import { startLocalService } from './local-service';
 
@@ -39,6 +40,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  // a setting's mistake is said in its own words; anything else is a bug, with where it happened
+  const told =
+    error instanceof ConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`${told}\n`);
   process.exit(1);
 });

@@ -35,4 +35,12 @@ function main(): void {
   process.stdout.write(mapStack(readFileSync(0, 'utf8'), map));
 }
 
-if (require.main === module) main();
+if (require.main === module) {
+  try {
+    main();
+  } catch (error) {
+    // no map to read, or no trace on standard input: said in a line, without a trace of this tool's own
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}
