@@ -100,7 +100,6 @@ export class Admin {
    */
   async resolve(reference: string): Promise<ImageRecord> {
     const text = reference.trim();
-    let path: string | undefined;
     let url: URL | undefined;
     try {
       url = /^https?:\/\//i.test(text) ? new URL(text) : undefined;
@@ -110,7 +109,7 @@ export class Admin {
     // a link of another host names none of this host's images, whatever its path
     const ours = new URL(this.deps.publicUrl);
     if (url && url.host !== ours.host) throw new AdminError(`not a link of this host (${ours.host}): ${text}`);
-    path = url?.pathname;
+    const path = url?.pathname;
     let id: number | undefined;
     if (path?.startsWith(`/${IMAGES_PREFIX}`)) {
       // a rendition's key names its original's: `name.th.png` -> `name.png`

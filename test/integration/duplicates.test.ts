@@ -60,7 +60,7 @@ describe('duplicates', () => {
     expect([first['nsfw'], first['expiration_date_gmt']]).toEqual(['0', null]);
     const marked = jsonBody(await upload(service, bytes, { nsfw: '1', expiration: 'PT1H', title: 'second title' })).image;
     expect(marked).toMatchObject({ id_encoded: first['id_encoded'], nsfw: '1', title: 'first title' });
-    const endsAt = Date.parse(String(marked['expiration_date_gmt'] ?? ''));
+    const endsAt = Date.parse(marked['expiration_date_gmt'] as string);
     expect(endsAt - Date.now()).toBeGreaterThan(59 * 60_000);
     expect(endsAt - Date.now()).toBeLessThanOrEqual(60 * 60_000);
     // a later duplicate without the flag, or with a later end, changes neither
