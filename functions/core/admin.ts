@@ -2,7 +2,8 @@ import { AdminError } from './admin-error';
 import { BlockAdmin } from './block-admin';
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
-import { IMAGES_PREFIX, routeOf, viewerUrl } from './links';
+import { imageOfReference } from './image-reference';
+import { viewerUrl } from './links';
 import { pdqDistance, turnedOfHash } from './pdq';
 import { reportedImages, type ReportedImage } from './reports';
 import {
@@ -94,38 +95,9 @@ export class Admin {
     this.blocks = new BlockAdmin(deps);
   }
 
-  /**
-   * The image a reference names: a viewer URL (`/image/{id}` or `/image/{slug}.{id}`), a file URL (the original or a
-   * rendition, `/images/YYYY/MM/DD/...`), or an `id_encoded`.
-   */
-  async resolve(reference: string): Promise<ImageRecord> {
-    const text = reference.trim();
-    let url: URL | undefined;
-    try {
-      url = /^https?:\/\//i.test(text) ? new URL(text) : undefined;
-    } catch {
-      throw new AdminError(`not a URL: ${text}`);
-    }
-    // a link of another host names none of this host's images, whatever its path
-    const ours = new URL(this.deps.publicUrl);
-    if (url && url.host !== ours.host) throw new AdminError(`not a link of this host (${ours.host}): ${text}`);
-    const path = url?.pathname;
-    let id: number | undefined;
-    if (path?.startsWith(`/${IMAGES_PREFIX}`)) {
-      // a rendition's key names its original's: `name.th.png` -> `name.png`
-      const key = decodeURIComponent(path.slice(1)).replace(/\.(th|md)(\.[a-z0-9]+)$/, '$2');
-      id = await this.deps.images.imageIdOfName(key);
-      if (id === undefined) throw new AdminError(`no image has the file ${path}`);
-    } else {
-      const route = path === undefined ? undefined : routeOf(path);
-      const idEncoded = route === undefined ? text : route.page === 'viewer' || route.page === 'delete' ? route.idEncoded : '';
-      if (!/^[A-Za-z0-9]+$/.test(idEncoded)) throw new AdminError(`not an image reference: ${text}`);
-      id = (await this.deps.codecs.codec()).decode(idEncoded);
-      if (id === undefined) throw new AdminError(`not an image id: ${idEncoded}`);
-    }
-    const record = await this.deps.images.find(id);
-    if (!record) throw new AdminError(`no image ${text}: unknown, or taken down already`);
-    return record;
+  /** The image a reference names (`image-reference.ts`). */
+  resolve(reference: string): Promise<ImageRecord> {
+    return imageOfReference(this.deps, reference);
   }
 
   /**
