@@ -17,9 +17,12 @@ export class EmfMetrics implements Metrics {
   private readonly metrics: PowertoolsMetrics;
   private buffered = false;
 
-  /** In the namespace the stack names in `POWERTOOLS_METRICS_NAMESPACE` (its own name), or `ImageUpload`. */
-  constructor(serviceName: string, namespace = process.env['POWERTOOLS_METRICS_NAMESPACE'] || METRICS_NAMESPACE) {
-    this.metrics = new PowertoolsMetrics({ namespace, serviceName });
+  /** In the namespace the stack names in the function's `POWERTOOLS_METRICS_NAMESPACE` (its own name), or `ImageUpload`. */
+  constructor(serviceName: string, env: Readonly<Record<string, string | undefined>>) {
+    this.metrics = new PowertoolsMetrics({
+      namespace: env['POWERTOOLS_METRICS_NAMESPACE'] || METRICS_NAMESPACE,
+      serviceName,
+    });
   }
 
   add(name: string, unit: MetricUnit, value: number, dimension?: { name: string; value: string }): void {

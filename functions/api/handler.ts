@@ -29,7 +29,7 @@ export interface HandlerOptions {
 
 /** A handler over its own environment; tests and the local server make several. */
 export function createHandler(env: Env = process.env, options: HandlerOptions = {}): ApiHandler {
-  const metrics = options.metrics ?? new EmfMetrics(SERVICE_NAME);
+  const metrics = options.metrics ?? new EmfMetrics(SERVICE_NAME, env);
   const logger = new Logger({ serviceName: SERVICE_NAME });
   let router: Promise<Router> | undefined;
   return async (event, context) => {

@@ -19,7 +19,7 @@ const FINISHING_MS = 60_000;
  */
 export function createSweepHandler(
   env: Env = process.env,
-  metrics: Metrics = new EmfMetrics(SERVICE_NAME),
+  metrics: Metrics = new EmfMetrics(SERVICE_NAME, env),
   clock?: Clock,
 ): SweepHandler {
   const logger = new Logger({ serviceName: SERVICE_NAME });

@@ -128,9 +128,11 @@ export class UploadClaims {
   ): Promise<ImageObject | undefined> {
     const token = deleteTokens.make(this.deps.random);
     if (!(await this.deps.images.addDeleteToken(existing.id, token.hash))) return undefined;
+    // only what raises it is written: a flag it has, or an end no sooner than its own, costs no write
     const sooner = asked.expiresAtMs !== null && (existing.expiresAtMs === null || asked.expiresAtMs < existing.expiresAtMs);
-    const raises = (asked.nsfw && !existing.nsfw) || sooner;
-    const shown = raises ? await this.deps.images.tighten(existing.id, asked) : existing;
+    const raise = { nsfw: asked.nsfw && !existing.nsfw, expiresAtMs: sooner ? asked.expiresAtMs : null };
+    const raises = raise.nsfw || raise.expiresAtMs !== null;
+    const shown = raises ? await this.deps.images.tighten(existing.id, raise) : existing;
     if (!shown) return undefined;
     return this.deps.show(shown, idEncoded, token.token);
   }

@@ -21,7 +21,7 @@ describe('metrics in the embedded metric format', () => {
   afterAll(() => (process.env['POWERTOOLS_METRICS_DISABLED'] = previous));
 
   it('writes buffered values in one line per flush, in the ImageUpload namespace, and nothing when there is nothing', () => {
-    const metrics = new EmfMetrics('image-upload');
+    const metrics = new EmfMetrics('image-upload', {});
     const lines = stdoutLines(() => {
       metrics.add('UploadStored', 'Count', 1);
       metrics.add('S3Latency', 'Milliseconds', 12);
@@ -48,8 +48,15 @@ describe('metrics in the embedded metric format', () => {
     expect(blob['S3Latency']).toEqual([12, 30]);
   });
 
+  it('writes in the namespace its environment names (a copy of the stack: its own name)', () => {
+    const metrics = new EmfMetrics('image-upload', { POWERTOOLS_METRICS_NAMESPACE: 'ImageUploadStaging' });
+    const lines = stdoutLines(() => metrics.add('UploadErrors', 'Count', 1, { name: 'Kind', value: 'FileTooBig' }));
+    const blob = JSON.parse(lines[0] ?? '') as { _aws: { CloudWatchMetrics: Array<{ Namespace: string }> } };
+    expect(blob._aws.CloudWatchMetrics[0]?.Namespace).toBe('ImageUploadStaging');
+  });
+
   it('writes a value with a dimension at once, in a line of its own', () => {
-    const metrics = new EmfMetrics('image-upload');
+    const metrics = new EmfMetrics('image-upload', {});
     const lines = stdoutLines(() => metrics.add('UploadErrors', 'Count', 1, { name: 'Kind', value: 'FileTooBig' }));
     expect(lines).toHaveLength(1);
     const blob = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
