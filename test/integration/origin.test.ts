@@ -7,16 +7,21 @@ import { createTestService, multipartUpload, PUBLIC_URL, type TestService } from
 
 const SECRET = 'origin-secret-0123456789abcdef';
 
-async function behindDistribution(): Promise<TestService> {
-  const service = await createTestService({ ORIGIN_VERIFY: 'required' });
+/** Writes the service's `/origin-secret` parameter, as the setup step (or an operator's hand) does. */
+async function putOriginSecret(service: TestService, value: string): Promise<void> {
   await service.clients.ssm.send(
     new PutParameterCommand({
       Name: `${service.parameterPrefix}/origin-secret`,
-      Value: SECRET,
+      Value: value,
       Type: 'SecureString',
       Overwrite: true,
     }),
   );
+}
+
+async function behindDistribution(): Promise<TestService> {
+  const service = await createTestService({ ORIGIN_VERIFY: 'required' });
+  await putOriginSecret(service, SECRET);
   await service.setFloodLimits({ day: 1 });
   return service;
 }
@@ -69,14 +74,7 @@ describe('the secrets accepted in the origin header', () => {
       ORIGIN_SECRET_SHA256: sha256Hex(DEPLOYED),
       PARAMETERS_CACHE_SECONDS: '0',
     });
-    await service.clients.ssm.send(
-      new PutParameterCommand({
-        Name: `${service.parameterPrefix}/origin-secret`,
-        Value: parameter,
-        Type: 'SecureString',
-        Overwrite: true,
-      }),
-    );
+    await putOriginSecret(service, parameter);
     return service;
   }
 
