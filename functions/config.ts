@@ -17,6 +17,8 @@ export interface Config {
   originVerify: boolean;
   /** SHA-256 (hex) of the origin secret CloudFront was deployed with; undefined: the parameter's secrets only. */
   originSecretSha256: string | undefined;
+  /** How long a removed image's record is kept, restorable. */
+  keepDeletedDays: number;
   /** How long the SSM parameters are kept (all read in one call). */
   parametersCacheSeconds: number;
   /** How long the bans and the blocked pictures are kept. */
@@ -103,6 +105,13 @@ export const SETTINGS = {
     meaning:
       'SHA-256 (hex) of the origin secret CloudFront was deployed with: accepted whatever the `/origin-secret` parameter says, so that no edit of it locks the distribution out',
     shown: 'empty (the stack sets it)',
+    setByStack: true,
+  },
+  KEEP_DELETED_DAYS: {
+    default: '30',
+    meaning:
+      "days the record of a deleted or expired image is kept, restorable with `npm run admin -- restore` ([operations.md](operations.md#restoring-a-deleted-image)), as the bucket keeps its files; a takedown keeps nothing",
+    shown: "30 (the stack sets it from `keepDeletedDays`, the bucket's own)",
     setByStack: true,
   },
   PARAMETERS_CACHE_SECONDS: {
@@ -304,6 +313,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     tableName: read.required('TABLE_NAME'),
     originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
     originSecretSha256: read.matching('ORIGIN_SECRET_SHA256', /^[0-9a-f]{64}$/, 'a SHA-256 digest in lowercase hex'),
+    keepDeletedDays: integer('KEEP_DELETED_DAYS', 0, 365),
     parametersCacheSeconds: integer('PARAMETERS_CACHE_SECONDS', 0, 300),
     moderationCacheSeconds: integer('MODERATION_CACHE_SECONDS', 0, 300),
     maxUploadBytes: integer('MAX_UPLOAD_BYTES', 1, 1_000_000_000),

@@ -95,6 +95,8 @@ export class ServiceFunctions {
       BUCKET_NAME: storage.bucket.bucketName,
       TABLE_NAME: storage.table.tableName,
       PARAMETER_PREFIX: settings.parameterPrefix,
+      // a removed image's record is kept as long as the bucket keeps its files, for a restore
+      KEEP_DELETED_DAYS: String(settings.keepDeletedDays),
       ORIGIN_VERIFY: 'required',
       // the namespace of the service's own metrics (Powertools' variable): two copies in a region share none
       POWERTOOLS_METRICS_NAMESPACE: settings.stackName,

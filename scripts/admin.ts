@@ -27,6 +27,8 @@ const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --output
                                  every other image of the same bytes; --similar: and of the same picture
                                  (within 31 PDQ bits); --block refuses those bytes and that picture
                                  (re-encoded, resized, edited: docs/moderation.md) from then on
+  restore REFERENCE              bring back an image removed by its delete link or its expiry, files and record,
+                                 within keepDeletedDays (30 by default); never one taken down
   reports [--json]               images viewers reported, most reported first, with their reasons and notes;
                                  a takedown resolves an image's reports
   similar REFERENCE [--within N] [--json]
@@ -197,7 +199,7 @@ export async function main(
     : values.stack
       ? stackTarget(await outputsOfStack(values.stack), padding)
       : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
-  const needsArgument = ['takedown', 'similar', 'ban', 'unban'].includes(command ?? '');
+  const needsArgument = ['takedown', 'restore', 'similar', 'ban', 'unban'].includes(command ?? '');
   if (!command || (needsArgument && !argument)) {
     print(USAGE);
     return 2;
@@ -262,6 +264,12 @@ async function run(
         const crops = done.blockedCrops > 0 ? ` and ${done.blockedCrops} of its crops` : ' (its crops could not be hashed)';
         print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}: edited copies of it are refused too`);
       }
+      return 0;
+    }
+    case 'restore': {
+      const done = await admin.restore(argument ?? '');
+      const expiry = done.expiresAtMs === null ? 'no expiry' : `expires ${utc(done.expiresAtMs)}`;
+      print(`restored ${done.idEncoded} (${expiry}): ${done.files.join(', ')} and its record; ${done.viewerUrl}`);
       return 0;
     }
     case 'reports': {

@@ -213,7 +213,47 @@ export class DynamoImageRepository extends DynamoTable implements ImageTable {
   }
 
   markTakenDown(id: number, nowMs: number): Promise<boolean> {
-    return this.markDue('mark taken down', id, nowMs, 'attribute_exists(pk)', {});
+    return this.markDue('mark taken down', id, nowMs, 'attribute_exists(pk)', {}, ', takenDown = :true');
+  }
+
+  retire(id: number, nowMs: number, untilMs: number): Promise<boolean> {
+    return this.updateIf('retire record', imagePk(id), {
+      // out of the sweep's index; the table's TTL removes it once it can no longer be restored
+      UpdateExpression: 'SET #status = :removed, restorableUntilMs = :until, #ttl = :ttl REMOVE sweepShard, sweepAtMs',
+      ConditionExpression: '#status = :deleting OR (#status = :active AND expiresAtMs <= :now)',
+      ExpressionAttributeNames: { '#status': 'status', '#ttl': TABLE_SCHEMA.ttlAttribute },
+      ExpressionAttributeValues: {
+        ':removed': 'removed',
+        ':deleting': 'deleting',
+        ':active': 'active',
+        ':now': nowMs,
+        ':until': untilMs,
+        ':ttl': Math.ceil(untilMs / 1000),
+      },
+    });
+  }
+
+  revive(id: number, expiresAtMs: number | null): Promise<boolean> {
+    const names = { '#status': 'status', '#ttl': TABLE_SCHEMA.ttlAttribute };
+    const condition = { ConditionExpression: '#status = :removed', ExpressionAttributeNames: names };
+    if (expiresAtMs === null)
+      return this.updateIf('revive record', imagePk(id), {
+        UpdateExpression: 'SET #status = :active, expiresAtMs = :none REMOVE restorableUntilMs, #ttl',
+        ...condition,
+        ExpressionAttributeValues: { ':active': 'active', ':removed': 'removed', ':none': null },
+      });
+    return this.updateIf('revive record', imagePk(id), {
+      UpdateExpression:
+        'SET #status = :active, expiresAtMs = :at, sweepShard = :shard, sweepAtMs = :at, #ttl = :ttl REMOVE restorableUntilMs',
+      ...condition,
+      ExpressionAttributeValues: {
+        ':active': 'active',
+        ':removed': 'removed',
+        ':at': expiresAtMs,
+        ':shard': sweepShard(id),
+        ':ttl': Math.ceil(expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS,
+      },
+    });
   }
 
   /** Marks a record `deleting` and due for the sweep now, when `condition` holds; false when it does not. */
@@ -223,12 +263,19 @@ export class DynamoImageRepository extends DynamoTable implements ImageTable {
     nowMs: number,
     condition: string,
     values: Record<string, unknown>,
+    alsoSet = '',
   ): Promise<boolean> {
     return this.updateIf(operation, imagePk(id), {
-      UpdateExpression: 'SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now',
+      UpdateExpression: `SET #status = :deleting, sweepShard = :shard, sweepAtMs = :now${alsoSet}`,
       ConditionExpression: condition,
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':deleting': 'deleting', ':shard': sweepShard(id), ':now': nowMs, ...values },
+      ExpressionAttributeValues: {
+        ':deleting': 'deleting',
+        ':shard': sweepShard(id),
+        ':now': nowMs,
+        ...(alsoSet === '' ? {} : { ':true': true }),
+        ...values,
+      },
     });
   }
 
@@ -283,7 +330,7 @@ function toItem(record: ImageRecord): Record<string, unknown> {
   };
 }
 
-const STATUSES: ReadonlySet<string> = new Set(['active', 'deleting']);
+const STATUSES: ReadonlySet<string> = new Set(['active', 'deleting', 'removed']);
 
 function fromItem(item: Record<string, unknown>): ImageRecord {
   const read = readItem(item);
@@ -292,6 +339,7 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
   const exifJson = read.optionalString('exifJson');
   const pdq = item['pdq'];
   const nsfwScore = read.optionalNumber('nsfwScore');
+  const restorableUntilMs = read.optionalNumber('restorableUntilMs');
   return {
     id: read.number('id'),
     status: status as ImageRecord['status'],
@@ -315,6 +363,8 @@ function fromItem(item: Record<string, unknown>): ImageRecord {
     deleteTokenHashes: read.stringSet('deleteTokens'),
     ...(pdq instanceof Uint8Array ? { perceptual: perceptualOf(pdq) } : {}),
     ...(nsfwScore === null ? {} : { nsfwScore }),
+    ...(item['takenDown'] === true ? { takenDown: true } : {}),
+    ...(restorableUntilMs === null ? {} : { restorableUntilMs }),
   };
 }
 

@@ -8,7 +8,7 @@ import {
   S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { DependencyError } from '../core/errors';
+import { DependencyError, VersionsNotKept } from '../core/errors';
 import type { ObjectStore, StoredObject } from '../core/ports';
 
 /**
@@ -32,6 +32,10 @@ function signWithoutPayload(command: PutObjectCommand): PutObjectCommand {
 
 /** How a store without versions refuses to list them (s3rver: `MethodNotAllowed`). */
 const WITHOUT_VERSIONS = new Set(['MethodNotAllowed', 'NotImplemented']);
+
+function withoutVersions(error: unknown): boolean {
+  return error instanceof S3ServiceException && WITHOUT_VERSIONS.has(error.name);
+}
 
 /** Objects in one S3 bucket. */
 export class S3ObjectStore implements ObjectStore {
@@ -85,29 +89,56 @@ export class S3ObjectStore implements ObjectStore {
    */
   async purge(keys: readonly string[]): Promise<void> {
     try {
-      for (const key of keys) await this.purgeKey(key);
+      for (const key of keys) {
+        const { versions, markers } = await this.versionsOf(key);
+        await this.deleteVersions(key, [...versions, ...markers]);
+      }
     } catch (cause) {
-      if (cause instanceof S3ServiceException && WITHOUT_VERSIONS.has(cause.name)) return this.deleteMany(keys);
+      if (withoutVersions(cause)) return this.deleteMany(keys);
       throw new DependencyError('S3 purge', cause);
     }
   }
 
-  private async purgeKey(key: string): Promise<void> {
-    let markers: { KeyMarker?: string; VersionIdMarker?: string } = {};
+  /**
+   * Deletes every delete marker of each key that has a version kept: the newest version becomes current again, as it
+   * was (no copy, no new version). Every key is read first, and nothing changes when one has no version kept.
+   */
+  async restore(keys: readonly string[]): Promise<string[]> {
+    try {
+      const found = await Promise.all(keys.map(async (key) => ({ key, ...(await this.versionsOf(key)) })));
+      const lost = found.filter(({ versions }) => versions.length === 0).map(({ key }) => key);
+      if (lost.length > 0) return lost;
+      for (const { key, markers } of found) await this.deleteVersions(key, markers);
+      return [];
+    } catch (cause) {
+      if (withoutVersions(cause)) throw new VersionsNotKept();
+      throw new DependencyError('S3 restore', cause);
+    }
+  }
+
+  /** The version ids of a key's versions and of its delete markers, newest first. */
+  private async versionsOf(key: string): Promise<{ versions: string[]; markers: string[] }> {
+    const found = { versions: [] as string[], markers: [] as string[] };
+    let next: { KeyMarker?: string; VersionIdMarker?: string } = {};
     for (;;) {
-      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: key, ...markers }));
-      const versions = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter((version) => version.Key === key);
-      await Promise.all(
-        versions.map((version) =>
-          this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, VersionId: version.VersionId })),
-        ),
-      );
-      if (!page.IsTruncated) return;
-      markers = {
+      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: key, ...next }));
+      // a key that begins with this one is another object
+      const ids = (list: Array<{ Key?: string | undefined; VersionId?: string | undefined }> = []) =>
+        list.flatMap((version) => (version.Key === key && version.VersionId ? [version.VersionId] : []));
+      found.versions.push(...ids(page.Versions));
+      found.markers.push(...ids(page.DeleteMarkers));
+      if (!page.IsTruncated) return found;
+      next = {
         ...(page.NextKeyMarker === undefined ? {} : { KeyMarker: page.NextKeyMarker }),
         ...(page.NextVersionIdMarker === undefined ? {} : { VersionIdMarker: page.NextVersionIdMarker }),
       };
     }
+  }
+
+  private async deleteVersions(key: string, versionIds: readonly string[]): Promise<void> {
+    await Promise.all(
+      versionIds.map((id) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, VersionId: id }))),
+    );
   }
 
   async read(key: string): Promise<Uint8Array | undefined> {

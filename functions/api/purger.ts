@@ -28,5 +28,6 @@ export function buildSweeper(env: Env, logger: Logger, metrics: Metrics, sweepCl
     distributionId: config.parameters.distributionId,
   });
   const purger = buildPurger(settings, metrics);
-  return new Sweeper({ images, objects, duplicates, purger, stats, staged, clock: sweepClock, logger, metrics });
+  const keepDeletedMs = config.keepDeletedDays * 86_400_000;
+  return new Sweeper({ images, objects, duplicates, purger, stats, staged, clock: sweepClock, logger, metrics, keepDeletedMs });
 }

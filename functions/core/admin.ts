@@ -19,6 +19,7 @@ import type {
   Clock,
   ImageRecord,
   ImageRecords,
+  ImageRemovals,
   ImageScan,
   NameClaims,
   ReportList,
@@ -27,9 +28,10 @@ import type {
 } from './ports';
 import type { PictureBlockStore } from './picture-blocks';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
+import { restoreImage, type Restored } from './restore-image';
 
 export interface AdminDeps extends RemovalDeps {
-  images: ImageRecords & Pick<NameClaims, 'imageIdOfName'> & ImageScan;
+  images: ImageRecords & ImageRemovals & Pick<NameClaims, 'imageIdOfName'> & ImageScan;
   codecs: IdCodecs;
   moderation: BanList & BlockList;
   pictureBlocks: PictureBlockStore;
@@ -153,6 +155,14 @@ export class Admin {
       blockedCrops: crops.length,
       resolvedReports,
     };
+  }
+
+  /** Brings back a removed image, files and record (`restoreImage`); answers its viewer URL. */
+  async restore(reference: string): Promise<Restored & { idEncoded: string; viewerUrl: string }> {
+    const record = await this.resolve(reference);
+    const restored = await restoreImage(this.deps, record, reference);
+    const idEncoded = (await this.deps.codecs.codec()).encode(record.id);
+    return { ...restored, idEncoded, viewerUrl: viewerUrl(this.deps.publicUrl, idEncoded) };
   }
 
   /** Removes every version of the files; a failure names them, so that they can be removed by hand. */

@@ -68,6 +68,14 @@ export class DependencyError extends UploadError {
   }
 }
 
+/** The object store keeps no earlier versions (the local stand-in): nothing removed can be restored. */
+export class VersionsNotKept extends Error {
+  constructor() {
+    super('this object store keeps no earlier versions of removed files (the local stand-in does not): nothing to restore');
+    this.name = 'VersionsNotKept';
+  }
+}
+
 /** `File too big - max 10 MB`: the file, or the URL source's body, is larger than the limit. */
 export function fileTooBig(maxBytes: number): UploadError {
   return new UploadError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);

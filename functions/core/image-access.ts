@@ -3,11 +3,12 @@ import { UploadError } from './errors';
 import type { IdCodecs } from './id-codec';
 import { toImageView, type ImageView } from './image-view';
 import { isLive } from './lifecycle';
-import type { Clock, ImageRecord } from './ports';
+import type { Clock, ImageRecord, ImageRecords, ImageRemovals } from './ports';
 import { removeFiles, type RemovalDeps } from './remove-image';
 
 /** No CDN purger: a delete link's purge is the sweep's, batched with the others of its run (`planPurge`). */
-export interface ImageAccessDeps extends Omit<RemovalDeps, 'purger'> {
+export interface ImageAccessDeps extends Omit<RemovalDeps, 'purger' | 'images'> {
+  images: Pick<ImageRecords, 'find' | 'addView' | 'releaseDeleteToken'> & Pick<ImageRemovals, 'markDeleting'>;
   clock: Clock;
   codecs: IdCodecs;
   publicUrl: string;

@@ -2,8 +2,9 @@ import type { ImageRecord, PendingUpload } from './ports';
 
 /**
  * The life of an image: `pending` while its upload stores it (recorded on the claim of its name), `active` once its
- * record is written (until it expires), `deleting` once a delete link was used. Reads show only live records; the
- * sweep removes due ones, and settles the name claims of uploads that are over.
+ * record is written (until it expires), `deleting` once a delete link was used, `removed` once its files are gone
+ * (restorable for a while, unless taken down). Reads show only live records; the sweep removes due ones, and settles
+ * the name claims of uploads that are over.
  */
 
 /** An upload still pending this long after it began has died (Lambda stops one after 28 s): the sweep cleans up. */
@@ -23,5 +24,7 @@ export function isDue(record: ImageRecord | PendingUpload, nowMs: number): boole
       return record.createdAtMs + PENDING_GRACE_MS <= nowMs;
     case 'active':
       return record.expiresAtMs !== null && record.expiresAtMs <= nowMs;
+    case 'removed':
+      return false;
   }
 }

@@ -44,6 +44,8 @@ export interface ObjectStore {
   deleteMany(keys: readonly string[]): Promise<void>;
   /** Removes every version of these objects, nothing kept (a takedown). */
   purge(keys: readonly string[]): Promise<void>;
+  /** Makes each object's newest kept version current; answers the keys with none kept (then changes nothing). */
+  restore(keys: readonly string[]): Promise<string[]>;
   /** An object's bytes; undefined when it is not there (the operator's tool: the picture a takedown blocks). */
   read(key: string): Promise<Uint8Array | undefined>;
 }
@@ -125,13 +127,18 @@ export interface ImageRecords {
    * each answer with a link of its own); false, changing nothing, when it is the record's last token or not its own.
    */
   releaseDeleteToken(id: number, tokenHash: string): Promise<boolean>;
-  /**
-   * Marks a record holding this token hash as being deleted, due for the sweep now: an active one, or one this very
-   * mark made deleting already (its write retried); false when none.
-   */
+}
+
+/** The removal of images: marked, their files gone, kept for a restore, brought back, forgotten. */
+export interface ImageRemovals {
+  /** Marks an active record holding this token hash deleting, due now (retried: counts again); false when none. */
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
-  /** Marks a record as being deleted by the operator (whoever holds delete links), due now; false when none. */
+  /** Marks a record taken down by the operator (whoever holds delete links): due now, nothing kept; false when none. */
   markTakenDown(id: number, nowMs: number): Promise<boolean>;
+  /** Keeps a record (`deleting`, or expired by `nowMs`) as `removed`, out of the sweep's sight, until `untilMs`. */
+  retire(id: number, nowMs: number, untilMs: number): Promise<boolean>;
+  /** Makes a `removed` record active again, with this expiry; false when it is not `removed`. */
+  revive(id: number, expiresAtMs: number | null): Promise<boolean>;
   /** Removes a record; false when there was none (another run removed it). */
   remove(id: number): Promise<boolean>;
 }
@@ -157,8 +164,8 @@ export interface ImageScan {
   withContent(md5s: string[]): AsyncIterable<ImageRecord[]>;
 }
 
-/** The one table serves the four roles: where the stores are wired, one adapter stands for all of them. */
-export type ImageTable = NameClaims & ImageRecords & SweepQueue & ImageScan;
+/** The one table serves the five roles: where the stores are wired, one adapter stands for all of them. */
+export type ImageTable = NameClaims & ImageRecords & ImageRemovals & SweepQueue & ImageScan;
 
 /** Fingerprints of recent uploads, one conditional item each. */
 export interface DuplicateIndex {
@@ -191,10 +198,7 @@ export interface SettingsStore {
   idSalt(): Promise<string>;
   /** The public base URL the stack wrote; undefined when missing. */
   publicUrl(): Promise<string | undefined>;
-  /**
-   * The secret header values CloudFront may send to the API: the `/origin-secret` parameter's lines (the first is what
-   * it sends; during a rotation the one it sent before follows); none when missing.
-   */
+  /** The secret header values CloudFront may send: the `/origin-secret` parameter's lines (the first is sent). */
   originSecrets(): Promise<readonly string[]>;
   /** The CloudFront distribution in front of the files; undefined when there is none (local). */
   distributionId(): Promise<string | undefined>;

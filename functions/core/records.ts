@@ -126,8 +126,11 @@ export interface PendingUpload {
   createdAtMs: number;
 }
 
-/** active: shown; deleting: a delete began and the sweep finishes it if it stops. */
-export type ImageStatus = 'active' | 'deleting';
+/**
+ * active: shown; deleting: a delete began and the sweep finishes it if it stops; removed: its files are gone (kept as
+ * the bucket's noncurrent versions), and its record is kept, restorable, until `restorableUntilMs`.
+ */
+export type ImageStatus = 'active' | 'deleting' | 'removed';
 
 /** The record of a stored image. */
 export interface ImageRecord {
@@ -162,6 +165,10 @@ export interface ImageRecord {
   perceptual?: { hashes: string[]; quality: number };
   /** The NSFW classifier's score, 0 to 1, to three places (`docs/moderation.md`); absent when it did not run. */
   nsfwScore?: number;
+  /** Taken down by the operator: removed for good, nothing kept for a restore. */
+  takenDown?: boolean;
+  /** A removed image: restorable (`admin restore`) until then, when the record goes (`docs/operations.md`). */
+  restorableUntilMs?: number;
 }
 
 /** What the sweep may find due: an image (expired, or a delete left unfinished), or an upload's name claim. */

@@ -1,7 +1,7 @@
-import type { CachePurger, DuplicateIndex, ImageRecord, ImageRecords, Logger, ObjectStore } from './ports';
+import type { CachePurger, DuplicateIndex, ImageRecord, ImageRemovals, Logger, ObjectStore } from './ports';
 
 export interface RemovalDeps {
-  images: ImageRecords;
+  images: Pick<ImageRemovals, 'remove'>;
   objects: ObjectStore;
   duplicates: DuplicateIndex;
   purger: CachePurger;

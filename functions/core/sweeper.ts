@@ -1,19 +1,24 @@
 import { DayTally, dayOf, type DailyStats } from './daily-stats';
 import { isDue, isLive } from './lifecycle';
 import { METRIC, type Metrics } from './metrics';
-import type { Clock, ImageRecord, ImageRecords, NameClaims, StagedObjectStore, SweepQueue } from './ports';
+import type { Clock, ImageRecord, ImageRecords, ImageRemovals, NameClaims, StagedObjectStore, SweepQueue } from './ports';
 import { planPurge, PURGE_PATHS_PER_RUN } from './purge-plan';
 import { fileKeys, removeFiles, type RemovalDeps } from './remove-image';
 import { STAGED_KEEP_MS } from './staged-uploads';
 
 export interface SweeperDeps extends RemovalDeps {
-  images: SweepQueue & ImageRecords & Pick<NameClaims, 'findPending' | 'settleName'>;
+  images: SweepQueue & ImageRecords & ImageRemovals & Pick<NameClaims, 'findPending' | 'settleName'>;
   /** The daily figures of stored uploads, added once per run and day. */
   stats?: DailyStats;
   /** The two-step upload's staging place: what no token can use any more goes (`STAGED_KEEP_MS`). */
   staged?: Pick<StagedObjectStore, 'removeOlderThan'>;
   clock: Clock;
   metrics: Metrics;
+  /**
+   * How long a removed image's record is kept, restorable, as the bucket keeps its files (`KEEP_DELETED_DAYS`); 0: it
+   * goes with them.
+   */
+  keepDeletedMs: number;
 }
 
 export interface SweepOptions {
@@ -77,7 +82,7 @@ export class Sweeper {
       }
       result.purgedPaths += paths;
       metrics.add(METRIC.purgedPaths, 'Count', paths);
-      await eachAtOnce(batch, options.concurrency, (record) => this.forget(record, result));
+      await eachAtOnce(batch, options.concurrency, (record) => this.forget(record, startedMs, result));
     };
 
     const partitions = Array.from({ length: images.duePartitions }, (_, partition) => partition);
@@ -146,8 +151,8 @@ export class Sweeper {
       }
       const settled = await this.deps.images.settleName(name);
       if (settled && !record) result.removed += 1;
-      // counted once, by the run that settled it
-      if (settled && record && ours) {
+      // counted once, by the run that settled it; an image removed by then is not (docs/operations.md, "stats")
+      if (settled && record && ours && record.status !== 'removed') {
         const bytes = record.original.size + record.thumb.size + record.medium.size;
         stored.add(dayOf(upload.createdAtMs), { uploads: 1, bytes });
       }
@@ -173,9 +178,12 @@ export class Sweeper {
     this.deps.logger.warn(message, details);
   }
 
-  private async forget(record: ImageRecord, result: SweepResult): Promise<void> {
+  /** Its files gone and purged: a removed image's record is kept, restorable, unless it was taken down. */
+  private async forget(record: ImageRecord, nowMs: number, result: SweepResult): Promise<void> {
+    const { images, keepDeletedMs } = this.deps;
     try {
-      if (await this.deps.images.remove(record.id)) result.removed += 1;
+      const kept = !record.takenDown && keepDeletedMs > 0;
+      if (await (kept ? images.retire(record.id, nowMs, nowMs + keepDeletedMs) : images.remove(record.id))) result.removed += 1;
     } catch (error) {
       this.failed(result, 'sweep could not remove a record; the next sweep tries again', { id: record.id, error });
     }

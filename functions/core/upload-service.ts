@@ -15,6 +15,7 @@ import type {
   ImageProcessor,
   ImageRecord,
   ImageRecords,
+  ImageRemovals,
   NameClaims,
   Logger,
   ObjectStore,
@@ -59,7 +60,7 @@ export interface UploadServiceDeps extends Pick<
 > {
   rules: UploadRules;
   settings: SettingsStore;
-  images: ImageRecords & NameClaims;
+  images: ImageRecords & Pick<ImageRemovals, 'remove'> & NameClaims;
   objects: ObjectStore;
   processor: ImageProcessor;
   flood: Pick<FloodGuard, 'reserve'>;

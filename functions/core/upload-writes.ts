@@ -5,6 +5,7 @@ import type {
   ImageKeys,
   ImageRecord,
   ImageRecords,
+  ImageRemovals,
   Logger,
   NameClaims,
   ObjectStore,
@@ -17,7 +18,7 @@ import { awaitedLater, settled } from './settle';
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
 export interface UploadWritesDeps {
-  images: Pick<ImageRecords, 'saveActive' | 'remove' | 'find'> & Pick<NameClaims, 'settleName'>;
+  images: Pick<ImageRecords, 'saveActive' | 'find'> & Pick<ImageRemovals, 'remove'> & Pick<NameClaims, 'settleName'>;
   objects: ObjectStore;
   duplicateGuard: Pick<DuplicateGuard, 'release'>;
   logger: Logger;

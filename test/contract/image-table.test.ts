@@ -173,11 +173,37 @@ describe.each(implementations)('the image table ports, on %s', (_name, open) => 
       const { id, name } = fresh();
       await table.saveActive(record(id, name));
       expect(await table.markTakenDown(id, 6_000)).toBe(true);
-      expect((await table.find(id))?.status).toBe('deleting');
+      expect(await table.find(id)).toMatchObject({ status: 'deleting', takenDown: true });
       expect(await table.markTakenDown(id + 3, 6_000)).toBe(false);
       expect(await table.remove(id)).toBe(true);
       expect(await table.remove(id)).toBe(false);
       expect(await table.find(id)).toBeUndefined();
+    });
+
+    it('keeps a removed record (deleted, or expired) until a moment, and makes it active again once', async () => {
+      const { id: deletedId, name: deletedName } = fresh();
+      const { id: expiredId, name: expiredName } = fresh();
+      const { id: liveId, name: liveName } = fresh();
+      await table.saveActive(record(deletedId, deletedName, { expiresAtMs: 90_000 }));
+      await table.saveActive(record(expiredId, expiredName, { expiresAtMs: 7_000 }));
+      await table.saveActive(record(liveId, liveName, { expiresAtMs: 20_000 }));
+      await table.markDeleting(deletedId, record(deletedId, deletedName).deleteTokenHashes[0] ?? '', 6_000);
+      // an active record that has not expired, and one already removed, are not retired
+      expect(await table.retire(liveId, 10_000, 99_000)).toBe(false);
+      expect(await table.retire(deletedId, 10_000, 99_000)).toBe(true);
+      expect(await table.retire(expiredId, 10_000, 99_000)).toBe(true);
+      expect(await table.retire(deletedId, 10_000, 99_000)).toBe(false);
+      expect(await table.find(deletedId)).toMatchObject({ status: 'removed', restorableUntilMs: 99_000 });
+      expect(await table.addView(deletedId)).toBeUndefined();
+      expect(await table.revive(liveId, null)).toBe(false);
+      expect(await table.revive(deletedId, 90_000)).toBe(true);
+      expect(await table.revive(expiredId, null)).toBe(true);
+      expect(await table.revive(expiredId, null)).toBe(false);
+      const revived = await table.find(deletedId);
+      expect(revived).toMatchObject({ status: 'active', expiresAtMs: 90_000 });
+      expect(revived).not.toHaveProperty('restorableUntilMs');
+      expect(await table.find(expiredId)).toMatchObject({ status: 'active', expiresAtMs: null });
+      expect(await table.addView(expiredId)).toMatchObject({ views: 1 });
     });
 
     it('allocates ids of a counter, one after the other', async () => {
@@ -214,16 +240,23 @@ describe.each(implementations)('the image table ports, on %s', (_name, open) => 
       expect(await queue.oldestDueAtMs(10_000)).toBe(7_000);
     });
 
-    it('lets go of what is settled or removed, and of nothing before it is due', async () => {
+    it('lets go of what is settled, removed or retired, and of nothing before it is due', async () => {
       const claim = fresh();
       const expiring = fresh();
+      const retired = fresh();
       await queue.claimName(pending(claim.name, claim.id), 9_000);
       await queue.saveActive(record(expiring.id, expiring.name, { expiresAtMs: 9_500 }));
+      await queue.saveActive(record(retired.id, retired.name, { expiresAtMs: 9_600 }));
       expect(await everythingDue(8_000)).toEqual([]);
       expect(await queue.oldestDueAtMs(8_000)).toBeUndefined();
       await queue.settleName(claim.name);
       await queue.remove(expiring.id);
+      expect(await everythingDue(10_000)).toEqual([{ id: retired.id }]);
+      await queue.retire(retired.id, 10_000, 99_000);
       expect(await everythingDue(10_000)).toEqual([]);
+      // made active again with an expiry, it is due again at it
+      await queue.revive(retired.id, 12_000);
+      expect(await everythingDue(13_000)).toEqual([{ id: retired.id }]);
     });
   });
 

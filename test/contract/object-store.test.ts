@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, ListObjectVersionsCommand, PutBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store';
 import { md5Hex } from '../../functions/core/hashes';
+import { VersionsNotKept } from '../../functions/core/errors';
 import type { ObjectStore, StoredObject } from '../../functions/core/ports';
 import { InMemoryObjectStore } from '../support/in-memory';
 import { motoAvailable, startMoto, type Moto } from '../support/moto';
@@ -62,6 +63,32 @@ describe.each(implementations)('the object store, on %s', (name, open) => {
     if (name.includes('versioning')) expect(await versionsOf?.('images/a.png')).toBe(0);
     // a key that begins with the purged one is another object
     expect(new TextDecoder().decode(await store.read('images/ab.png'))).toBe('neighbour');
+  });
+});
+
+describe.each(implementations)('a restore, on %s', (name, open) => {
+  const keepsVersions = !name.includes('no versions');
+
+  it('makes the removed bytes current again, and changes nothing when one of the keys has no version kept', async () => {
+    const store = await open();
+    await store.put(objectOf('images/r.png', 'kept'));
+    await store.put(objectOf('images/r.th.png', 'thumb'));
+    // removed twice (a delete link, then the sweep): two delete markers above the version
+    await store.deleteMany(['images/r.png', 'images/r.th.png']);
+    await store.deleteMany(['images/r.png']);
+    if (!keepsVersions) {
+      await expect(store.restore(['images/r.png'])).rejects.toThrow(VersionsNotKept);
+      return;
+    }
+    expect(await store.restore(['images/r.png', 'images/never.png'])).toEqual(['images/never.png']);
+    expect(await store.exist(['images/r.png'])).toBe(false);
+    expect(await store.restore(['images/r.png', 'images/r.th.png'])).toEqual([]);
+    expect(new TextDecoder().decode(await store.read('images/r.png'))).toBe('kept');
+    expect(new TextDecoder().decode(await store.read('images/r.th.png'))).toBe('thumb');
+    if (name.includes('versioning')) expect(await versionsOf?.('images/r.png')).toBe(1);
+    // a purged key is gone for good
+    await store.purge(['images/r.png']);
+    expect(await store.restore(['images/r.png'])).toEqual(['images/r.png']);
   });
 });
 

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +54,7 @@ import {
   type TemplateJson,
 } from '../support/iam-twin';
 import { eventFrom, multipartUpload, PUBLIC_URL, urlencodedUpload } from '../support/test-service';
+import type { ImageObject } from '../../functions/core/image-object';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -273,6 +274,47 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
   let staging: Copy;
   const stagingBucket = 'twin-staging-images';
 
+  let adminStack: Promise<void> | undefined;
+  /**
+   * `npm run admin -- --stack ImageUploadTwin ...` in an operator's session of the role docs/operations.md describes,
+   * not a function's; the stack's outputs as CloudFormation answers them for its name (made once).
+   */
+  async function adminCli(baseUrl: string, args: string[]): Promise<SpawnSyncReturns<string>> {
+    adminStack ??= (async () => {
+      const cloudformation = new CloudFormationClient({ region: TWIN_REGION, endpoint: moto.endpoint, credentials: operator });
+      const outputs = {
+        BucketName: bucket,
+        TableName: tableName,
+        DistributionId: distributionId,
+        BaseUrl: baseUrl,
+        ApiKeyParameter: '/image-upload/api-key',
+      };
+      await cloudformation.send(
+        new CreateStackCommand({
+          StackName: 'ImageUploadTwin',
+          TemplateBody: JSON.stringify({
+            Resources: { Placeholder: { Type: 'AWS::SNS::Topic' } },
+            Outputs: Object.fromEntries(Object.entries(outputs).map(([name, value]) => [name, { Value: value }])),
+          }),
+        }),
+      );
+      cloudformation.destroy();
+    })();
+    await adminStack;
+    const cli = [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'scripts', 'admin.ts')];
+    return spawnSync(process.execPath, [...cli, '--stack', 'ImageUploadTwin', ...args], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        AWS_REGION: TWIN_REGION,
+        AWS_ACCESS_KEY_ID: adminSession.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: adminSession.secretAccessKey,
+        AWS_SESSION_TOKEN: adminSession.sessionToken ?? '',
+        AWS_ENDPOINT_URL: moto.endpoint,
+      },
+    });
+  }
+
   const functionId = (prefix: string, copy = first()): string => resourceOf(prefix, 'AWS::Lambda::Function', copy.template)[0];
   const policiesOfFunction = (prefix: string, copy = first()) =>
     policiesOf(copy.template, roleOf(copy.template, functionId(prefix, copy)), copy.physical);
@@ -413,9 +455,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     return { value: found?.Value, type: found?.Type };
   };
 
-  const uploadOf = (response: APIGatewayProxyResult) =>
-    (JSON.parse(response.body) as { image: { url: string; url_viewer: string; delete_url: string; thumb: { url: string } } })
-      .image;
+  const uploadOf = (response: APIGatewayProxyResult) => (JSON.parse(response.body) as { image: ImageObject }).image;
 
   /** A copy's resources, made from its template's own definitions where the functions depend on them; its distribution. */
   async function deployResources(copy: Copy, names: { bucket: string; table: string }): Promise<string> {
@@ -792,48 +832,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
         }),
       ),
     );
-    // the stack's outputs, as CloudFormation answers them for its name
-    const cloudformation = new CloudFormationClient({ region: TWIN_REGION, endpoint: moto.endpoint, credentials: operator });
-    const outputs = {
-      BucketName: bucket,
-      TableName: tableName,
-      DistributionId: distributionId,
-      BaseUrl: new URL(image.url).origin,
-      ApiKeyParameter: '/image-upload/api-key',
-    };
-    await cloudformation.send(
-      new CreateStackCommand({
-        StackName: 'ImageUploadTwin',
-        TemplateBody: JSON.stringify({
-          Resources: { Placeholder: { Type: 'AWS::SNS::Topic' } },
-          Outputs: Object.fromEntries(Object.entries(outputs).map(([name, value]) => [name, { Value: value }])),
-        }),
-      }),
-    );
-    cloudformation.destroy();
-    // an operator's session of the role docs/operations.md describes, not a function's
-    const admin = (...args: string[]) =>
-      spawnSync(
-        process.execPath,
-        [
-          join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-          join(ROOT, 'scripts', 'admin.ts'),
-          '--stack',
-          'ImageUploadTwin',
-          ...args,
-        ],
-        {
-          encoding: 'utf8',
-          env: {
-            PATH: process.env['PATH'] ?? '',
-            AWS_REGION: TWIN_REGION,
-            AWS_ACCESS_KEY_ID: adminSession.accessKeyId,
-            AWS_SECRET_ACCESS_KEY: adminSession.secretAccessKey,
-            AWS_SESSION_TOKEN: adminSession.sessionToken ?? '',
-            AWS_ENDPOINT_URL: moto.endpoint,
-          },
-        },
-      );
+    const admin = (...args: string[]) => adminCli(new URL(image.url).origin, args);
     // a viewer reports it from its page; the operator sees the report, and the takedown resolves it and blocks it
     const report = new Request(`${image.url_viewer}/report`, {
       method: 'POST',
@@ -842,10 +841,10 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     });
     const reported = await call(report);
     expect([reported.statusCode, reported.body.includes('Report sent')]).toEqual([200, true]);
-    const reports = admin('reports');
+    const reports = await admin('reports');
     expect([reports.status, reports.stderr]).toEqual([0, '']);
     expect(reports.stdout).toContain('1 reports (illegal 1)');
-    const run = admin('takedown', image.url_viewer, '--block');
+    const run = await admin('takedown', image.url_viewer, '--block');
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(run.stdout).toMatch(/^took down \w+: removed images\/.+abuse\.png/);
     expect(run.stdout).toContain("resolved 1 viewers' reports of it");
@@ -858,7 +857,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
       .toBuffer();
     const again = await call(multipartUpload({ key: apiKey, source: { bytes: edited, filename: 'again.webp' } }));
     expect([again.statusCode, (JSON.parse(again.body) as { error?: { code?: number } }).error?.code]).toEqual([403, 151]);
-    const blocks = admin('blocks');
+    const blocks = await admin('blocks');
     expect([blocks.status, blocks.stderr]).toEqual([0, '']);
     expect(blockedHashes).toBeGreaterThan(1);
     expect(blocks.stdout).toContain(`blocked pictures: ${blockedHashes}, in 1 batch\n  batch 1\t${blockedHashes} pictures\t`);
@@ -869,9 +868,51 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect(await invalidatedPaths()).toEqual(expect.arrayContaining(keys));
     expect((await call(new Request(image.url_viewer))).statusCode).toBe(404);
     // and the day's figures, with what waits in the staging place
-    const stats = admin('stats', '--days', '1');
+    const stats = await admin('stats', '--days', '1');
     expect([stats.status, stats.stderr]).toEqual([0, '']);
     expect(stats.stdout).toMatch(/\n\d{4}-\d\d-\d\d\t5\t[^\n]*\nstaged now: 0 files, 0 B /);
+    // nothing of it is kept to restore
+    const restore = await admin('restore', image.url_viewer);
+    expect([restore.status, restore.stderr]).toEqual([1, `no image ${image.url_viewer}: unknown, or taken down already\n`]);
+  });
+
+  it('restores with npm run admin an image removed by its delete link and one expired: files, record, viewer, links', async () => {
+    const deleted = uploadOf(
+      await call(multipartUpload({ key: apiKey, source: { bytes: await makePng(61, 40), filename: 'oops.png' } })),
+    );
+    const expired = uploadOf(
+      await call(
+        multipartUpload({ key: apiKey, expiration: '300', source: { bytes: await makePng(62, 40), filename: 'soon.png' } }),
+      ),
+    );
+    const post = new Request(deleted.delete_url, { method: 'POST', headers: { Accept: 'application/json' } });
+    expect((await call(post)).statusCode).toBe(200);
+    // the sweep, five minutes on: the expired one goes too, and both records stay, removed
+    expect(await sweep.invoke({})).toMatchObject({ removed: 2, failed: 0 });
+    const keysOf = (image: ImageObject) =>
+      [image.url, image.thumb.url, image.medium.url].map((url) => new URL(url).pathname.slice(1));
+    const stored = await objectKeys();
+    for (const key of [...keysOf(deleted), ...keysOf(expired)]) expect(stored).not.toContain(key);
+    // the operator's clock is the real one, five minutes behind the sweep's: the expired image keeps its expiry
+    const expiry = (image: ImageObject) => `expires ${String(image.expiration_date_gmt)} UTC`;
+    for (const [image, until] of [
+      [deleted, 'no expiry'],
+      [expired, expiry(expired)],
+    ] as const) {
+      const run = await adminCli(new URL(image.url).origin, ['restore', image.url_viewer]);
+      expect([run.status, run.stderr]).toEqual([0, '']);
+      const files = keysOf(image).join(', ');
+      expect(run.stdout).toBe(`restored ${image.id_encoded} (${until}): ${files} and its record; ${image.url_viewer}\n`);
+      expect((await call(new Request(image.url_viewer))).statusCode).toBe(200);
+    }
+    expect(await objectKeys()).toEqual(expect.arrayContaining([...keysOf(deleted), ...keysOf(expired)]));
+    // the delete link works again; the next sweep (five minutes on) finds the expired one due again, and only it
+    expect((await call(new Request(deleted.delete_url))).statusCode).toBe(200);
+    expect(await sweep.invoke({})).toMatchObject({ removed: 1, failed: 0 });
+    expect((await call(new Request(expired.url_viewer))).statusCode).toBe(404);
+    expect((await call(new Request(deleted.url_viewer))).statusCode).toBe(200);
+    const again = await adminCli(new URL(deleted.url).origin, ['restore', deleted.id_encoded]);
+    expect([again.status, again.stderr]).toEqual([1, `${deleted.id_encoded} is not removed: it is online\n`]);
   });
 
   it('serves a second copy (-c stackName) beside it in one account: its own key, files and parameters', async () => {

@@ -157,11 +157,19 @@ describe('the stack', () => {
         ],
       },
     });
-    synth({ keepDeletedDays: 7 }).hasResourceProperties('AWS::S3::Bucket', {
+    const keptAWeek = synth({ keepDeletedDays: 7 });
+    keptAWeek.hasResourceProperties('AWS::S3::Bucket', {
       LifecycleConfiguration: {
         Rules: Match.arrayWith([Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 7 } })]),
       },
     });
+    // the sweep keeps a removed image's record, restorable, as long as the bucket keeps its files
+    for (const [synthesized, days] of [[template, '30'], [keptAWeek, '7']] as const)
+      synthesized.hasResourceProperties('AWS::Lambda::Function', {
+        Handler: 'index.handler',
+        Timeout: 240,
+        Environment: { Variables: Match.objectLike({ KEEP_DELETED_DAYS: days }) },
+      });
     // no function's role may remove a version: only the operator's takedown does
     const actions = JSON.stringify(Object.values(template.findResources('AWS::IAM::Policy')));
     expect(actions).not.toMatch(/s3:DeleteObjectVersion|s3:PutBucketVersioning|s3:PutLifecycleConfiguration|s3:\*/);

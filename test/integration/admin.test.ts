@@ -162,6 +162,35 @@ async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
   return edits;
 }
 
+describe('npm run admin: restore', () => {
+  it('refuses what it cannot restore, each said clearly: online, being removed, no versions kept, taken down', async () => {
+    const service = await createTestService();
+    const admin = adminOf(service);
+    const image = await upload(service, 11);
+    await expect(admin.restore(image.url_viewer)).rejects.toThrow(`${image.url_viewer} is not removed: it is online`);
+    expect((await service.send(new Request(image.delete_url, { method: 'POST' }))).statusCode).toBe(200);
+    await expect(admin.restore(image.id_encoded)).rejects.toThrow(
+      `${image.id_encoded} is being removed: restore it once the sweep has run`,
+    );
+    const sweep = createSweepHandler({
+      BUCKET_NAME: service.bucket,
+      TABLE_NAME: service.table,
+      PARAMETER_PREFIX: service.parameterPrefix,
+      PUBLIC_URL,
+    });
+    expect(await sweep()).toMatchObject({ removed: 1, failed: 0 });
+    // the local stand-in keeps no versions (the stack's bucket does: the IAM twin restores there)
+    await expect(admin.restore(image.url)).rejects.toThrow(
+      `${image.url} cannot be restored: this object store keeps no earlier versions`,
+    );
+    expect((await service.items('IMG#')).map((item) => item['status'])).toEqual(['removed']);
+    // a takedown keeps nothing, not even the removed record
+    await admin.takedown(image.id_encoded, { block: false });
+    expect(await service.items('IMG#')).toEqual([]);
+    await expect(admin.restore(image.id_encoded)).rejects.toThrow(`no image ${image.id_encoded}`);
+  });
+});
+
 describe('npm run admin: takedown --block holds for the picture, not only the bytes', () => {
   const BLOCKED_REFUSAL = { status: 403, code: 151 };
 

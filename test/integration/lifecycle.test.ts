@@ -2,19 +2,22 @@ import { createSweepHandler } from '../../functions/api/sweep';
 import { makePng } from '../support/images';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 
-function sweeperFor(service: TestService): ReturnType<typeof createSweepHandler> {
+function sweeperFor(service: TestService, env: Record<string, string> = {}): ReturnType<typeof createSweepHandler> {
   return createSweepHandler({
     BUCKET_NAME: service.bucket,
     TABLE_NAME: service.table,
     PARAMETER_PREFIX: service.parameterPrefix,
     PUBLIC_URL,
+    ...env,
   });
 }
+
+const DAY_MS = 86_400_000;
 
 afterEach(() => jest.restoreAllMocks());
 
 describe('expiration', () => {
-  it('answers 404 at once after the expiry, and the sweep then deletes the files and the record', async () => {
+  it('answers 404 at once after the expiry; the sweep then deletes the files, and keeps the record to restore', async () => {
     const service = await createTestService();
     const image = jsonBody(
       await service.send(
@@ -33,7 +36,13 @@ describe('expiration', () => {
     expect((await service.send(new Request(String(image['delete_url'])))).statusCode).toBe(404);
     expect(await sweep()).toEqual({ removed: 1, failed: 0, purgedPaths: 0 });
     expect(await service.objectKeys()).toEqual([]);
-    expect(await service.items('IMG#')).toEqual([]);
+    // the record stays, removed and out of the sweep's index, as long as the bucket keeps the files (KEEP_DELETED_DAYS)
+    const [record] = await service.items('IMG#');
+    const until = realNow + 301_000 + 30 * DAY_MS;
+    expect(record).toMatchObject({ status: 'removed', restorableUntilMs: until, ttl: Math.ceil(until / 1000) });
+    expect(record).not.toHaveProperty('sweepShard');
+    expect(await sweep()).toEqual({ removed: 0, failed: 0, purgedPaths: 0 });
+    expect((await service.send(new Request(viewer))).statusCode).toBe(404);
     // the name stays claimed, so the URL never comes to mean another image
     expect(await service.items('KEY#')).toHaveLength(1);
   });
@@ -62,7 +71,7 @@ describe('expiration', () => {
 });
 
 describe('delete links', () => {
-  it('shows a confirmation on GET and deletes nothing; POST deletes the three objects, and the next sweep the record', async () => {
+  it('shows a confirmation on GET and deletes nothing; POST deletes the three objects, the sweep retires the record', async () => {
     const service = await createTestService();
     const image = jsonBody(
       await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(24, 20), filename: 'd.png' } })),
@@ -87,6 +96,16 @@ describe('delete links', () => {
     // the record waits, deleting and due, for the sweep: it purges the files at the CDN with the run's others
     expect((await service.items('IMG#')).map((record) => record['status'])).toEqual(['deleting']);
     expect(await sweeperFor(service)()).toMatchObject({ removed: 1, failed: 0 });
+    expect((await service.items('IMG#')).map((record) => record['status'])).toEqual(['removed']);
+  });
+
+  it('removes the record with the files when KEEP_DELETED_DAYS is 0', async () => {
+    const service = await createTestService();
+    const image = jsonBody(
+      await service.send(multipartUpload({ key: service.apiKey, source: { bytes: await makePng(26, 20), filename: 'z.png' } })),
+    ).image;
+    expect((await service.send(new Request(String(image['delete_url']), { method: 'POST' }))).statusCode).toBe(200);
+    expect(await sweeperFor(service, { KEEP_DELETED_DAYS: '0' })()).toMatchObject({ removed: 1, failed: 0 });
     expect(await service.items('IMG#')).toEqual([]);
   });
 

@@ -45,9 +45,12 @@ class RecordingPurger implements CachePurger {
 }
 
 /** A sweeper of the service's stores; `aheadMs` runs its clock ahead (the stores' signatures keep the real time). */
-function sweeperOf(service: TestService, purger: CachePurger, metrics = NO_METRICS, aheadMs = 0): Sweeper {
+function sweeperOf(service: TestService, purger: CachePurger, metrics = NO_METRICS, aheadMs = 0, keepDeletedMs = 0): Sweeper {
   const { images, objects, duplicates } = storesOf(service);
-  return new Sweeper({ images, objects, duplicates, purger, clock: clockAheadBy(aheadMs), logger: quiet, metrics });
+  return new Sweeper({
+    ...{ images, objects, duplicates, purger, clock: clockAheadBy(aheadMs), logger: quiet, metrics },
+    keepDeletedMs,
+  });
 }
 
 const options = (overrides: Partial<SweepOptions> = {}): SweepOptions => ({
@@ -245,5 +248,22 @@ describe('the sweep', () => {
     expect(await sweeperOf(service, purger).sweep(options())).toEqual({ removed: 1, failed: 0, purgedPaths: 3 });
     expect(purger.keys()).toEqual([record.original.key, record.thumb.key, record.medium.key]);
     expect(await service.item(`IMG#${id}`)).toBeUndefined();
+  });
+
+  it('keeps the records of expired images to restore, and removes a taken-down one whose purge it finishes', async () => {
+    const service = await createTestService({ DUPLICATES: 'allow' });
+    await expiringImages(service, 2);
+    const stores = storesOf(service);
+    const ids = (await service.items('IMG#')).map((item) => Number(item['id']));
+    // a takedown whose purge was refused leaves its record deleting, marked taken down, for the sweep
+    expect(await stores.images.markTakenDown(ids[0] ?? 0, Date.now())).toBe(true);
+    afterExpiry();
+    const keepMs = 7 * 86_400_000;
+    const result = await sweeperOf(service, new RecordingPurger(), NO_METRICS, 0, keepMs).sweep(options());
+    expect(result).toEqual({ removed: 2, failed: 0, purgedPaths: 6 });
+    expect(await service.objectKeys()).toEqual([]);
+    expect(await service.items('IMG#')).toEqual([
+      expect.objectContaining({ id: ids[1], status: 'removed', restorableUntilMs: Date.now() + keepMs }),
+    ]);
   });
 });

@@ -233,7 +233,28 @@ export class InMemoryImageRepository implements ImageTable {
 
   async markTakenDown(id: number, nowMs: number): Promise<boolean> {
     const record = this.records.get(id);
+    if (record) record.takenDown = true;
     return record ? this.markDue(record, nowMs) : false;
+  }
+
+  async retire(id: number, nowMs: number, untilMs: number): Promise<boolean> {
+    this.log.record('images.retire');
+    const record = this.records.get(id);
+    const expired = record?.status === 'active' && record.expiresAtMs !== null && record.expiresAtMs <= nowMs;
+    if (!record || (record.status !== 'deleting' && !expired)) return false;
+    record.status = 'removed';
+    record.restorableUntilMs = untilMs;
+    this.deletingSinceMs.delete(id);
+    return true;
+  }
+
+  async revive(id: number, expiresAtMs: number | null): Promise<boolean> {
+    const record = this.records.get(id);
+    if (record?.status !== 'removed') return false;
+    record.status = 'active';
+    record.expiresAtMs = expiresAtMs;
+    delete record.restorableUntilMs;
+    return true;
   }
 
   private markDue(record: ImageRecord, nowMs: number): true {
@@ -263,6 +284,7 @@ export class InMemoryImageRepository implements ImageTable {
   /** What the sweep index would hold by `nowMs`: unfinished deletes (due at once), expired images, pending claims. */
   private due(nowMs: number): Array<{ ref: DueRef; atMs: number }> {
     const images = [...this.records.values()].flatMap((record) => {
+      if (record.status === 'removed') return [];
       const atMs = record.status === 'deleting' ? (this.deletingSinceMs.get(record.id) ?? 0) : record.expiresAtMs;
       return atMs !== null && atMs <= nowMs ? [{ ref: { id: record.id }, atMs }] : [];
     });
@@ -360,6 +382,18 @@ export class InMemoryObjectStore implements ObjectStore {
       this.objects.delete(key);
       this.versions.delete(key);
     }
+  }
+
+  async restore(keys: readonly string[]): Promise<string[]> {
+    this.log.record('objects.restore');
+    const lost = keys.filter((key) => !this.objects.has(key) && !this.versions.get(key)?.length);
+    if (lost.length > 0) return lost;
+    for (const key of keys) {
+      const kept = this.versions.get(key) ?? [];
+      const newest = this.objects.has(key) ? undefined : kept.pop();
+      if (newest) this.objects.set(key, newest);
+    }
+    return [];
   }
 
   async read(key: string): Promise<Uint8Array | undefined> {
