@@ -177,6 +177,9 @@ async function verify(
     sha256: NodeSha256,
     // S3 signs the path as sent; the other services encode it once more
     uriEscapePath: claim.service !== 's3',
+    // the payload's hash is a header only where the request sent it (S3); the signer would add it to every request,
+    // and sign it, where the AWS CLI signs none for SSM or DynamoDB
+    applyChecksum: false,
   });
   // A presigned URL carries in its query the x-amz-* headers the presigner hoisted there (the payload's hash among
   // them): as headers again, spelled as they were, they are hoisted the same way; the signature's own parameters
