@@ -4,7 +4,7 @@ import { createHandler } from '../functions/api/handler';
 import { createSweepHandler } from '../functions/api/sweep';
 import { loadConfig, SETTINGS } from '../functions/config';
 import { DEFAULT_INVOCATIONS, startDevServer } from './dev-server';
-import { externalClients, localClients, provision, type Endpoints, type LocalClients } from './provision';
+import { externalClients, localClients, provision, type Endpoints, type LocalClients, type Provisioned } from './provision';
 import { STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
 
 export interface LocalServiceOptions {
@@ -16,6 +16,8 @@ export interface LocalService {
   url: string;
   publicUrl: string;
   apiKey: string;
+  /** Where the key and the flood limits came from, and the limits in force (the start's banner says). */
+  settings: Omit<Provisioned, 'apiKey'>;
   dataDir: string;
   /** The endpoints of stores the AWS variables named (`npm start` on external stores); undefined on the stand-ins. */
   externalStores: Endpoints | undefined;
@@ -84,7 +86,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   const external = externalEndpoints(env);
   const stores = external ? useExternalStores(env, external) : await useStandIns(dataDir);
-  const { apiKey } = await provision({
+  const { apiKey, ...settings } = await provision({
     endpoints: stores.endpoints,
     ...(external ? { clients: stores.clients } : {}),
     bucket,
@@ -141,6 +143,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     url: `http://${localAddress(host)}:${server.port}`,
     publicUrl: handlerEnv['PUBLIC_URL'],
     apiKey,
+    settings,
     dataDir,
     externalStores: external,
     async close() {

@@ -15,9 +15,11 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { OperatorParameters } from '../functions/adapters/operator-parameters';
+import { FIRST_VALUES, OperatorParameters } from '../functions/adapters/operator-parameters';
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
+import { ConfigError } from '../functions/config';
+import { DEFAULT_FLOOD_LIMITS, FLOOD_WINDOWS, parseFloodLimits, type FloodLimits } from '../functions/core/flood';
 import { STAND_IN_REGION } from './stand-ins';
 
 export interface Endpoints {
@@ -33,14 +35,32 @@ export interface ProvisionOptions {
   bucket: string;
   table: string;
   parameterPrefix: string;
-  /** Written over the stored key when given; a random key is made when there is none. */
+  /** Written over the stored key when given (`new`: a new random one); a random key is made when there is none. */
   apiKey?: string | undefined;
-  /** Flood limits JSON written over the stored one when given; defaults when there is none. */
+  /** Flood limits JSON written over the stored one when given (`default`: the defaults); defaults when there is none. */
   floodLimits?: string | undefined;
 }
 
+/** Where a setting's value came from: this start's environment, the stores (an earlier start, an edit), or neither. */
+export type SettingSource = 'environment' | 'stored' | 'default';
+
 export interface Provisioned {
   apiKey: string;
+  apiKeySource: SettingSource;
+  floodLimits: FloodLimits;
+  floodLimitsSource: SettingSource;
+}
+
+/** `API_KEY=new`: a new random key; `FLOOD_LIMITS=default`: the contract's limits (`docs/local.md`). */
+export const RESET_WORDS = { apiKey: 'new', floodLimits: 'default' } as const;
+
+/** The flood limits of `FLOOD_LIMITS`, checked as typed: every mistake named, as a bad setting is. */
+function checkedFloodLimits(text: string): string {
+  if (text === RESET_WORDS.floodLimits) return FIRST_VALUES.floodLimits.make();
+  const { problems } = parseFloodLimits(text);
+  if (problems.length > 0)
+    throw new ConfigError(problems.map((problem) => `FLOOD_LIMITS: ${problem.replace('the flood-limits parameter', 'it')}`));
+  return text;
 }
 
 export interface LocalClients {
@@ -77,17 +97,29 @@ export function externalClients(): LocalClients {
 
 /** Creates the bucket, the table and the parameters that are missing; idempotent. */
 export async function provision(options: ProvisionOptions): Promise<Provisioned> {
+  const { apiKey: keyGiven, floodLimits: limitsGiven } = options;
+  // checked before anything is made
+  const limitsText = limitsGiven ? checkedFloodLimits(limitsGiven) : undefined;
   const external = options.clients !== undefined;
   const clients = options.clients ?? localClients(options.endpoints);
   try {
     await ensureBucket(clients.s3, options.bucket);
     await ensureTable(clients.dynamodb, options.table, external);
     const parameters = new OperatorParameters(clients.ssm, parameterNames(options.parameterPrefix));
-    if (options.apiKey) await parameters.put('apiKey', options.apiKey);
-    if (options.floodLimits) await parameters.put('floodLimits', options.floodLimits);
+    if (keyGiven) await parameters.put('apiKey', keyGiven === RESET_WORDS.apiKey ? FIRST_VALUES.apiKey.make() : keyGiven);
+    if (limitsText !== undefined) await parameters.put('floodLimits', limitsText);
     await parameters.ensure('idSalt');
-    await parameters.ensure('floodLimits');
-    return { apiKey: await parameters.ensure('apiKey') };
+    const keyStored = await parameters.read('apiKey');
+    const floodLimits = parseFloodLimits(await parameters.ensure('floodLimits')).limits;
+    const isDefault = FLOOD_WINDOWS.every((window) => floodLimits[window] === DEFAULT_FLOOD_LIMITS[window]);
+    return {
+      apiKey: keyStored ?? (await parameters.ensure('apiKey')),
+      // a key made now (none stored, or API_KEY=new) is as new as a default
+      apiKeySource: keyGiven && keyGiven !== RESET_WORDS.apiKey ? 'environment' : keyStored && !keyGiven ? 'stored' : 'default',
+      floodLimits,
+      floodLimitsSource:
+        limitsGiven && limitsGiven !== RESET_WORDS.floodLimits ? 'environment' : isDefault ? 'default' : 'stored',
+    };
   } finally {
     if (!external) {
       clients.s3.destroy();

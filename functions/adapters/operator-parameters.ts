@@ -34,7 +34,7 @@ export class OperatorParameters {
   /** The parameter's value, made with its first value when it is missing (by this call or another at once). */
   async ensure(which: OwnedParameter): Promise<string> {
     const name = this.names[which];
-    const existing = await this.read(name);
+    const existing = await this.readName(name);
     if (existing !== undefined) return existing;
     const { type, make } = FIRST_VALUES[which];
     try {
@@ -42,7 +42,7 @@ export class OperatorParameters {
     } catch (error) {
       if (!(error instanceof ParameterAlreadyExists)) throw error;
     }
-    const created = await this.read(name);
+    const created = await this.readName(name);
     if (created === undefined) throw new Error(`parameter ${name} could not be created`);
     return created;
   }
@@ -53,7 +53,12 @@ export class OperatorParameters {
     await this.ssm.send(new PutParameterCommand({ Name: this.names[which], Value: value, Type: type, Overwrite: true }));
   }
 
-  private async read(name: string): Promise<string | undefined> {
+  /** The parameter's value; undefined when it is missing. */
+  async read(which: OwnedParameter): Promise<string | undefined> {
+    return this.readName(this.names[which]);
+  }
+
+  private async readName(name: string): Promise<string | undefined> {
     try {
       return (await this.ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter?.Value;
     } catch (error) {

@@ -4,7 +4,7 @@ import type { CounterStore, CountWindow, CounterSubject } from './ports';
 
 export type { CounterStore, CountWindow, CounterSubject } from './ports';
 
-const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type FloodWindow = (typeof FLOOD_WINDOWS)[number];
 /** Uploads allowed per client and window; 0 turns a window off. */
 export type FloodLimits = Record<FloodWindow, number>;
