@@ -1,47 +1,116 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { SSMClient } from '@aws-sdk/client-ssm';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { OperatorParameters } from '../functions/adapters/operator-parameters';
 import { buildPurger } from '../functions/api/purger';
 import { buildStores, clock } from '../functions/api/stores';
 import { loadConfig } from '../functions/config';
 import { Admin } from '../functions/core/admin';
 import { AdminError } from '../functions/core/admin-error';
 import { DependencyError } from '../functions/core/errors';
-import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { IdCodecs } from '../functions/core/id-codec';
-import { parseIsoDuration } from '../functions/core/upload-request';
-import { blockedCropHashes } from '../functions/imaging/centred-crops';
-import { BLOCK_COMMANDS, BLOCK_USAGE, runBlocks } from './admin-blocks';
-import { terminalSafe } from './terminal-text';
-import type { Logger } from '../functions/core/ports';
 import { NO_METRICS } from '../functions/core/metrics';
+import type { Logger } from '../functions/core/ports';
+import { blockedCropHashes } from '../functions/imaging/centred-crops';
+import { ACCESS_VERBS } from './admin-access';
+import { BLOCK_VERBS } from './admin-blocks';
+import {
+  IMAGE_VERBS,
+  UsageError,
+  VERB_OPTIONS,
+  wholeNumber,
+  type Call,
+  type KeyParameter,
+  type Verb,
+  type VerbOption,
+} from './admin-verbs';
+import { terminalSafe } from './terminal-text';
 
 /**
  * `npm run admin -- [TARGET] COMMAND ...`: the operator's tools (docs/operations.md), run with the operator's own AWS
- * credentials (IAM decides who may) against the local service or a deployed stack; no public endpoint.
+ * credentials (IAM decides who may) against the local service or a deployed stack; no public endpoint. Exit codes: 0
+ * done, 1 failed, 2 usage.
  */
-const USAGE = `usage: npm run admin -- [--data-dir DIR | --stack NAME | --outputs FILE] COMMAND
-  takedown REFERENCE [--block] [--similar]
-                                 remove an image (viewer URL, file URL or id) for every upload of it, and
-                                 every other image of the same bytes; --similar: and of the same picture
-                                 (within 31 PDQ bits); --block refuses those bytes and that picture
-                                 (re-encoded, resized, edited: docs/moderation.md) from then on
-  restore REFERENCE              bring back an image removed by its delete link or its expiry, files and record,
-                                 within keepDeletedDays (30 by default); never one taken down
-  reports [--json]               images viewers reported, most reported first, with their reasons and notes;
-                                 a takedown resolves an image's reports
-  similar REFERENCE [--within N] [--json]
-                                 stored images whose picture is near this one's, nearest first (default 63 bits)
-${BLOCK_USAGE}
-  ban RANGE [--for DURATION]     refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for 30m, 12h, 7d...
-  unban RANGE                    lift a ban
-  bans                           the bans in force
-  list [--since DURATION] [--ip ADDRESS|CIDR] [--limit N] [--json]
-                                 recent uploads, newest first (default: the last day, 50)
-  stats [--days N] [--json]      uploads, bytes and refusals per day (UTC; default 7 days)
-target: the local service's DATA_DIR (default .data), a deployed stack by name, or cdk deploy's --outputs-file
-  (--id-padding N: the stack's ID_PADDING, for a stack deployed before it had the IdPadding output)`;
+const VERBS: Record<string, Verb> = { ...IMAGE_VERBS, ...BLOCK_VERBS, ...ACCESS_VERBS };
+/** The order of the commands in the help. */
+const ORDER = [
+  'takedown',
+  'restore',
+  'info',
+  'reports',
+  'similar',
+  'blocks',
+  'unblock',
+  'block-hashes',
+  'ban',
+  'unban',
+  'bans',
+  'list',
+  'stats',
+  'key',
+];
+
+const TARGET_OPTIONS = {
+  'data-dir': { type: 'string' },
+  stack: { type: 'string' },
+  outputs: { type: 'string' },
+  'id-padding': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** What a string option's value is called in the help. */
+const VALUE_NAMES: Partial<Record<VerbOption, string>> = {
+  within: 'N',
+  for: 'DURATION',
+  since: 'DURATION',
+  ip: 'ADDRESS|CIDR',
+  limit: 'N',
+  days: 'N',
+};
+
+const TARGET_HELP = `target (before or after the command):
+  --data-dir DIR     the local service's data folder (default .data)
+  --stack NAME       a deployed stack, by its outputs (with the operator's AWS credentials)
+  --outputs FILE     cdk deploy's --outputs-file
+  --id-padding N     the stack's ID_PADDING, for a stack deployed before it had the IdPadding output`;
+
+/** A command's usage line: `takedown REFERENCE [--block] [--similar]`. */
+function usageOf(name: string, verb: Verb): string {
+  const options = verb.options.map((option) => `[--${option}${VALUE_NAMES[option] ? ` ${VALUE_NAMES[option]}` : ''}]`);
+  return [name, ...verb.args, ...options].join(' ');
+}
+
+/** The whole help: every command with what it does, the target, the exit codes. */
+function helpText(): string {
+  const commands = ORDER.map((name) => {
+    const verb = VERBS[name] as Verb;
+    return `  ${usageOf(name, verb)}\n      ${verb.summary}`;
+  });
+  return [
+    'usage: npm run admin -- [TARGET] COMMAND [ARGUMENTS] [OPTIONS]',
+    'commands:',
+    ...commands,
+    '  help [COMMAND]\n      this text, or more of one command (also: COMMAND --help)',
+    TARGET_HELP,
+    'exit codes: 0 done, 1 failed, 2 usage (docs/operations.md)',
+  ].join('\n');
+}
+
+/** One command's help. */
+function verbHelp(name: string, verb: Verb): string {
+  const more = verb.more ? [verb.more] : [];
+  return [`usage: npm run admin -- [TARGET] ${usageOf(name, verb)}`, verb.summary, ...more, TARGET_HELP].join('\n');
+}
+
+/** What Node's argument parser says, in one line of ours. */
+function parseProblem(error: { code?: string; message: string }): string {
+  const option = /'(-[^' ]+)/.exec(error.message)?.[1];
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option ?? error.message}`;
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return `${option ?? 'an option'} needs a value`;
+  return error.message;
+}
 
 /** What the commands need to know of where the service runs. */
 export interface Target {
@@ -50,17 +119,6 @@ export interface Target {
   idPadding: number;
   /** The local service's stand-ins (`npm start`), rather than a stack's stores. */
   local?: boolean;
-}
-
-/** `30m`, `12h`, `7d`, `2w`, seconds, or an ISO-8601 duration as the API takes for expirations (`PT10M`, `P7D`), in ms. */
-export function parseDuration(text: string): number {
-  const trimmed = text.trim();
-  const iso = /^p/i.test(trimmed) ? parseIsoDuration(trimmed.toUpperCase()) : undefined;
-  if (iso !== undefined && iso > 0) return iso * 1000;
-  const match = /^(\d+)(s|m|h|d|w)?$/.exec(trimmed);
-  if (!match || Number(match[1]) === 0) throw new AdminError(`not a duration: ${text} (say 30m, 12h, 7d, 2w, or PT10M, P7D)`);
-  const unit = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }[(match[2] ?? 's') as 's'];
-  return Number(match[1]) * unit * 1000;
 }
 
 /** The local service: its endpoints, names and credentials from `DATA_DIR/endpoints.json`. */
@@ -109,14 +167,6 @@ function stackTarget(outputs: Record<string, string>, idPadding: string | undefi
   };
 }
 
-/** A whole number option within bounds, or a clear refusal. */
-export function wholeNumber(option: string, text: string, min: number, max: number): number {
-  const value = Number(text);
-  if (!/^\d+$/.test(text.trim()) || value < min || value > max)
-    throw new AdminError(`${option} must be a whole number from ${min} to ${max}: ${text}`);
-  return value;
-}
-
 async function outputsOfStack(name: string): Promise<Record<string, string>> {
   const cloudformation = new CloudFormationClient({});
   try {
@@ -136,7 +186,7 @@ function outputsOfFile(file: string): Record<string, string> {
 
 const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-export function adminFor(target: Target): { admin: Admin; close(): void } {
+export function adminFor(target: Target): { admin: Admin; key: KeyParameter; close(): void } {
   Object.assign(process.env, target.env);
   const env = { ...process.env, ...target.env, PUBLIC_URL: target.publicUrl };
   const config = loadConfig(env);
@@ -161,61 +211,18 @@ export function adminFor(target: Target): { admin: Admin; close(): void } {
     clock,
     publicUrl: target.publicUrl,
   });
-  return { admin, close: () => stores.db.destroy() };
-}
-
-const utc = (epochMs: number): string => `${formatDateTime(epochMs, 'UTC')} UTC`;
-
-export async function main(
-  argv: readonly string[],
-  print: (line: string) => void,
-  progress: (line: string) => void = () => undefined,
-): Promise<number> {
-  // an operator's machine may run Node 20: the SDK's notice about it is not this tool's output
-  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      'data-dir': { type: 'string' },
-      stack: { type: 'string' },
-      outputs: { type: 'string' },
-      'id-padding': { type: 'string' },
-      block: { type: 'boolean', default: false },
-      similar: { type: 'boolean', default: false },
-      within: { type: 'string' },
-      for: { type: 'string' },
-      since: { type: 'string', default: '1d' },
-      ip: { type: 'string' },
-      limit: { type: 'string', default: '50' },
-      days: { type: 'string', default: '7' },
-      json: { type: 'boolean', default: false },
+  // the API key's parameter, read and written only by `key` (its own rights: docs/operations.md, "Who may run it")
+  const ssm = new SSMClient({});
+  const parameters = new OperatorParameters(ssm, config.parameters);
+  const key: KeyParameter = { read: () => parameters.read('apiKey'), write: (value) => parameters.put('apiKey', value) };
+  return {
+    admin,
+    key,
+    close: () => {
+      stores.db.destroy();
+      ssm.destroy();
     },
-  });
-  const [command, argument] = positionals;
-  const padding = values['id-padding'];
-  const target = values.outputs
-    ? stackTarget(outputsOfFile(values.outputs), padding)
-    : values.stack
-      ? stackTarget(await outputsOfStack(values.stack), padding)
-      : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
-  const needsArgument = ['takedown', 'restore', 'similar', 'ban', 'unban'].includes(command ?? '');
-  if (!command || (needsArgument && !argument)) {
-    print(USAGE);
-    return 2;
-  }
-  const opened = adminFor(target);
-  try {
-    const done = BLOCK_COMMANDS.includes(command)
-      ? await runBlocks(opened.admin, positionals, values.json, print, progress)
-      : await run(opened.admin, command, argument, values, print);
-    if (done === undefined) print(USAGE);
-    return done ?? 2;
-  } catch (error) {
-    throw unreachable(error, target) ?? error;
-  } finally {
-    opened.close();
-  }
+  };
 }
 
 /**
@@ -232,141 +239,71 @@ function unreachable(error: unknown, target: Target): AdminError | undefined {
   return new AdminError(`${error.what} failed: ${last instanceof Error ? last.message || last.name : 'no answer'}`);
 }
 
-async function run(
-  admin: Admin,
-  command: string,
-  argument: string | undefined,
-  values: {
-    block: boolean;
-    similar: boolean;
-    within?: string | undefined;
-    for?: string | undefined;
-    since: string;
-    ip?: string | undefined;
-    limit: string;
-    days: string;
-    json: boolean;
-  },
-  print: (line: string) => void,
-): Promise<number> {
-  switch (command) {
-    case 'takedown': {
-      const done = await admin.takedown(argument ?? '', { block: values.block, similar: values.similar });
-      for (const image of done.removed) {
-        const kind = image.distance === undefined ? 'the same bytes' : `a similar picture, ${image.distance} bits apart`;
-        const copy = image.idEncoded === done.idEncoded ? '' : ` (${kind}, uploaded from ${image.clientIp})`;
-        print(`took down ${image.idEncoded}${copy}: removed ${image.files.join(', ')}, its record, and its copies at the CDN`);
-      }
-      if (done.blocked.length > 0)
-        print(`blocked its bytes (md5 ${done.blocked.join(', ')}): the same image uploaded again is refused`);
-      if (done.resolvedReports > 0) print(`resolved ${done.resolvedReports} viewers' reports of it`);
-      if (done.blockedPictures.length > 0) {
-        const crops = done.blockedCrops > 0 ? ` and ${done.blockedCrops} of its crops` : ' (its crops could not be hashed)';
-        print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}: edited copies of it are refused too`);
-      }
-      return 0;
-    }
-    case 'restore': {
-      const done = await admin.restore(argument ?? '');
-      const expiry = done.expiresAtMs === null ? 'no expiry' : `expires ${utc(done.expiresAtMs)}`;
-      print(`restored ${done.idEncoded} (${expiry}): ${done.files.join(', ')} and its record; ${done.viewerUrl}`);
-      return 0;
-    }
-    case 'reports': {
-      const reported = await admin.reports();
-      if (values.json) print(JSON.stringify(reported, null, 2));
-      else {
-        if (reported.length === 0) print('no reports');
-        for (const image of reported) {
-          const reasons = Object.entries(image.reasons)
-            .map(([reason, count]) => `${reason} ${count}`)
-            .join(', ');
-          print(`${image.idEncoded}\t${image.viewerUrl}\t${image.count} reports (${reasons})\tlast ${utc(image.lastAtMs)}`);
-          for (const note of image.notes) print(`\t${JSON.stringify(note)}`);
-        }
-      }
-      return 0;
-    }
-    case 'similar': {
-      const within = values.within === undefined ? undefined : wholeNumber('--within', values.within, 0, 128);
-      const near = await admin.similar(argument ?? '', within);
-      if (values.json) print(JSON.stringify(near, null, 2));
-      else {
-        if (near.length === 0) print('no similar images');
-        for (const image of near)
-          print(`${image.idEncoded}\t${image.viewerUrl}\t${image.distance} bits\t${image.clientIp}\t${utc(image.createdAtMs)}`);
-      }
-      return 0;
-    }
-    case 'ban': {
-      const ban = await admin.ban(argument ?? '', values.for === undefined ? undefined : parseDuration(values.for));
-      print(
-        `banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (in force within MODERATION_CACHE_SECONDS, 30 s by default)`,
-      );
-      return 0;
-    }
-    case 'unban':
-      print(`lifted the ban of ${await admin.unban(argument ?? '')} (in force within MODERATION_CACHE_SECONDS)`);
-      return 0;
-    case 'bans': {
-      const bans = await admin.bans();
-      if (bans.length === 0) print('no bans');
-      for (const ban of bans) print(`${ban.range}\t${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`}`);
-      return 0;
-    }
-    case 'list': {
-      // the NSFW column: its mark and the classifier's score ("nsfw 87%", "- 3%", "-" where it did not run)
-      const nsfwColumn = (upload: { nsfw: boolean; nsfwScore: number | null }): string =>
-        `${upload.nsfw ? 'nsfw' : '-'}${upload.nsfwScore === null ? '' : ` ${Math.round(upload.nsfwScore * 100)}%`}`;
-      const uploads = await admin.list({
-        sinceMs: clock.nowMs() - parseDuration(values.since),
-        ...(values.ip ? { ip: values.ip } : {}),
-        limit: wholeNumber('--limit', values.limit, 1, 100_000),
-      });
-      if (values.json) print(JSON.stringify(uploads, null, 2));
-      else {
-        if (uploads.length === 0) print('no uploads');
-        for (const upload of uploads) {
-          const expiry = upload.expiresAtMs === null ? '' : `\texpires ${utc(upload.expiresAtMs)}`;
-          print(
-            `${upload.idEncoded}\t${upload.viewerUrl}\t${formatSize(upload.size)}\t${upload.clientIp}\t${utc(upload.createdAtMs)}\t${nsfwColumn(upload)}${expiry}`,
-          );
-        }
-      }
-      return 0;
-    }
-    case 'stats': {
-      const days = await admin.stats(wholeNumber('--days', values.days, 1, 3660));
-      if (values.json) print(JSON.stringify(days, null, 2));
-      else {
-        print('day (UTC)\tuploads\tbytes\trefusals\twithout key\treports');
-        for (const day of days)
-          print(`${day.day}\t${day.uploads}\t${formatSize(day.bytes)}\t${day.refusals}\t${day.unauthenticated}\t${day.reports}`);
-        const staged = await admin.staged();
-        print(
-          `staged now: ${staged.files} files, ${formatSize(staged.bytes)} (two-step uploads; removed once no token can use them)`,
-        );
-        // the sweep counts an upload once it settles its name claim: a day's figures trail it by that much
-        print('uploads and bytes are counted by the sweep about 15 minutes after each upload (docs/operations.md)');
-      }
-      return 0;
-    }
-    default:
-      print(USAGE);
-      return 2;
+export type Output = Pick<Call, 'print' | 'progress' | 'warn'>;
+
+/** Runs one command line; answers the exit code. Throws UsageError (exit 2) or the failure (exit 1). */
+export async function main(argv: readonly string[], output: Output): Promise<number> {
+  // an operator's machine may run Node 20: the SDK's notice about it is not this tool's output
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+  let parsed;
+  try {
+    const options = { ...TARGET_OPTIONS, ...VERB_OPTIONS };
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+  } catch (error) {
+    throw new UsageError(`${parseProblem(error as Error & { code?: string })} (npm run admin -- --help)`);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...args] = positionals;
+  if (command === 'help' || values.help) {
+    const asked = command === 'help' ? args[0] : command;
+    const verb = asked === undefined ? undefined : VERBS[asked];
+    if (asked !== undefined && !verb) throw new UsageError(`no command ${asked} (npm run admin -- --help lists them)`);
+    output.print(asked !== undefined && verb ? verbHelp(asked, verb) : helpText());
+    return 0;
+  }
+  if (command === undefined) throw new UsageError('no command given (npm run admin -- --help lists them)');
+  const verb = VERBS[command];
+  if (!verb) throw new UsageError(`no command ${command} (npm run admin -- --help lists them)`);
+  const refuse = (problem: string): never => {
+    throw new UsageError(`${command}: ${problem} (npm run admin -- help ${command})`);
+  };
+  const given = (Object.keys(VERB_OPTIONS) as VerbOption[]).filter((option) => values[option] !== undefined);
+  const foreign = given.filter((option) => !verb.options.includes(option));
+  if (foreign.length > 0) refuse(`it takes no ${foreign.map((option) => `--${option}`).join(', ')}`);
+  const required = verb.args.filter((arg) => !arg.startsWith('[')).length;
+  if (args.length < required) refuse(`missing ${verb.args.slice(args.length, required).join(' ')}`);
+  if (args.length > verb.args.length) refuse(`unexpected argument ${args.slice(verb.args.length).join(' ')}`);
+
+  const padding = values['id-padding'];
+  const target = values.outputs
+    ? stackTarget(outputsOfFile(values.outputs), padding)
+    : values.stack
+      ? stackTarget(await outputsOfStack(values.stack), padding)
+      : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
+  const opened = adminFor(target);
+  try {
+    await verb.run({ ...output, admin: opened.admin, args, values, cdn: !target.local, key: opened.key });
+    return 0;
+  } catch (error) {
+    throw unreachable(error, target) ?? error;
+  } finally {
+    opened.close();
   }
 }
 
 if (require.main === module) {
   // stored and imported text (notes, names, a bad line of a list) reaches the terminal only escaped
-  // progress (a long import's steps) on a terminal only: piped, the output is the results alone
-  const progress = (line: string): void => {
-    if (process.stderr.isTTY) process.stderr.write(`${terminalSafe(line)}\n`);
+  const toError = (line: string): void => void process.stderr.write(`${terminalSafe(line)}\n`);
+  const output: Output = {
+    print: (line) => void process.stdout.write(`${terminalSafe(line)}\n`),
+    // progress (a long import's steps) on a terminal only: piped, the output is the results alone
+    progress: (line) => (process.stderr.isTTY ? toError(line) : undefined),
+    warn: toError,
   };
-  main(process.argv.slice(2), (line) => process.stdout.write(`${terminalSafe(line)}\n`), progress)
+  main(process.argv.slice(2), output)
     .then((code) => (process.exitCode = code))
     .catch((error: unknown) => {
-      process.stderr.write(`${terminalSafe(error instanceof Error ? error.message : String(error))}\n`);
-      process.exitCode = 1;
+      toError(error instanceof Error ? error.message : String(error));
+      process.exitCode = error instanceof UsageError ? 2 : 1;
     });
 }

@@ -2,11 +2,12 @@ import { AdminError } from './admin-error';
 import { BlockAdmin } from './block-admin';
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from './daily-stats';
 import type { IdCodecs } from './id-codec';
+import { imageInfo, type ImageInfo } from './image-info';
 import { imageOfReference } from './image-reference';
 import { viewerUrl } from './links';
-import { pdqDistance, turnedOfHash } from './pdq';
 import { reportedImages, type ReportedImage } from './reports';
 import {
+  bansCovering,
   canonicalRange,
   comparableHashes,
   inRange,
@@ -29,6 +30,7 @@ import type {
 import type { PictureBlockStore } from './picture-blocks';
 import { fileKeys, removeImage, type RemovalDeps } from './remove-image';
 import { restoreImage, type Restored } from './restore-image';
+import { nearRecords, SIMILAR_DISTANCE, type SimilarImage } from './similar-images';
 
 export interface AdminDeps extends RemovalDeps {
   images: ImageRecords & ImageRemovals & Pick<NameClaims, 'imageIdOfName'> & ImageScan;
@@ -58,19 +60,6 @@ export interface Takedown {
   /** Viewers' reports of the images taken down, resolved with them. */
   resolvedReports: number;
 }
-
-/** A stored image whose picture is near another's. */
-export interface SimilarImage {
-  idEncoded: string;
-  viewerUrl: string;
-  /** PDQ bits apart (0: the same picture), its turned and mirrored forms counted. */
-  distance: number;
-  clientIp: string;
-  createdAtMs: number;
-}
-
-/** How near `admin similar` looks by default: a review band past the block's 31 bits (`docs/moderation.md`). */
-export const SIMILAR_DISTANCE = 63;
 
 export interface ListedUpload {
   idEncoded: string;
@@ -113,7 +102,7 @@ export class Admin {
     const record = await this.resolve(reference);
     // read while the original is there: the picture's crops are blocked with it
     const crops = options.block ? await this.blocks.cropHashesOf(record) : [];
-    const near = options.similar ? await this.nearTo(record, PICTURE_MATCH_DISTANCE) : [];
+    const near = options.similar ? await nearRecords(this.deps.images, record, PICTURE_MATCH_DISTANCE) : [];
     const codec = await this.deps.codecs.codec();
     const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
     const nowMs = this.deps.clock.nowMs();
@@ -155,6 +144,11 @@ export class Admin {
       blockedCrops: crops.length,
       resolvedReports,
     };
+  }
+
+  /** Everything kept of an image, whatever its status (`imageInfo`). */
+  async info(reference: string): Promise<ImageInfo> {
+    return imageInfo(this.deps, await this.resolve(reference));
   }
 
   /** Brings back a removed image, files and record (`restoreImage`); answers its viewer URL. */
@@ -202,11 +196,16 @@ export class Admin {
     return ban;
   }
 
-  async unban(rangeText: string): Promise<string> {
+  /** Lifts a ban; answers the bans in force that still cover all of its range. */
+  async unban(rangeText: string): Promise<{ range: string; stillBannedBy: Ban[] }> {
     const range = canonicalRange(rangeText);
     if (!range) throw new AdminError(notARange(rangeText));
-    if (!(await this.deps.moderation.remove(range))) throw new AdminError(`no ban of ${range}`);
-    return range;
+    if (!(await this.deps.moderation.remove(range))) {
+      const covering = bansCovering(range, await this.bans());
+      const by = covering.length > 0 ? `; it is within the ban of ${covering.map((ban) => ban.range).join(', ')}` : '';
+      throw new AdminError(`no ban of ${range}${by}`);
+    }
+    return { range, stillBannedBy: bansCovering(range, await this.bans()) };
   }
 
   async bans(): Promise<Ban[]> {
@@ -244,27 +243,11 @@ export class Admin {
   /** Stored images whose picture is within `withinBits` of this one's, nearest first; the whole table is read. */
   async similar(reference: string, withinBits = SIMILAR_DISTANCE): Promise<SimilarImage[]> {
     const codec = await this.deps.codecs.codec();
-    return (await this.nearTo(await this.resolve(reference), withinBits)).map(({ record, distance }) => {
+    return (await nearRecords(this.deps.images, await this.resolve(reference), withinBits)).map(({ record, distance }) => {
       const idEncoded = codec.encode(record.id);
       const { clientIp, createdAtMs } = record;
       return { idEncoded, viewerUrl: viewerUrl(this.deps.publicUrl, idEncoded), distance, clientIp, createdAtMs };
     });
-  }
-
-  /** The active records whose hashes come within `withinBits` of this record's, turned or mirrored, nearest first. */
-  private async nearTo(record: ImageRecord, withinBits: number): Promise<Array<{ record: ImageRecord; distance: number }>> {
-    const turned = comparableHashes(record.perceptual).flatMap(turnedOfHash);
-    if (turned.length === 0) throw new AdminError('no picture hash to compare (animated, flat, or stored before hashing)');
-    const near: Array<{ record: ImageRecord; distance: number }> = [];
-    for await (const page of this.deps.images.recent(0)) {
-      for (const other of page) {
-        const theirs = comparableHashes(other.perceptual);
-        if (other.id === record.id || other.status !== 'active' || theirs.length === 0) continue;
-        const distance = Math.min(...theirs.flatMap((hash) => turned.map((form) => pdqDistance(hash, form))));
-        if (distance <= withinBits) near.push({ record: other, distance });
-      }
-    }
-    return near.sort((a, b) => a.distance - b.distance);
   }
 
   /** The images viewers reported, most reported first (`reportedImages`). */

@@ -44,6 +44,16 @@ export function inRange(ip: string, range: string): boolean {
   return address.kind() === network.kind() && address.match(network, prefix);
 }
 
+/** The bans among `bans` other than `range` that cover all of it (as wide or wider): still in force after its unban. */
+export function bansCovering(range: string, bans: readonly Ban[]): Ban[] {
+  const [network, prefix] = ipaddr.parseCIDR(range);
+  return bans.filter((ban) => {
+    if (ban.range === range) return false;
+    const [wider, widerPrefix] = ipaddr.parseCIDR(ban.range);
+    return wider.kind() === network.kind() && widerPrefix <= prefix && network.match(wider, widerPrefix);
+  });
+}
+
 /** The PDQ distance at or under which an upload is taken for a blocked picture (`docs/moderation.md`). */
 export const PICTURE_MATCH_DISTANCE = 31;
 

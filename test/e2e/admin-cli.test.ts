@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makePng } from '../support/images';
+import { makePhoto, makePng } from '../support/images';
 import { freePort, runAdmin, startFreshLocalProcess } from '../support/local-process';
 
 /** `npm run admin` as an operator runs it, against `npm start`'s data folder. */
@@ -11,7 +11,7 @@ const API_KEY = 'admin-cli-key-0123456789';
 let server: Awaited<ReturnType<typeof startFreshLocalProcess>>;
 
 beforeAll(async () => {
-  server = await startFreshLocalProcess('admin', { API_KEY, MODERATION_CACHE_SECONDS: '0' });
+  server = await startFreshLocalProcess('admin', { API_KEY, MODERATION_CACHE_SECONDS: '0', PARAMETERS_CACHE_SECONDS: '0' });
 });
 
 afterAll(async () => {
@@ -22,12 +22,12 @@ function admin(...args: string[]): { status: number | null; stdout: string; stde
   return runAdmin(['--data-dir', server.dataDir, ...args]);
 }
 
-async function upload(seed: number): Promise<{ id_encoded: string; url: string; url_viewer: string }> {
+async function upload(seed: number, bytes?: Buffer): Promise<{ id_encoded: string; url: string; url_viewer: string }> {
   // the admin runs before (spawnSync) hold this process's event loop past the server's keep-alive of 5 s: a turn lets
   // fetch see the connection the server closed meanwhile, rather than write a POST to it (EPIPE)
   await new Promise((resolve) => setTimeout(resolve, 20));
   const form = new FormData();
-  form.append('source', new Blob([await makePng(30 + seed, 30)]), `cli${seed}.png`);
+  form.append('source', new Blob([bytes ?? (await makePng(30 + seed, 30))]), `cli${seed}.png`);
   const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
   return ((await response.json()) as { image: { id_encoded: string; url: string; url_viewer: string } }).image;
 }
@@ -52,7 +52,7 @@ describe('npm run admin (local service)', () => {
 
   it('bans and unbans a range, lists the bans, and refuses a bad range', () => {
     expect(admin('ban', '203.0.113.0/24', '--for', '2h').stdout).toMatch(/^banned 203\.0\.113\.0\/24 until \d{4}-\d\d-\d\d /);
-    expect(admin('bans').stdout).toMatch(/^203\.0\.113\.0\/24\tuntil /m);
+    expect(admin('bans').stdout).toMatch(/^range\tuntil\n203\.0\.113\.0\/24\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\n$/);
     expect(admin('unban', '203.0.113.0/24').stdout).toContain('lifted the ban of 203.0.113.0/24');
     expect(admin('bans').stdout.trim()).toBe('no bans');
     const bad = admin('ban', 'nonsense');
@@ -102,9 +102,104 @@ describe('npm run admin (local service)', () => {
     );
     const bad = admin('stats', '--days', 'lots');
     expect([bad.status, bad.stderr.trim()]).toEqual([1, '--days must be a whole number from 1 to 3660: lots']);
-    const unknown = admin('frobnicate');
-    expect(unknown.status).toBe(2);
-    expect(unknown.stdout).toContain('usage: npm run admin --');
+  });
+
+  it('explains itself: help (exit 0), one-line usage errors naming what is wrong (exit 2), failures (exit 1)', () => {
+    for (const asked of [['--help'], ['-h'], ['help']]) {
+      const help = runAdmin(asked);
+      expect([help.status, help.stderr]).toEqual([0, '']);
+      expect(help.stdout).toMatch(/^usage: npm run admin -- \[TARGET\] COMMAND/);
+      for (const verb of ['takedown', 'restore', 'info', 'blocks', 'unblock', 'unban', 'key show|rotate', 'list'])
+        expect(help.stdout).toContain(`\n  ${verb}`);
+      expect(help.stdout).toContain('exit codes: 0 done, 1 failed, 2 usage');
+    }
+    for (const asked of [
+      ['help', 'restore'],
+      ['restore', '--help'],
+    ]) {
+      const help = runAdmin(asked);
+      expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: npm run admin -- [TARGET] restore REFERENCE']);
+    }
+    const usage: Array<[string[], string]> = [
+      [[], 'no command given (npm run admin -- --help lists them)'],
+      [['frobnicate'], 'no command frobnicate (npm run admin -- --help lists them)'],
+      [['help', 'frobnicate'], 'no command frobnicate (npm run admin -- --help lists them)'],
+      [['takedown'], 'takedown: missing REFERENCE (npm run admin -- help takedown)'],
+      [['block-hashes', 'import'], 'block-hashes: missing FILE (npm run admin -- help block-hashes)'],
+      [['bans', 'extra'], 'bans: unexpected argument extra (npm run admin -- help bans)'],
+      [['list', '--days', '2'], 'list: it takes no --days (npm run admin -- help list)'],
+      [['list', '--frob'], 'unknown option --frob (npm run admin -- --help)'],
+      [['stats', '--days'], '--days needs a value (npm run admin -- --help)'],
+    ];
+    for (const [args, said] of usage) {
+      const run = admin(...args);
+      expect([args, run.status, run.stdout, run.stderr]).toEqual([args, 2, '', `${said}\n`]);
+    }
+    const failed = admin('info', 'zzzzzz');
+    expect([failed.status, failed.stdout]).toEqual([1, '']);
+  });
+
+  it('shows all that is kept of an image, and its reports in the singular; JSON dates in ISO 8601', async () => {
+    // a photo: its picture has a PDQ hash
+    const image = await upload(11, await makePhoto(11, 240, 180));
+    await fetch(`${server.url}/image/${image.id_encoded}/report`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin', Origin: server.url },
+      body: new URLSearchParams({ reason: 'spam', note: 'ads' }).toString(),
+    });
+    const info = admin('info', image.url_viewer);
+    expect([info.status, info.stderr]).toEqual([0, '']);
+    const rows = info.stdout.split('\n');
+    expect(rows[0]).toBe(`image        ${image.id_encoded} ${image.url_viewer}`);
+    expect(rows).toContain('status       active');
+    expect(rows.filter((row) => row.startsWith('file         images/'))).toHaveLength(3);
+    expect(rows).toContain('delete links 1 issued, unused');
+    expect(rows).toContain('reports      1 report (spam 1)');
+    expect(rows).toContain('             "ads"');
+    expect(rows.find((row) => row.startsWith('pdq'))).toMatch(/^pdq {10}[0-9a-f]{64}(, [0-9a-f]{64})? \(quality \d+\)$/);
+    const json = JSON.parse(admin('info', image.id_encoded, '--json').stdout) as Record<string, unknown>;
+    expect(json['createdAt']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(json).not.toHaveProperty('createdAtMs');
+    expect([json['expiresAt'], json['restorableUntil']]).toEqual([null, null]);
+    expect(admin('reports').stdout).toContain('\t1 report (spam 1)\t');
+    const listed = admin('list');
+    expect(listed.stdout.split('\n')[0]).toBe('id\tviewer\tsize\tclient\tuploaded (UTC)\tnsfw\texpires (UTC)');
+    expect((JSON.parse(admin('list', '--json').stdout) as Array<Record<string, unknown>>)[0]).toMatchObject({
+      createdAt: expect.stringMatching(/Z$/) as unknown,
+      expiresAt: null,
+    });
+    // the local service has no CDN, and says nothing of one
+    const done = admin('takedown', image.id_encoded);
+    expect(done.stdout).toMatch(
+      /^took down \w+: removed images\/\S+, images\/\S+, images\/\S+ and its record\nresolved 1 viewer's report of it\n$/,
+    );
+  });
+
+  it('shows and rotates the API key; warns when an unbanned address stays within a wider ban', async () => {
+    expect(admin('key', 'show').stdout).toBe(`${API_KEY}\n`);
+    const rotated = admin('key', 'rotate', 'rotated-key-0123456789');
+    expect([rotated.status, rotated.stdout.split('\n')[0]]).toEqual([0, 'rotated-key-0123456789']);
+    expect(admin('key', 'show').stdout).toBe('rotated-key-0123456789\n');
+    const random = admin('key', 'rotate');
+    const fresh = random.stdout.split('\n')[0] ?? '';
+    expect(fresh).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(admin('key', 'rotate', 'short').status).toBe(2);
+    expect(admin('key', 'spin').status).toBe(2);
+    // the service takes the new key (PARAMETERS_CACHE_SECONDS is 0 here), then the suite's own again
+    const form = new FormData();
+    form.append('source', new Blob([await makePng(90, 30)]), 'rotated.png');
+    const sent = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': fresh }, body: form });
+    expect(sent.status).toBe(200);
+    expect(admin('key', 'rotate', API_KEY).status).toBe(0);
+
+    expect(admin('ban', '198.51.100.0/24').status).toBe(0);
+    expect(admin('ban', '198.51.100.7').status).toBe(0);
+    const lifted = admin('unban', '198.51.100.7');
+    expect([lifted.status, lifted.stderr]).toEqual([0, '198.51.100.7/32 is still refused: 1 ban of 198.51.100.0/24 covers it\n']);
+    const none = admin('unban', '198.51.100.9');
+    expect([none.status, none.stderr]).toEqual([1, 'no ban of 198.51.100.9/32; it is within the ban of 198.51.100.0/24\n']);
+    expect(JSON.parse(admin('bans', '--json').stdout)).toEqual([{ range: '198.51.100.0/24', until: null }]);
+    expect(admin('unban', '198.51.100.0/24').stderr).toBe('');
   });
 
   it("works from a stack's outputs file, with the id padding it names", async () => {

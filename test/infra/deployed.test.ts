@@ -578,6 +578,8 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
             },
             { Effect: 'Allow', Action: ['s3:ListBucket', 's3:ListBucketVersions'], Resource: `arn:aws:s3:::${bucket}` },
             { Effect: 'Allow', Action: 'ssm:GetParameters', Resource: ['id-salt', 'distribution-id'].map(parameterArn) },
+            // key show and key rotate only
+            { Effect: 'Allow', Action: ['ssm:GetParameter', 'ssm:PutParameter'], Resource: parameterArn('api-key') },
             {
               Effect: 'Allow',
               Action: 'cloudfront:CreateInvalidation',
@@ -843,11 +845,11 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect([reported.statusCode, reported.body.includes('Report sent')]).toEqual([200, true]);
     const reports = await admin('reports');
     expect([reports.status, reports.stderr]).toEqual([0, '']);
-    expect(reports.stdout).toContain('1 reports (illegal 1)');
+    expect(reports.stdout).toContain('\t1 report (illegal 1)\t');
     const run = await admin('takedown', image.url_viewer, '--block');
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(run.stdout).toMatch(/^took down \w+: removed images\/.+abuse\.png/);
-    expect(run.stdout).toContain("resolved 1 viewers' reports of it");
+    expect(run.stdout).toContain("resolved 1 viewer's report of it");
     const picture = /blocked its picture \(PDQ ([0-9a-f, ]+)\) and ([1-7]) of its crops: /.exec(run.stdout);
     const blockedHashes = (picture?.[1]?.split(', ').length ?? 0) + Number(picture?.[2] ?? 0);
     // the API function reads the list the operator's tool wrote (its role may read it): an edited copy is refused
@@ -871,6 +873,10 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     const stats = await admin('stats', '--days', '1');
     expect([stats.status, stats.stderr]).toEqual([0, '']);
     expect(stats.stdout).toMatch(/\n\d{4}-\d\d-\d\d\t5\t[^\n]*\nstaged now: 0 files, 0 B /);
+    // the key, read and written again as the operator role (the same key: the other tests use it)
+    const key = await admin('key', 'show');
+    expect([key.status, key.stdout]).toEqual([0, `${apiKey}\n`]);
+    expect((await admin('key', 'rotate', apiKey)).status).toBe(0);
     // nothing of it is kept to restore
     const restore = await admin('restore', image.url_viewer);
     expect([restore.status, restore.stderr]).toEqual([1, `no image ${image.url_viewer}: unknown, or taken down already\n`]);
