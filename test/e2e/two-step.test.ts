@@ -5,7 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { DIRECT_MAX_BYTES } from '../../scripts/upload';
+import { DIRECT_MAX_BYTES, main as uploadTool, progressLine } from '../../scripts/upload';
 import { expectContract } from '../support/contract';
 import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
@@ -170,7 +170,7 @@ describe('the two-step upload over HTTP', () => {
     );
   });
 
-  it('npm run upload picks a direct upload for a small file and the two-step one for a large one, and prints the link', async () => {
+  it('npm run upload sends several files, directly or in two steps, with options, and prints their three links', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'upload-script-'));
     try {
       const small = join(folder, 'small.png');
@@ -181,15 +181,67 @@ describe('the two-step upload over HTTP', () => {
       writeFileSync(large, largeBytes);
       const cli = join(__dirname, '..', '..', 'node_modules', 'tsx', 'dist', 'cli.mjs');
       const script = join(__dirname, '..', '..', 'scripts', 'upload.ts');
-      for (const file of [small, large]) {
-        const run = spawnSync(process.execPath, [cli, script, file, server.url, API_KEY], { encoding: 'utf8' });
-        expect([run.status, run.stderr]).toEqual([0, '']);
-        const link = run.stdout.trim();
-        expect(link).toMatch(new RegExp(`/images/\\d{4}/\\d\\d/\\d\\d/${file === small ? 'small' : 'large'}\\.png$`));
+      const run = (args: string[], env: Record<string, string> = {}) =>
+        spawnSync(process.execPath, [cli, script, ...args], {
+          encoding: 'utf8',
+          env: { PATH: process.env['PATH'] ?? '', ...env },
+        });
+      const sent = run([small, large, server.url, API_KEY, '--title', 'Holiday', '--nsfw', '--expiration', 'PT10M']);
+      // piped: no progress bar, only the links
+      expect([sent.status, sent.stderr]).toEqual([0, '']);
+      const blocks = sent.stdout.trim().split(/\n(?=\S)/);
+      expect(blocks).toHaveLength(2);
+      for (const [index, name] of ['small', 'large'].entries()) {
+        const [link = '', viewer = '', remove = ''] = (blocks[index] ?? '').split('\n');
+        expect(link).toMatch(new RegExp(`/images/\\d{4}/\\d\\d/\\d\\d/${name}\\.png$`));
+        expect(viewer).toMatch(/^ {2}viewer: http:\/\/\S+\/image\/\w+$/);
+        expect(remove).toMatch(/^ {2}delete: http:\/\/\S+\/image\/\w+\/delete\/[0-9a-f]{48}$/);
         expect((await fetch(link)).status).toBe(200);
+        const page = await fetch(viewer.replace('  viewer: ', ''));
+        expect([page.status, (await page.text()).includes('Holiday')]).toEqual([200, true]);
+        expect((await fetch(remove.replace('  delete: ', ''))).status).toBe(200);
       }
-      const refused = spawnSync(process.execPath, [cli, script, small, server.url, 'wrong'], { encoding: 'utf8' });
+      // --json: the API's image objects, the options applied; the key and URL from the environment
+      // (other bytes: the same ones again would answer the stored image, as a duplicate)
+      const other = join(folder, 'other.png');
+      writeFileSync(other, await noisePng(41, 40));
+      const json = run([other, '--json', '--description', 'by the sea'], {
+        IMAGE_UPLOAD_URL: server.url,
+        IMAGE_UPLOAD_KEY: API_KEY,
+      });
+      expect([json.status, json.stderr]).toEqual([0, '']);
+      const [image] = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
+      expect(image).toMatchObject({ description: 'by the sea', nsfw: '0', expiration_date_gmt: null });
+      // a failed file is said, the others still go, and the exit is 1
+      const mixed = run([join(folder, 'none.png'), small, server.url, API_KEY]);
+      expect([mixed.status, mixed.stderr]).toEqual([1, `none.png: upload failed: no such file: ${join(folder, 'none.png')}\n`]);
+      expect(mixed.stdout).toMatch(/\/small\.png\n {2}viewer: /);
+      const refused = run([small, server.url, 'wrong']);
       expect([refused.status, refused.stderr.trim()]).toEqual([1, 'upload failed: Invalid API key.']);
+      for (const args of [[], ['--frob', small], [small, server.url], [small, '--title']]) {
+        const usage = run(args);
+        expect([args, usage.status, usage.stderr]).toEqual([args, 2, expect.stringContaining('usage: npm run upload --')]);
+      }
+      expect(run(['--help']).status).toBe(0);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('npm run upload draws a progress bar of the PUT on a terminal, and ends it at 100%', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'upload-bar-'));
+    try {
+      const large = join(folder, 'bar.png');
+      writeFileSync(large, await noisePng(1301, 1300));
+      let out = '';
+      let err = '';
+      const io = { out: (text: string) => void (out += text), err: (text: string) => void (err += text), terminal: true };
+      expect(await uploadTool([large, server.url, API_KEY], io)).toBe(0);
+      expect(out).toMatch(/\/bar\.png\n {2}viewer: /);
+      const frames = err.split('\r').filter((frame) => frame !== '');
+      expect(frames.length).toBeGreaterThanOrEqual(1);
+      expect(frames.at(-1)).toMatch(/^bar\.png \[#{20}\] 100% \d+(\.\d)? MB of \d+(\.\d)? MB\n$/);
+      expect(progressLine('a.png', 5, 10, 10)).toBe('a.png [#####-----] 50% 5 B of 10 B');
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
