@@ -12,9 +12,19 @@ const INVALIDATION_WAIT_MS = 180_000;
  * given the stack's `DirectApiUrl` output, that a call around CloudFront is refused. Exits 1 at the first thing that
  * is wrong.
  */
+const USAGE = 'usage: npm run smoke -- BASE_URL KEY [DIRECT_API_URL]   (exit codes: 0 passed, 1 failed, 2 usage)';
+
+/** A command line it cannot run: exit 2, as every `npm run` tool. */
+class UsageError extends Error {}
+
 async function main(): Promise<void> {
-  const [baseArg, key, directArg] = process.argv.slice(2);
-  if (!baseArg || !key) throw new Error('usage: npm run smoke -- BASE_URL KEY [DIRECT_API_URL]');
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) return void process.stdout.write(`${USAGE}\n`);
+  const [baseArg, key, directArg, ...extra] = args;
+  if (!baseArg || !key) throw new UsageError(`missing ${baseArg ? 'KEY' : 'BASE_URL and KEY'}`);
+  if (extra.length > 0 || args.some((arg) => arg.startsWith('-')))
+    throw new UsageError(`unexpected argument ${[...extra, ...args.filter((arg) => arg.startsWith('-'))][0]}`);
+  if (!/^https?:\/\//i.test(baseArg)) throw new UsageError(`BASE_URL is not an http(s) URL: ${baseArg}`);
   const base = baseArg.replace(/\/+$/, '');
   const step = (text: string): void => void process.stdout.write(`ok  ${text}\n`);
   const check = (condition: boolean, what: string): void => {
@@ -139,6 +149,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${error.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`FAIL ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

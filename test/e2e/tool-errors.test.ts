@@ -32,4 +32,18 @@ describe('tools told a mistake', () => {
     expect(run.status).toBe(1);
     expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^ENOENT: no such file or directory/)]);
   });
+
+  it('smoke: usage mistakes exit 2 with one line and the usage, --help exits 0', () => {
+    for (const [args, said] of [
+      [[], 'missing BASE_URL and KEY'],
+      [['http://127.0.0.1:9'], 'missing KEY'],
+      [['img.example.com', 'key'], 'BASE_URL is not an http(s) URL: img.example.com'],
+      [['http://127.0.0.1:9', 'key', 'http://127.0.0.1:9', 'more'], 'unexpected argument more'],
+    ] as Array<[string[], string]>) {
+      const run = tsx('scripts/smoke.ts', args);
+      expect([args, run.status, run.stderr.split('\n')[0]]).toEqual([args, 2, said]);
+    }
+    const help = tsx('scripts/smoke.ts', ['--help']);
+    expect([help.status, help.stdout]).toEqual([0, expect.stringMatching(/^usage: npm run smoke -- BASE_URL KEY/)]);
+  });
 });
