@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NSFW_MODEL_FILE } from '../../functions/imaging/nsfw-classifier';
+import { bundleApi } from './api-bundle';
 import { median, medianOfRatios } from './median';
 
 const ROOT = join(__dirname, '..', '..');
@@ -76,7 +77,6 @@ export const handler = async (): Promise<unknown> => [clients, sharp];
  * maps), alternately, `runs` times each. The time is the `require` of the bundle, Node's own start left out.
  */
 export async function measureBundleColdStart(runs: number): Promise<BundleColdStartRow> {
-  const { build } = await import('esbuild');
   const { API_BUNDLING, FUNCTIONS } = await import('../../lib/service-functions');
   const dir = join(ROOT, 'node_modules', '.cache', 'bench-cold');
   mkdirSync(dir, { recursive: true });
@@ -86,18 +86,7 @@ export async function measureBundleColdStart(runs: number): Promise<BundleColdSt
     ['api', join(FUNCTIONS, 'api', 'handler.ts')],
     ['minimal', join(dir, 'minimal.ts')],
   ] as const) {
-    await build({
-      entryPoints: [entry],
-      outfile: bundles[which],
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      external: API_BUNDLING.nodeModules ?? [],
-      sourcemap: API_BUNDLING.sourceMap ?? false,
-      minify: API_BUNDLING.minify ?? false,
-      logLevel: 'warning',
-    });
+    await bundleApi(entry, bundles[which], { sourcemap: Boolean(API_BUNDLING.sourceMap), minify: API_BUNDLING.minify ?? false });
   }
   const loading = (file: string): string =>
     `const t = performance.now(); require(${JSON.stringify(file)}); process.stdout.write(String(performance.now() - t));`;

@@ -1,15 +1,16 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
+import { bundleApi } from './api-bundle';
 import { makeBenchFixtures } from './fixtures';
 import { startStoresProcess } from './handler';
 
 /**
  * `npm run load:memory`: the memory of one instance of the bundled API function over many uploads. The handler is
- * bundled with esbuild as the stack bundles it (sharp left out, loaded from node_modules), and each variant runs in a
+ * bundled with esbuild as the stack bundles it (its node modules left out, the NSFW model beside it), and each variant runs in a
  * fresh process against the stand-ins in another: with glibc's default malloc arenas and with `MALLOC_ARENA_MAX=2`
  * (what the stack sets), 4 uploads at once (a local server's case) and one at a time (a Lambda instance's). Prints the
  * RSS every 50 uploads and a summary table. MEMORY_UPLOADS (1000) sets the uploads per variant.
@@ -37,22 +38,10 @@ interface Report {
   seconds: number;
 }
 
-function bundle(): string {
-  const dir = join(ROOT, 'cdk.out', 'memory-bundle');
-  mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, 'handler.js');
-  execFileSync(
-    join(ROOT, 'node_modules', '.bin', 'esbuild'),
-    [
-      join(ROOT, 'functions', 'api', 'handler.ts'),
-      '--bundle',
-      '--platform=node',
-      '--target=node20',
-      '--external:sharp',
-      `--outfile=${outfile}`,
-    ],
-    { stdio: 'inherit' },
-  );
+/** The handler bundled as the stack bundles it: its node modules left out, the NSFW model beside it. */
+async function bundle(): Promise<string> {
+  const outfile = join(ROOT, 'cdk.out', 'memory-bundle', 'handler.js');
+  await bundleApi(join(ROOT, 'functions', 'api', 'handler.ts'), outfile);
   return outfile;
 }
 
@@ -88,7 +77,7 @@ async function runVariant(variant: Variant, handlerPath: string, env: Record<str
 }
 
 async function main(): Promise<void> {
-  const handlerPath = bundle();
+  const handlerPath = await bundle();
   const input = join(ROOT, 'cdk.out', 'memory-bundle', 'input.jpg');
   writeFileSync(input, (await makeBenchFixtures()).find((fixture) => fixture.name.startsWith('JPEG'))?.bytes ?? '');
   const stores = await startStoresProcess();
@@ -121,11 +110,12 @@ async function main(): Promise<void> {
     const rows: string[] = [];
     for (const variant of VARIANTS) {
       const reports = await runVariant(variant, handlerPath, env);
-      const at = (done: number): number => reports.find((report) => report.done >= done)?.rssMiB ?? NaN;
+      // the RSS once `done` uploads were made; '-' for a count past the run's
+      const at = (done: number): string => reports.find((report) => report.done >= done)?.rssMiB.toFixed(0) ?? '-';
       const last = reports[reports.length - 1];
       const peak = Math.max(...reports.map((report) => report.rssMiB));
       rows.push(
-        `| ${variant.name} | ${at(0).toFixed(0)} | ${at(50).toFixed(0)} | ${at(Math.floor(UPLOADS / 2)).toFixed(0)} | ${last?.rssMiB.toFixed(0)} | ${peak.toFixed(0)} | ${last?.heapMiB.toFixed(0)} | ${(((last?.seconds ?? 0) / UPLOADS) * 1000).toFixed(0)} |`,
+        `| ${variant.name} | ${at(0)} | ${at(50)} | ${at(Math.floor(UPLOADS / 2))} | ${last?.rssMiB.toFixed(0)} | ${peak.toFixed(0)} | ${last?.heapMiB.toFixed(0)} | ${(((last?.seconds ?? 0) / UPLOADS) * 1000).toFixed(0)} |`,
       );
     }
     process.stdout.write(
