@@ -384,7 +384,7 @@ describe('npm run admin: ban and unban', () => {
     expect(await refusal(service, 4, '::ffff:203.0.113.1')).toEqual(banned);
     await upload(service, 4, '198.51.100.7');
     expect((await admin.bans()).map((ban) => ban.range).sort()).toEqual(['2001:db8::/48', '203.0.113.0/24']);
-    expect(await admin.unban('203.0.113.0/24')).toBe('203.0.113.0/24');
+    expect(await admin.unban('203.0.113.0/24')).toEqual({ range: '203.0.113.0/24', stillBannedBy: [] });
     await upload(service, 5, '203.0.113.77');
     await expect(admin.unban('203.0.113.0/24')).rejects.toThrow('no ban of 203.0.113.0/24');
     await expect(admin.ban('300.1.1.1', undefined)).rejects.toThrow('not an address or CIDR range');
