@@ -110,8 +110,8 @@ export const SETTINGS = {
   KEEP_DELETED_DAYS: {
     default: '30',
     meaning:
-      "days the record of a deleted or expired image is kept, restorable with `npm run admin -- restore` ([operations.md](operations.md#restoring-a-deleted-image)), as the bucket keeps its files; a takedown keeps nothing",
-    shown: "30 (the stack sets it from `keepDeletedDays`, the bucket's own)",
+      'days the record of a deleted or expired image is kept, restorable with `npm run admin -- restore` ([operations.md](operations.md#restoring-a-deleted-image)), as the bucket keeps its files; a takedown keeps nothing',
+    shown: "30 (the stack sets it from `keepDeletedDays`, the bucket's own; `0` on the local stand-ins, which keep no versions)",
     setByStack: true,
   },
   PARAMETERS_CACHE_SECONDS: {

@@ -99,6 +99,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let publicUrl = env['PUBLIC_URL'] || '';
   // With PORT=0 the port is known only once listening; the handler is built on the first request, after that.
   const handlerEnv: Record<string, string | undefined> = {
+    // the stand-in S3 keeps no versions: a removed image's record would be kept for a restore that cannot be
+    ...(external ? {} : { KEEP_DELETED_DAYS: '0' }),
     ...env,
     BUCKET_NAME: bucket,
     TABLE_NAME: table,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newApiKey } from '../functions/adapters/operator-parameters';
 import { IN_FORCE, jsonOf, parseDuration, plural, UsageError, utc, type Verb } from './admin-verbs';
 
 /** The verbs of who may upload: address bans, and the API key. */
@@ -45,7 +45,8 @@ export const ACCESS_VERBS: Record<string, Verb> = {
     options: [],
     summary: 'show the API key, or rotate it (to NEW_KEY, or a new random one)',
     more: `In force within PARAMETERS_CACHE_SECONDS (30 s by default): clients with the old key are refused from then
-on. The key is the stack's /api-key parameter (SSM), or the local service's.`,
+on. The key is the stack's /api-key parameter (SSM), or the local service's. A NEW_KEY that begins with - goes after
+--: key rotate -- -MyKey...`,
     async run({ args, key, print }) {
       const [action, given] = args;
       if (action === 'show') {
@@ -56,7 +57,7 @@ on. The key is the stack's /api-key parameter (SSM), or the local service's.`,
       if (action !== 'rotate') throw new UsageError(`key: say show or rotate, not ${action ?? 'nothing'}`);
       if (given !== undefined && !/^[\x21-\x7e]{16,128}$/.test(given))
         throw new UsageError('key rotate: a key is 16 to 128 printable characters, no spaces');
-      const value = given ?? randomBytes(24).toString('base64url');
+      const value = given ?? newApiKey();
       await key.write(value);
       print(value);
       print('rotated: in force within PARAMETERS_CACHE_SECONDS (30 s by default); the old key is refused from then on');

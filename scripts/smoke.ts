@@ -19,11 +19,11 @@ class UsageError extends Error {}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  if (args.includes('--help') || args.includes('-h')) return void process.stdout.write(`${USAGE}\n`);
+  if (args[0] === '--help' || args[0] === '-h') return void process.stdout.write(`${USAGE}\n`);
+  // no options but --help: a key that begins with - is a key
   const [baseArg, key, directArg, ...extra] = args;
   if (!baseArg || !key) throw new UsageError(`missing ${baseArg ? 'KEY' : 'BASE_URL and KEY'}`);
-  if (extra.length > 0 || args.some((arg) => arg.startsWith('-')))
-    throw new UsageError(`unexpected argument ${[...extra, ...args.filter((arg) => arg.startsWith('-'))][0]}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument ${extra.join(' ')}`);
   if (!/^https?:\/\//i.test(baseArg)) throw new UsageError(`BASE_URL is not an http(s) URL: ${baseArg}`);
   const base = baseArg.replace(/\/+$/, '');
   const step = (text: string): void => void process.stdout.write(`ok  ${text}\n`);

@@ -17,6 +17,7 @@ const USAGE = `usage: npm run upload -- FILE... [BASE_URL KEY] [--title TEXT] [-
   BASE_URL and KEY: or IMAGE_UPLOAD_URL and IMAGE_UPLOAD_KEY (BASE_URL defaults to http://localhost:3000)
   --expiration: seconds or ISO 8601 (PT5M, P1D), as the API takes it; every option applies to every file
   --json: the API's image objects (a failure: {"file", "error"}) as one JSON array
+  a KEY that begins with - goes after --: npm run upload -- photo.jpg BASE_URL -- -KEY
   exit codes: 0 all uploaded, 1 one or more failed, 2 usage`;
 
 /** A multipart body of at most 4.6 MB passes the edge; a file a little under leaves room for the form's framing. */
@@ -74,10 +75,15 @@ export function progressLine(name: string, sent: number, total: number, width = 
 }
 
 /** PUTs the bytes in slices, telling `onSent` how many have gone (node:http: a presigned PUT's own Content-Length). */
-function put(url: string, headers: Record<string, string>, bytes: Uint8Array, onSent: (sent: number) => void): Promise<number> {
+function put(
+  ticket: { url: string; method: string; headers: Record<string, string> },
+  bytes: Uint8Array,
+  onSent: (sent: number) => void,
+): Promise<number> {
+  const { url, method, headers } = ticket;
   const send = url.startsWith('https:') ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const request = send(url, { method: 'PUT', headers: { ...headers, 'Content-Length': String(bytes.length) } }, (response) => {
+    const request = send(url, { method, headers: { ...headers, 'Content-Length': String(bytes.length) } }, (response) => {
       response.resume();
       response.on('end', () => resolve(response.statusCode ?? 0));
     });
@@ -120,7 +126,7 @@ export async function upload(
     const params = new URLSearchParams({ size: String(bytes.length), filename: name });
     const ticket = (await answer(await fetch(`${api}/upload-url`, { method: 'POST', headers, body: params }))).upload;
     if (!ticket) throw new Error('the service answered no upload URL');
-    const status = await put(ticket.url, ticket.headers, bytes, (sent) => onSent(sent, bytes.length));
+    const status = await put(ticket, bytes, (sent) => onSent(sent, bytes.length));
     if (status < 200 || status > 299) throw new Error(`the upload URL refused the file: ${status}`);
     const form = new URLSearchParams([['upload_token', ticket.token], ['format', 'json'], ...fields(options)]);
     body = await answer(await fetch(`${api}/upload`, { method: 'POST', headers, body: form }));
@@ -129,11 +135,12 @@ export async function upload(
   return body.image;
 }
 
-/** The files, base URL and key of a command line: a positional that is an http(s) URL starts `BASE_URL KEY`. */
+/** The files, base URL and key of a command line: a positional that is an http(s) URL starts `BASE_URL [KEY]`. */
 function targetOf(positionals: string[]): { files: string[]; baseUrl: string | undefined; key: string | undefined } {
   const at = positionals.findIndex((text) => /^https?:\/\//i.test(text));
   if (at === -1) return { files: positionals, baseUrl: undefined, key: undefined };
-  if (at !== positionals.length - 2) throw new Error('BASE_URL and KEY come last, after the files');
+  if (at < positionals.length - 2) throw new Error('BASE_URL and KEY come last, after the files');
+  // BASE_URL alone: the key from IMAGE_UPLOAD_KEY
   return { files: positionals.slice(0, at), baseUrl: positionals[at], key: positionals[at + 1] };
 }
 
@@ -197,14 +204,16 @@ export async function main(
     try {
       const image = await upload(file, baseUrl, key, options, onSent);
       results.push(image);
-      if (!values.json) io.out(`${image.url}\n  viewer: ${image.url_viewer}\n  delete: ${image.delete_url}\n`);
+      // what the service answered reaches the terminal escaped, as any text from elsewhere
+      if (!values.json) io.out(terminalSafe(`${image.url}\n  viewer: ${image.url_viewer}\n  delete: ${image.delete_url}`) + '\n');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       results.push({ file, error: message });
       io.err(`${terminalSafe(target.files.length > 1 ? `${name}: ` : '')}upload failed: ${terminalSafe(message)}\n`);
     }
   }
-  if (values.json) io.out(`${JSON.stringify(results, null, 2)}\n`);
+  // escaped as \uXXXX, which JSON reads back as the same characters
+  if (values.json) io.out(`${terminalSafe(JSON.stringify(results, null, 2))}\n`);
   return results.some((result) => 'error' in result) ? 1 : 0;
 }
 

@@ -220,7 +220,9 @@ export class DynamoImageRepository extends DynamoTable implements ImageTable {
     return this.updateIf('retire record', imagePk(id), {
       // out of the sweep's index; the table's TTL removes it once it can no longer be restored
       UpdateExpression: 'SET #status = :removed, restorableUntilMs = :until, #ttl = :ttl REMOVE sweepShard, sweepAtMs',
-      ConditionExpression: '#status = :deleting OR (#status = :active AND expiresAtMs <= :now)',
+      // never one taken down: nothing of it is kept
+      ConditionExpression:
+        'attribute_not_exists(takenDown) AND (#status = :deleting OR (#status = :active AND expiresAtMs <= :now))',
       ExpressionAttributeNames: { '#status': 'status', '#ttl': TABLE_SCHEMA.ttlAttribute },
       ExpressionAttributeValues: {
         ':removed': 'removed',

@@ -12,9 +12,21 @@ import type { SettingsParameters } from './parameter-names';
 /** The parameters a deployment makes once and the operator owns from then on. */
 export type OwnedParameter = 'apiKey' | 'idSalt' | 'floodLimits' | 'originSecret';
 
+/**
+ * A random API key: 32 base64url characters (192 bits), drawn again when it would begin with `-` or `_`, so that it
+ * can be typed after a command's other arguments (`npm run upload -- photo.jpg URL KEY`) without being read as an
+ * option.
+ */
+export function newApiKey(): string {
+  for (;;) {
+    const key = randomBytes(24).toString('base64url');
+    if (/^[A-Za-z0-9]/.test(key)) return key;
+  }
+}
+
 /** How each owned parameter is first made: the key, the salt and the origin secret random, the limits the defaults. */
 export const FIRST_VALUES: Record<OwnedParameter, { type: 'String' | 'SecureString'; make: () => string }> = {
-  apiKey: { type: 'SecureString', make: () => randomBytes(24).toString('base64url') },
+  apiKey: { type: 'SecureString', make: newApiKey },
   idSalt: { type: 'SecureString', make: () => randomBytes(32).toString('hex') },
   floodLimits: { type: 'String', make: () => JSON.stringify(DEFAULT_FLOOD_LIMITS) },
   originSecret: { type: 'SecureString', make: () => randomBytes(32).toString('hex') },

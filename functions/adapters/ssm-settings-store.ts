@@ -80,4 +80,3 @@ export class SsmSettingsStore implements SettingsStore {
     return values;
   }
 }
-

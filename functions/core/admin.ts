@@ -102,14 +102,15 @@ export class Admin {
     const record = await this.resolve(reference);
     // read while the original is there: the picture's crops are blocked with it
     const crops = options.block ? await this.blocks.cropHashesOf(record) : [];
-    const near = options.similar ? await nearRecords(this.deps.images, record, PICTURE_MATCH_DISTANCE) : [];
+    const near = options.similar ? await nearRecords(this.deps.images, record, PICTURE_MATCH_DISTANCE, 'any') : [];
     const codec = await this.deps.codecs.codec();
     const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
     const nowMs = this.deps.clock.nowMs();
     const idEncoded = codec.encode(record.id);
     const copies: Array<{ copy: ImageRecord; distance?: number }> = [{ copy: record }];
+    // whatever their status: one deleted by its link and kept for a restore goes for good too
     for await (const page of this.deps.images.withContent(fingerprints)) {
-      copies.push(...page.filter((copy) => copy.id !== record.id && copy.status === 'active').map((copy) => ({ copy })));
+      copies.push(...page.filter((copy) => copy.id !== record.id).map((copy) => ({ copy })));
     }
     for (const { record: copy, distance } of near)
       if (!copies.some((one) => one.copy.id === copy.id)) copies.push({ copy, distance });

@@ -40,6 +40,6 @@ export async function imageOfReference(deps: ReferenceDeps, reference: string): 
     if (id === undefined) throw new AdminError(`not an image id: ${idEncoded}`);
   }
   const record = await deps.images.find(id);
-  if (!record) throw new AdminError(`no image ${text}: unknown, or taken down already`);
+  if (!record) throw new AdminError(`no image ${text}: unknown, taken down, or removed for good`);
   return record;
 }

@@ -145,7 +145,9 @@ export class UploadGate {
   }
 
   /** The decoded upload's picture: each of its hashes, turned and mirrored, against the blocked ones' index. */
-  async checkPicture(processed: Pick<ProcessedImage, 'perceptual'>): Promise<void> {
+  async checkPicture(processed: {
+    perceptual?: Pick<NonNullable<ProcessedImage['perceptual']>, 'turned'> | undefined;
+  }): Promise<void> {
     const index = await this.pictures.index();
     if (processed.perceptual && index.anyWithin(processed.perceptual.turned, PICTURE_MATCH_DISTANCE)) throw blocked();
   }

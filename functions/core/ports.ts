@@ -135,7 +135,7 @@ export interface ImageRemovals {
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean>;
   /** Marks a record taken down by the operator (whoever holds delete links): due now, nothing kept; false when none. */
   markTakenDown(id: number, nowMs: number): Promise<boolean>;
-  /** Keeps a record (`deleting`, or expired by `nowMs`) as `removed`, out of the sweep's sight, until `untilMs`. */
+  /** Keeps a record (`deleting`, or expired by `nowMs`; not taken down) `removed`, unswept, until `untilMs`. */
   retire(id: number, nowMs: number, untilMs: number): Promise<boolean>;
   /** Makes a `removed` record active again, with this expiry; false when it is not `removed`. */
   revive(id: number, expiresAtMs: number | null): Promise<boolean>;

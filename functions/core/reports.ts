@@ -84,8 +84,8 @@ export interface ReportedImage {
 }
 
 /**
- * The images viewers reported, most reported first (`npm run admin -- reports`); the reports of images gone meanwhile
- * (deleted, expired, taken down) are resolved on the way. The whole table is read.
+ * The images viewers reported and still shown, most reported first (`npm run admin -- reports`); the reports of images
+ * gone for good meanwhile are resolved on the way. The whole table is read.
  */
 export async function reportedImages(deps: {
   reports: ReportList;
@@ -100,8 +100,10 @@ export async function reportedImages(deps: {
   const codec = await deps.codecs.codec();
   const reported: ReportedImage[] = [];
   for (const [imageId, reports] of byImage) {
-    if ((await deps.images.find(imageId))?.status !== 'active') {
-      await deps.reports.resolve(imageId);
+    const status = (await deps.images.find(imageId))?.status;
+    if (status !== 'active') {
+      // gone for good; one deleted and kept for a restore keeps its reports (they come back with it)
+      if (status === undefined) await deps.reports.resolve(imageId);
       continue;
     }
     const newest = [...reports].sort((a, b) => b.atMs - a.atMs);

@@ -16,11 +16,15 @@ export interface SimilarImage {
 /** How near `admin similar` looks by default: a review band past the block's 31 bits (`docs/moderation.md`). */
 export const SIMILAR_DISTANCE = 63;
 
-/** The active records whose hashes come within `withinBits` of this record's, turned or mirrored, nearest first. */
+/**
+ * The records whose hashes come within `withinBits` of this record's, turned or mirrored, nearest first: the active
+ * ones, or, for a takedown, any (one removed and kept for a restore goes too).
+ */
 export async function nearRecords(
   images: Pick<ImageScan, 'recent'>,
   record: ImageRecord,
   withinBits: number,
+  statuses: 'active' | 'any' = 'active',
 ): Promise<Array<{ record: ImageRecord; distance: number }>> {
   const turned = comparableHashes(record.perceptual).flatMap(turnedOfHash);
   if (turned.length === 0) throw new AdminError('no picture hash to compare (animated, flat, or stored before hashing)');
@@ -28,7 +32,7 @@ export async function nearRecords(
   for await (const page of images.recent(0)) {
     for (const other of page) {
       const theirs = comparableHashes(other.perceptual);
-      if (other.id === record.id || other.status !== 'active' || theirs.length === 0) continue;
+      if (other.id === record.id || (statuses === 'active' && other.status !== 'active') || theirs.length === 0) continue;
       const distance = Math.min(...theirs.flatMap((hash) => turned.map((form) => pdqDistance(hash, form))));
       if (distance <= withinBits) near.push({ record: other, distance });
     }

@@ -182,8 +182,11 @@ export class Sweeper {
   private async forget(record: ImageRecord, nowMs: number, result: SweepResult): Promise<void> {
     const { images, keepDeletedMs } = this.deps;
     try {
-      const kept = !record.takenDown && keepDeletedMs > 0;
-      if (await (kept ? images.retire(record.id, nowMs, nowMs + keepDeletedMs) : images.remove(record.id))) result.removed += 1;
+      const keep = !record.takenDown && keepDeletedMs > 0;
+      let done = keep && (await images.retire(record.id, nowMs, nowMs + keepDeletedMs));
+      // not kept: nothing is, or it was taken down (maybe since this run read it); one restored meanwhile stays
+      if (!done && (!keep || (await images.find(record.id))?.takenDown)) done = await images.remove(record.id);
+      if (done) result.removed += 1;
     } catch (error) {
       this.failed(result, 'sweep could not remove a record; the next sweep tries again', { id: record.id, error });
     }

@@ -194,6 +194,12 @@ describe.each(implementations)('the image table ports, on %s', (_name, open) => 
       expect(await table.retire(expiredId, 10_000, 99_000)).toBe(true);
       expect(await table.retire(deletedId, 10_000, 99_000)).toBe(false);
       expect(await table.find(deletedId)).toMatchObject({ status: 'removed', restorableUntilMs: 99_000 });
+      // one taken down is never kept
+      const { id: takenId, name: takenName } = fresh();
+      await table.saveActive(record(takenId, takenName));
+      await table.markTakenDown(takenId, 6_000);
+      expect(await table.retire(takenId, 10_000, 99_000)).toBe(false);
+      expect((await table.find(takenId))?.status).toBe('deleting');
       expect(await table.addView(deletedId)).toBeUndefined();
       expect(await table.revive(liveId, null)).toBe(false);
       expect(await table.revive(deletedId, 90_000)).toBe(true);

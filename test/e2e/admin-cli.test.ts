@@ -47,7 +47,7 @@ describe('npm run admin (local service)', () => {
     expect((await fetch(image.url)).status).toBe(404);
     expect((await fetch(image.url_viewer)).status).toBe(404);
     const again = admin('takedown', image.url_viewer);
-    expect([again.status, again.stderr.trim()]).toEqual([1, `no image ${image.url_viewer}: unknown, or taken down already`]);
+    expect([again.status, again.stderr.trim()]).toEqual([1, `no image ${image.url_viewer}: unknown, taken down, or removed for good`]);
   });
 
   it('bans and unbans a range, lists the bans, and refuses a bad range', () => {

@@ -216,9 +216,12 @@ describe('the two-step upload over HTTP', () => {
       const mixed = run([join(folder, 'none.png'), small, server.url, API_KEY]);
       expect([mixed.status, mixed.stderr]).toEqual([1, `none.png: upload failed: no such file: ${join(folder, 'none.png')}\n`]);
       expect(mixed.stdout).toMatch(/\/small\.png\n {2}viewer: /);
+      // BASE_URL alone: the key from the environment
+      const keyed = run([small, server.url], { IMAGE_UPLOAD_KEY: API_KEY });
+      expect([keyed.status, keyed.stderr, keyed.stdout.split('\n')[0]]).toEqual([0, '', expect.stringMatching(/small\.png$/)]);
       const refused = run([small, server.url, 'wrong']);
       expect([refused.status, refused.stderr.trim()]).toEqual([1, 'upload failed: Invalid API key.']);
-      for (const args of [[], ['--frob', small], [small, server.url], [small, '--title']]) {
+      for (const args of [[], ['--frob', small], [small, server.url], [small, '--title'], [small, server.url, 'k', 'x']]) {
         const usage = run(args);
         expect([args, usage.status, usage.stderr]).toEqual([args, 2, expect.stringContaining('usage: npm run upload --')]);
       }

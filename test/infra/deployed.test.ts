@@ -879,7 +879,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect((await admin('key', 'rotate', apiKey)).status).toBe(0);
     // nothing of it is kept to restore
     const restore = await admin('restore', image.url_viewer);
-    expect([restore.status, restore.stderr]).toEqual([1, `no image ${image.url_viewer}: unknown, or taken down already\n`]);
+    expect([restore.status, restore.stderr]).toEqual([1, `no image ${image.url_viewer}: unknown, taken down, or removed for good\n`]);
   });
 
   it('restores with npm run admin an image removed by its delete link and one expired: files, record, viewer, links', async () => {

@@ -241,7 +241,7 @@ export class InMemoryImageRepository implements ImageTable {
     this.log.record('images.retire');
     const record = this.records.get(id);
     const expired = record?.status === 'active' && record.expiresAtMs !== null && record.expiresAtMs <= nowMs;
-    if (!record || (record.status !== 'deleting' && !expired)) return false;
+    if (!record || record.takenDown || (record.status !== 'deleting' && !expired)) return false;
     record.status = 'removed';
     record.restorableUntilMs = untilMs;
     this.deletingSinceMs.delete(id);

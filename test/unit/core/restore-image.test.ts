@@ -1,6 +1,12 @@
 import { restoreImage } from '../../../functions/core/restore-image';
 import type { ImageRecord } from '../../../functions/core/ports';
-import { FakeClock, InMemoryImageRepository, InMemoryObjectStore } from '../../support/in-memory';
+import {
+  FakeClock,
+  InMemoryImageRepository,
+  InMemoryModeration,
+  InMemoryObjectStore,
+  InMemoryPictureBlocks,
+} from '../../support/in-memory';
 
 const file = (key: string) => ({ key, width: 4, height: 4, size: 9, mime: 'image/png', extension: 'png', bits: 8, channels: 3 });
 const KEYS = ['images/a.png', 'images/a.th.png', 'images/a.md.png'] as const;
@@ -35,7 +41,9 @@ async function removedImage(expiresAtMs: number | null, nowMs: number) {
   await objects.deleteMany(KEYS);
   expect(await images.retire(5, nowMs, nowMs + 1_000_000)).toBe(true);
   const clock = new FakeClock(nowMs);
-  return { images, objects, clock, record: (await images.find(5)) as ImageRecord };
+  const moderation = new InMemoryModeration();
+  const pictureBlocks = new InMemoryPictureBlocks();
+  return { images, objects, clock, moderation, pictureBlocks, record: (await images.find(5)) as ImageRecord };
 }
 
 describe('restoreImage', () => {
