@@ -2,6 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePhoto, makePng } from '../support/images';
+import { main as adminMain } from '../../scripts/admin';
+import { UsageError } from '../../scripts/admin-verbs';
 import { freePort, runAdmin, startFreshLocalProcess } from '../support/local-process';
 
 /** `npm run admin` as an operator runs it, against `npm start`'s data folder. */
@@ -47,7 +49,10 @@ describe('npm run admin (local service)', () => {
     expect((await fetch(image.url)).status).toBe(404);
     expect((await fetch(image.url_viewer)).status).toBe(404);
     const again = admin('takedown', image.url_viewer);
-    expect([again.status, again.stderr.trim()]).toEqual([1, `no image ${image.url_viewer}: unknown, taken down, or removed for good`]);
+    expect([again.status, again.stderr.trim()]).toEqual([
+      1,
+      `no image ${image.url_viewer}: unknown, taken down, or removed for good`,
+    ]);
   });
 
   it('bans and unbans a range, lists the bans, and refuses a bad range', () => {
@@ -104,27 +109,41 @@ describe('npm run admin (local service)', () => {
     expect([bad.status, bad.stderr.trim()]).toEqual([1, '--days must be a whole number from 1 to 3660: lots']);
   });
 
-  it('explains itself: help (exit 0), one-line usage errors naming what is wrong (exit 2), failures (exit 1)', () => {
-    for (const asked of [['--help'], ['-h'], ['help']]) {
-      const help = runAdmin(asked);
-      expect([help.status, help.stderr]).toEqual([0, '']);
-      expect(help.stdout).toMatch(/^usage: npm run admin -- \[TARGET\] COMMAND/);
+  it('explains itself: help (exit 0), one-line usage errors naming what is wrong (exit 2), failures (exit 1)', async () => {
+    // the exit codes, as a shell sees them
+    const help = runAdmin(['--help']);
+    expect([help.status, help.stderr]).toEqual([0, '']);
+    expect(help.stdout).toMatch(/^usage: npm run admin -- \[TARGET\] COMMAND/);
+    const missing = admin('takedown');
+    expect([missing.status, missing.stdout, missing.stderr]).toEqual([
+      2,
+      '',
+      'takedown: missing REFERENCE (npm run admin -- help takedown)\n',
+    ]);
+    const failed = admin('info', 'zzzzzz');
+    expect([failed.status, failed.stdout]).toEqual([1, '']);
+    // the rest in this process: what each says
+    const printed: string[] = [];
+    const output = { print: (line: string) => void printed.push(line), progress: () => undefined, warn: () => undefined };
+    for (const asked of [['-h'], ['help']]) {
+      printed.length = 0;
+      expect(await adminMain(asked, output)).toBe(0);
       for (const verb of ['takedown', 'restore', 'info', 'blocks', 'unblock', 'unban', 'key show|rotate', 'list'])
-        expect(help.stdout).toContain(`\n  ${verb}`);
-      expect(help.stdout).toContain('exit codes: 0 done, 1 failed, 2 usage');
+        expect(printed.join('\n')).toContain(`\n  ${verb}`);
+      expect(printed.join('\n')).toContain('exit codes: 0 done, 1 failed, 2 usage');
     }
     for (const asked of [
       ['help', 'restore'],
       ['restore', '--help'],
     ]) {
-      const help = runAdmin(asked);
-      expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: npm run admin -- [TARGET] restore REFERENCE']);
+      printed.length = 0;
+      expect(await adminMain(asked, output)).toBe(0);
+      expect(printed.join('\n').split('\n')[0]).toBe('usage: npm run admin -- [TARGET] restore REFERENCE');
     }
     const usage: Array<[string[], string]> = [
       [[], 'no command given (npm run admin -- --help lists them)'],
       [['frobnicate'], 'no command frobnicate (npm run admin -- --help lists them)'],
       [['help', 'frobnicate'], 'no command frobnicate (npm run admin -- --help lists them)'],
-      [['takedown'], 'takedown: missing REFERENCE (npm run admin -- help takedown)'],
       [['block-hashes', 'import'], 'block-hashes: missing FILE (npm run admin -- help block-hashes)'],
       [['bans', 'extra'], 'bans: unexpected argument extra (npm run admin -- help bans)'],
       [['list', '--days', '2'], 'list: it takes no --days (npm run admin -- help list)'],
@@ -132,11 +151,10 @@ describe('npm run admin (local service)', () => {
       [['stats', '--days'], '--days needs a value (npm run admin -- --help)'],
     ];
     for (const [args, said] of usage) {
-      const run = admin(...args);
-      expect([args, run.status, run.stdout, run.stderr]).toEqual([args, 2, '', `${said}\n`]);
+      const run = adminMain(['--data-dir', server.dataDir, ...args], output);
+      await expect(run).rejects.toThrow(UsageError);
+      await expect(run).rejects.toThrow(said);
     }
-    const failed = admin('info', 'zzzzzz');
-    expect([failed.status, failed.stdout]).toEqual([1, '']);
   });
 
   it('shows all that is kept of an image, and its reports in the singular; JSON dates in ISO 8601', async () => {
