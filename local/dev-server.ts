@@ -31,6 +31,13 @@ export interface DevServer {
 const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 /** CloudFront's limit on a URL (path and query), as the distribution in front of the API enforces it. */
 const MAX_URL_BYTES = 8192;
+/** Headers past this answer 431 (the request line aside: a long one answers 414). */
+const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * What Node reads of a request line and headers before it gives up (431): far past both limits, so that this server,
+ * not Node's parser, tells a long URL (414) from long headers (431).
+ */
+const MAX_READ_HEADER_BYTES = 1024 * 1024;
 const IMAGE_KEY = /^images\/[A-Za-z0-9_.\-/]+$/;
 
 /**
@@ -42,7 +49,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // meanwhile waited 9.8 s behind them
   const apiTurns = new Turns(options.invocations ?? DEFAULT_INVOCATIONS);
   const pageTurns = new Turns(options.invocations ?? DEFAULT_INVOCATIONS);
-  const server: Server = createServer((request, response) => {
+  const server: Server = createServer({ maxHeaderSize: MAX_READ_HEADER_BYTES }, (request, response) => {
     handle(request, response).catch(() => {
       if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
       response.end('Internal server error');
@@ -54,6 +61,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (Buffer.byteLength(url) > MAX_URL_BYTES) {
       request.resume();
       send(response, errorEnvelope(414, 414, `URL too long - max ${MAX_URL_BYTES} bytes`, 'json'));
+      return;
+    }
+    const headerBytes = request.rawHeaders.reduce((sum, text) => sum + Buffer.byteLength(text) + 2, 0);
+    if (headerBytes > MAX_HEADER_BYTES) {
+      request.resume();
+      send(response, errorEnvelope(431, 431, 'Request header fields too large', 'json', { Connection: 'close' }));
       return;
     }
     if (url.startsWith(`/${IMAGES_PREFIX}`) && (request.method === 'GET' || request.method === 'HEAD')) {
@@ -126,7 +139,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   }
 
-  // Requests Node refuses before any handler (headers past 16 KB, broken HTTP) still get the envelope.
+  // Requests Node refuses before any handler (past 1 MiB of request line and headers, broken HTTP) still get the
+  // envelope.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return;
     const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
