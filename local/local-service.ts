@@ -3,9 +3,11 @@ import { join, resolve } from 'node:path';
 import { createHandler } from '../functions/api/handler';
 import { createSweepHandler } from '../functions/api/sweep';
 import { loadConfig, SETTINGS } from '../functions/config';
+import { METRIC_SERVICE } from '../functions/core/metrics';
 import { DEFAULT_INVOCATIONS, startDevServer } from './dev-server';
 import { externalClients, localClients, provision, type Endpoints, type LocalClients, type Provisioned } from './provision';
 import { STAND_IN_REGION, standInEnvironment, startStandIns } from './stand-ins';
+import { TerminalLogger } from './terminal-logger';
 
 export interface LocalServiceOptions {
   /** Environment of the service: PORT, DATA_DIR, API_KEY, PUBLIC_URL, FLOOD_LIMITS and the function's settings. */
@@ -106,7 +108,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     TABLE_NAME: table,
     PARAMETER_PREFIX: parameterPrefix,
   };
-  const handler = createHandler(handlerEnv);
+  // short lines for a person at a terminal; JSON, as in Lambda, when asked (LOG_FORMAT=json) or piped
+  const terminal = process.stdout.isTTY && env['LOG_FORMAT'] !== 'json';
+  const handler = createHandler(handlerEnv, terminal ? { logger: new TerminalLogger({ serviceName: METRIC_SERVICE.api }) } : {});
   // only this machine by default, as the stand-ins; HOST=0.0.0.0 (or an address) to serve the network
   const host = env['HOST'] || '127.0.0.1';
   const server = await startDevServer({ handler, s3: clients.s3, bucket, port, host, invocations });
@@ -114,7 +118,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   handlerEnv['PUBLIC_URL'] = publicUrl.replace(/\/+$/, '');
 
   // What EventBridge does in AWS: the expiration sweep, every SWEEP_INTERVAL_SECONDS.
-  const sweep = createSweepHandler(handlerEnv);
+  const sweepLogger = terminal ? new TerminalLogger({ serviceName: METRIC_SERVICE.sweep }) : undefined;
+  const sweep = createSweepHandler(handlerEnv, undefined, undefined, sweepLogger);
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweepTimer = setInterval(() => {
     sweeping = sweep().catch((error: unknown) => process.stderr.write(`sweep failed: ${String(error)}\n`));

@@ -25,12 +25,14 @@ export interface HandlerOptions {
    * in one process set their own (`docs/reliability.md`, "Concurrency").
    */
   storeCallLimits?: Readonly<StoreCallLimits>;
+  /** Where its log goes: Powertools' JSON lines by default; the local server's terminal takes short lines. */
+  logger?: Logger;
 }
 
 /** A handler over its own environment; tests and the local server make several. */
 export function createHandler(env: Env = process.env, options: HandlerOptions = {}): ApiHandler {
   const metrics = options.metrics ?? new EmfMetrics(SERVICE_NAME, env);
-  const logger = new Logger({ serviceName: SERVICE_NAME });
+  const logger = options.logger ?? new Logger({ serviceName: SERVICE_NAME });
   let router: Promise<Router> | undefined;
   return async (event, context) => {
     if (context) logger.addContext(context);

@@ -21,8 +21,8 @@ export function createSweepHandler(
   env: Env = process.env,
   metrics: Metrics = new EmfMetrics(SERVICE_NAME, env),
   clock?: Clock,
+  logger: Logger = new Logger({ serviceName: SERVICE_NAME }),
 ): SweepHandler {
-  const logger = new Logger({ serviceName: SERVICE_NAME });
   let sweeper: Sweeper | undefined;
   return async (_event, context) => {
     if (context) logger.addContext(context);
