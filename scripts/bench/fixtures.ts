@@ -87,3 +87,15 @@ export async function makeBenchFixtures(): Promise<BenchFixture[]> {
     { name: 'WebP 1920x1080', bytes: webp },
   ];
 }
+
+let made: ReturnType<typeof makeBenchFixtures> | undefined;
+
+/**
+ * The fixtures a run measures, made once a process: those whose name starts with `BENCH_ONLY`, when it is set; all
+ * of them otherwise.
+ */
+export async function benchFixtures(): Promise<Array<{ name: string; bytes: Buffer }>> {
+  const only = process.env['BENCH_ONLY'];
+  made ??= makeBenchFixtures();
+  return (await made).filter((fixture) => !only || fixture.name.startsWith(only));
+}

@@ -7,7 +7,7 @@ import { METRIC, type Metrics } from '../../functions/core/metrics';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
-import { makeBenchFixtures } from './fixtures';
+import { benchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { indexWriteUnits, nowMs, sequentialRoundTrips, type StoreCall } from './latency-proxy';
 import { median, medianOfRatios } from './median';
@@ -129,7 +129,7 @@ export async function measureWholeUpload(iterations: number, latencies: readonly
       return eventOfRequest(request, `203.0.113.${run % 250}`);
     };
     const rows: WholeUploadRow[] = [];
-    const fixtures = (await makeBenchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
+    const fixtures = (await benchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
     // Without added latency, the uploads are also timed straight against the stand-ins, as `npm start` calls them: the
     // proxies that record the calls cost CPU on the same cores. The proxied rows count the calls and round trips.
     const variants = [

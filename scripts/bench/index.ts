@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultProcessor, imagingJob } from './processor';
-import { makeBenchFixtures } from './fixtures';
+import { benchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { measureWholeUpload } from './handler';
 import { measureThroughNpmStart } from './npm-start';
@@ -18,8 +18,15 @@ import { measureBundleColdStart, measureClassifierColdStart } from './cold-start
  * ratio, and the peak RSS of one job in a fresh process. The ratio is the median of the ratios of the pairs (each
  * service run against the floor run next to it), which load drifting on a shared machine moves least.
  */
-const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? 40);
-const WARMUP = 3;
+/**
+ * `BENCH_SMOKE=1`: every part once, with the fewest runs it can make (a check that the bench still runs, as the test
+ * suite makes it: `test/e2e/bench-tools.test.ts`); its figures mean nothing.
+ */
+const SMOKE = Boolean(process.env['BENCH_SMOKE']);
+const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? (SMOKE ? 1 : 40));
+/** The fewest runs of a part: `runs`, or one in a smoke run. */
+const least = (runs: number): number => (SMOKE ? 1 : runs);
+const WARMUP = SMOKE ? 0 : 3;
 
 /** CPU time (all threads of the process: libvips' too) of every timed service job, with its wall time. */
 const serviceCpu: Array<{ cpuMs: number; wallMs: number }> = [];
@@ -44,9 +51,8 @@ function peakRss(file: string, which: 'service' | 'floor'): { beforeMiB: number;
 
 async function main(): Promise<void> {
   // BENCH_ONLY=JPEG measures only the inputs whose name starts with it
-  const only = process.env['BENCH_ONLY'];
   const processor = await defaultProcessor();
-  const fixtures = (await makeBenchFixtures()).filter((fixture) => !only || fixture.name.startsWith(only));
+  const fixtures = await benchFixtures();
   const dir = mkdtempSync(join(tmpdir(), 'bench-'));
   const rows: string[] = [];
   try {
@@ -96,8 +102,8 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
   const moderationRows = await measureModerationCost(fixtures, ITERATIONS);
-  const cold = measureClassifierColdStart(Math.max(9, Math.floor(ITERATIONS / 4)));
-  const bundle = await measureBundleColdStart(Math.max(9, Math.floor(ITERATIONS / 2)));
+  const cold = measureClassifierColdStart(Math.max(least(9), Math.floor(ITERATIONS / 4)));
+  const bundle = await measureBundleColdStart(Math.max(least(9), Math.floor(ITERATIONS / 2)));
   process.stdout.write(
     [
       'What moderation adds to the imaging: the same job with the perceptual hashes and the NSFW classifier (a default deployment), with the hashes only (`NSFW_POLICY=off`), and with neither, interleaved:',
@@ -124,9 +130,11 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
   const listSizes = (process.env['BENCH_BLOCK_LISTS'] ?? '10000,100000,1000000').split(',').map(Number);
-  const lists = measureBlockLists(listSizes, 3);
+  const lists = measureBlockLists(listSizes, least(3));
   const largest = Math.max(...listSizes);
-  const withList = process.env['BENCH_SKIP_HANDLER'] ? undefined : await measureUploadWithList(largest, Math.max(10, ITERATIONS));
+  const withList = process.env['BENCH_SKIP_HANDLER']
+    ? undefined
+    : await measureUploadWithList(largest, Math.max(least(10), ITERATIONS));
   process.stdout.write(
     [
       "Blocked pictures' lists of random hashes (a shared list's are as unrelated to an upload), each in fresh processes: from the stored form to an index ready, what it holds, and an upload's check against it (an opaque still picture: the eight turns of its hash and its three crops; one with transparency and a border: four hashes' turns and the crops) when nothing matches:",
@@ -149,7 +157,7 @@ async function main(): Promise<void> {
   );
   if (process.env['BENCH_SKIP_HANDLER']) return;
   const latencies = (process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number);
-  const npmStartRows = await measureThroughNpmStart(Math.max(5, Math.floor(ITERATIONS / 2)));
+  const npmStartRows = await measureThroughNpmStart(Math.max(least(5), Math.floor(ITERATIONS / 2)));
   process.stdout.write(
     [
       'Whole upload through `npm start` (the local server and its stand-ins in a process of their own, a multipart POST over loopback), interleaved with the floor job; in turns with it, the same upload through a second local server with `NSFW_POLICY=off`:',
@@ -164,7 +172,7 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  const wholeRows = await measureWholeUpload(Math.max(5, Math.floor(ITERATIONS / 2)), latencies);
+  const wholeRows = await measureWholeUpload(Math.max(least(5), Math.floor(ITERATIONS / 2)), latencies);
   process.stdout.write(
     [
       'Whole upload through the handler, on the stand-ins behind proxies that add a latency to every store call, interleaved with the floor job:',

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, type LocalProcess, startLocalProcess } from '../../test/support/local-process';
-import { makeBenchFixtures } from './fixtures';
+import { benchFixtures } from './fixtures';
 import { floorJob } from './floor';
 import { nowMs } from './latency-proxy';
 import { median, medianOfRatios } from './median';
@@ -53,7 +53,7 @@ export async function measureThroughNpmStart(iterations: number): Promise<NpmSta
     const notClassifying = await start({ NSFW_POLICY: 'off' });
     servers.push(notClassifying);
     const rows: NpmStartRow[] = [];
-    const fixtures = (await makeBenchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
+    const fixtures = (await benchFixtures()).filter((item) => item.name.startsWith('JPEG') || item.name.startsWith('PNG'));
     for (const fixture of fixtures) {
       const [full, unclassified] = await measureInput(fixture.bytes, [classifying, notClassifying], iterations);
       rows.push({

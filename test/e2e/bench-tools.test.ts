@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+/**
+ * Every `npm run` bench and load tool, run for a few uploads at the default settings (NSFW_POLICY and all), so that
+ * none can rot unseen: `npm run load:memory` once failed at its first upload. Their figures mean nothing here; that
+ * each runs to its end and prints its tables does.
+ */
+jest.setTimeout(240_000);
+
+const ROOT = join(__dirname, '..', '..');
+
+function npmRun(script: string, env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync('npm', ['run', '-s', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 230_000,
+    // the machine's environment but the test stand-ins' (each tool starts its own)
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_'))), ...env },
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe('the bench and load tools, for a few uploads', () => {
+  it('npm run load:memory: the bundled handler, as the stack bundles it, uploads with the classifier on', () => {
+    const run = npmRun('load:memory', { MEMORY_UPLOADS: '2' });
+    expect([run.status, run.stderr]).toEqual([0, expect.not.stringMatching(/upload failed|Error/) as unknown]);
+    expect(run.stdout).toContain('| variant | RSS loaded (MiB) |');
+    expect(run.stdout.match(/^\| (default arenas|MALLOC_ARENA_MAX=2)[^|]*\| \d+ \|/gm)).toHaveLength(3);
+  });
+
+  it('npm run load: mixed traffic against npm start, no errors', () => {
+    const run = npmRun('load', { LOAD_SECONDS: '2', LOAD_WARMUP_SECONDS: '0' });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^\| all \| \d+ \| [\d.]+ \| \d+ \| \d+ \| 0 \|$/m);
+  });
+
+  it('npm run bench (BENCH_SMOKE): every part, once, prints its tables', () => {
+    const run = npmRun('bench', { BENCH_SMOKE: '1', BENCH_ONLY: 'PNG', BENCH_BLOCK_LISTS: '1000', BENCH_LATENCIES: '0' });
+    expect([run.status, run.stderr]).toEqual([0, expect.not.stringMatching(/Error/) as unknown]);
+    for (const header of [
+      '| input | service p50 (ms) |',
+      '| input | both (ms) |',
+      '| bundle | size (MB) |',
+      '| hashes | stored (MB) |',
+      '| input | upload p50 (ms) |',
+      '| input | stores | store latency (ms) |',
+    ])
+      expect(run.stdout).toContain(header);
+    expect(run.stdout).toMatch(/^\| PNG 1920x1080 screenshot \| through the proxies \| 0 \| \d+ /m);
+  });
+});
