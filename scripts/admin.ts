@@ -241,25 +241,28 @@ function unreachable(error: unknown, target: Target): AdminError | undefined {
 
 export type Output = Pick<Call, 'print' | 'progress' | 'warn'>;
 
-/** Runs one command line; answers the exit code. Throws UsageError (exit 2) or the failure (exit 1). */
-export async function main(argv: readonly string[], output: Output): Promise<number> {
-  // an operator's machine may run Node 20: the SDK's notice about it is not this tool's output
-  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
-  let parsed;
+/** What a command line asks: a help text to print, or a command to run, its arguments and options checked. */
+export type Parsed =
+  { help: string } | { verb: Verb; command: string; args: string[]; values: ReturnType<typeof parseArgsOf>['values'] };
+
+function parseArgsOf(argv: readonly string[]) {
   try {
     const options = { ...TARGET_OPTIONS, ...VERB_OPTIONS };
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
   } catch (error) {
     throw new UsageError(`${parseProblem(error as Error & { code?: string })} (npm run admin -- --help)`);
   }
-  const { values, positionals } = parsed;
+}
+
+/** Reads a command line without running anything; throws UsageError for one the tool cannot run (the docs' test). */
+export function parseCommand(argv: readonly string[]): Parsed {
+  const { values, positionals } = parseArgsOf(argv);
   const [command, ...args] = positionals;
   if (command === 'help' || values.help) {
     const asked = command === 'help' ? args[0] : command;
     const verb = asked === undefined ? undefined : VERBS[asked];
     if (asked !== undefined && !verb) throw new UsageError(`no command ${asked} (npm run admin -- --help lists them)`);
-    output.print(asked !== undefined && verb ? verbHelp(asked, verb) : helpText());
-    return 0;
+    return { help: asked !== undefined && verb ? verbHelp(asked, verb) : helpText() };
   }
   if (command === undefined) throw new UsageError('no command given (npm run admin -- --help lists them)');
   const verb = VERBS[command];
@@ -273,7 +276,19 @@ export async function main(argv: readonly string[], output: Output): Promise<num
   const required = verb.args.filter((arg) => !arg.startsWith('[')).length;
   if (args.length < required) refuse(`missing ${verb.args.slice(args.length, required).join(' ')}`);
   if (args.length > verb.args.length) refuse(`unexpected argument ${args.slice(verb.args.length).join(' ')}`);
+  return { verb, command, args, values };
+}
 
+/** Runs one command line; answers the exit code. Throws UsageError (exit 2) or the failure (exit 1). */
+export async function main(argv: readonly string[], output: Output): Promise<number> {
+  // an operator's machine may run Node 20: the SDK's notice about it is not this tool's output
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+  const parsed = parseCommand(argv);
+  if ('help' in parsed) {
+    output.print(parsed.help);
+    return 0;
+  }
+  const { verb, args, values } = parsed;
   const padding = values['id-padding'];
   const target = values.outputs
     ? stackTarget(outputsOfFile(values.outputs), padding)
