@@ -5,7 +5,7 @@ import { ERROR_STATUS, envelopeJson } from '../functions/http/error-envelope';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, requestTooLargeMessage } from '../functions/http/edge-contract';
 import { ApiFirewall } from './api-firewall';
 import type { ImageUploadStack } from './image-upload-stack';
-import { acknowledge } from './nag-suppressions';
+import { acknowledge, acknowledgeServerless, NO_TRACING } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
 
 const STAGE = 'v1';
@@ -137,6 +137,7 @@ export class Gateway {
       "The Chevereto API authenticates with its own key (`key` or `X-API-Key`), checked by the function against SSM; pages are public by design. Requests must also carry the distribution's secret origin header.",
     );
     acknowledge(this.api, 'COG4', 'No user pools: guest uploads with one API key (see APIG4).');
+    acknowledgeServerless(this.api, 'APIGWXrayEnabled', NO_TRACING);
     acknowledge(
       this.api,
       'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',

@@ -9,6 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { METRIC, METRIC_SERVICE, storeLatencyMetric } from '../functions/core/metrics';
+import { acknowledgeServerless } from './nag-suppressions';
 
 export interface MonitoringProps {
   /** The namespace of the service's own metrics: the stack's name, so that two copies in a region share none. */
@@ -77,7 +78,14 @@ export class Monitoring extends Construct {
     this.topic = props.alarmTopicArn
       ? sns.Topic.fromTopicArn(this, 'Alarms', props.alarmTopicArn)
       : new sns.Topic(this, 'Alarms', { displayName: 'Image upload service alarms', enforceSSL: true });
-    if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    if (props.alarmEmail) {
+      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      acknowledgeServerless(
+        this,
+        'SNSRedrivePolicy',
+        "An e-mail subscription: a message SNS cannot deliver after its retries leaves the alarm's state in CloudWatch and on the dashboard; a dead-letter queue would be one more place no one reads.",
+      );
+    }
     const signals = this.signalsOf(props);
     this.addAlarms(props, signals);
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {

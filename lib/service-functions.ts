@@ -12,7 +12,7 @@ import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { NSFW_MODEL_FILE } from '../functions/imaging/nsfw-classifier';
 import type { IConstruct } from 'constructs';
 import type { ImageUploadStack } from './image-upload-stack';
-import { acknowledge } from './nag-suppressions';
+import { acknowledge, acknowledgeNoTracing, acknowledgeServerless } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
 import type { Storage } from './storage';
 
@@ -62,6 +62,9 @@ export const API_BUNDLING: nodejs.BundlingOptions = {
   },
 };
 const SWEEP_EVERY = Duration.minutes(5);
+/** Why neither the sweep nor its schedule has a dead-letter queue (cdk-nag's Serverless pack). */
+const SWEEP_RETRIED =
+  'A failed or lost run leaves its work due, and the next run, 5 minutes on, takes it; the SweepNotRun and sweep failure alarms notice runs that stop.';
 /** The API function's timeout: under API Gateway's 29 s, so that its answer, not the gateway's, reaches the client. */
 export const API_TIMEOUT = Duration.seconds(28);
 /** Stack traces mapped to the TypeScript sources, for the sweep, whose cold start does not matter. */
@@ -132,6 +135,13 @@ export class ServiceFunctions {
       bundling: { bundleAwsSDK: true, sourceMap: true },
     });
     for (const fn of [this.api, this.sweep]) acknowledgeLogsRole(fn);
+    acknowledgeNoTracing([this.api, this.sweep]);
+    acknowledgeServerless(
+      this.api,
+      'LambdaDLQ',
+      'Invoked synchronously by API Gateway: every failure is answered to the client; a DLQ holds only asynchronous invocations.',
+    );
+    acknowledgeServerless(this.sweep, 'LambdaDLQ', SWEEP_RETRIED);
   }
 
   /** The rights on the bucket, the table and the parameters, each statement with the code that needs it. */
@@ -197,11 +207,12 @@ export class ServiceFunctions {
     this.sweep.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [distribution.distributionArn] }),
     );
-    new events.Rule(this.stack, 'SweepSchedule', {
+    const schedule = new events.Rule(this.stack, 'SweepSchedule', {
       description: 'Removes expired images, dead uploads and unfinished deletes',
       schedule: events.Schedule.rate(SWEEP_EVERY),
       targets: [new targets.LambdaFunction(this.sweep)],
     });
+    acknowledgeServerless(schedule, 'EventBusDLQ', SWEEP_RETRIED);
   }
 
   private acknowledgePrefix(fn: nodejs.NodejsFunction, prefix: 'images' | 'staging' | 'moderation', reason: string): void {

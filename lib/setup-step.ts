@@ -8,7 +8,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { SettingsParameters } from '../functions/adapters/parameter-names';
 import type { ImageUploadStack } from './image-upload-stack';
-import { acknowledge } from './nag-suppressions';
+import { acknowledge, acknowledgeNoTracing, acknowledgeServerless } from './nag-suppressions';
 import { acknowledgeLogsRole, FUNCTIONS, RUNTIME } from './service-functions';
 
 /** The attributes the setup step answers (`functions/setup/handler.ts`). */
@@ -40,6 +40,7 @@ export class SetupStep {
       entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
       timeout: Duration.seconds(30),
       logGroup: stack.logGroup('SetupLogs'),
       // the SDK version the code was tested with, not the runtime's (timeouts and retries depend on it)
@@ -59,6 +60,14 @@ export class SetupStep {
       "The provider framework may invoke any version of the setup function; CDK's own construct.",
     );
     acknowledge(this.provider, 'L1', "The provider framework's own function; CDK chooses its runtime.");
+    acknowledgeServerless(this.provider, 'LambdaDefaultMemorySize', "The provider framework's own function; CDK sizes it.");
+    for (const scope of [this.fn, this.provider])
+      acknowledgeServerless(
+        scope,
+        'LambdaDLQ',
+        'Invoked synchronously by CloudFormation through the provider: a failure fails the deploy, which CloudFormation reports and rolls back; a DLQ holds only asynchronous invocations.',
+      );
+    acknowledgeNoTracing([this.fn, this.provider]);
     for (const scope of [this.fn, this.provider]) acknowledgeLogsRole(scope);
     this.resource = new CustomResource(stack, 'Setup', {
       serviceToken: this.provider.serviceToken,
