@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { CustomResource, Duration } from 'aws-cdk-lib';
+import { type CfnResource, CustomResource, Duration, Lazy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -105,16 +106,28 @@ export class SetupStep {
 
   /**
    * Turns the table's deletion protection on, as the stack's last resource: as a property of the table it would stop
-   * a failed first deploy from removing the table. Call once every other resource exists.
+   * a failed first deploy from removing the table. It runs again after every update of the table's definition (its
+   * digest is a property), so that an update which could reconcile the protection away is followed by turning it on.
+   * Call once every other resource exists.
    */
   protectLast(table: dynamodb.TableV2): void {
+    const definition = Lazy.string({ produce: () => tableDigest(this.stack, table) });
     this.protection = new CustomResource(this.stack, 'ProtectRecords', {
       serviceToken: this.provider.serviceToken,
-      properties: { ProtectTable: table.tableName },
+      properties: { ProtectTable: table.tableName, TableDefinition: definition },
     });
     this.fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['dynamodb:DescribeTable', 'dynamodb:UpdateTable'], resources: [table.tableArn] }),
     );
     for (const child of this.stack.node.children) if (child !== this.protection) this.protection.node.addDependency(child);
   }
+}
+
+/** A digest of the table's resource as the template holds it: any change of its definition changes it. */
+function tableDigest(stack: ImageUploadStack, table: dynamodb.TableV2): string {
+  const resource = table.node.defaultChild as CfnResource;
+  const rendered = (resource as unknown as { _toCloudFormation(): unknown })._toCloudFormation();
+  return createHash('sha256')
+    .update(JSON.stringify(stack.resolve(rendered)))
+    .digest('hex');
 }

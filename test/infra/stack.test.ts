@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Tags } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../lib/app';
 
@@ -204,6 +206,17 @@ describe('the stack', () => {
     const others = Object.keys(resources).filter((id) => id !== protectId && resources[id]?.Type !== 'AWS::CDK::Metadata');
     expect(others.filter((id) => !dependsOn.has(id))).toEqual([]);
     expect(grantsOf('SetupFunction')['dynamodb:UpdateTable']).toEqual([expect.stringContaining(String(table))]);
+    // and again after any update of the table's definition, which could reconcile the protection away
+    const digestOf = (change?: (table: dynamodb.TableV2) => void): unknown => {
+      const { stack } = buildApp({ context: { 'aws:cdk:bundling-stacks': [] } });
+      const found = stack.node.findAll().find((child): child is dynamodb.TableV2 => child instanceof dynamodb.TableV2);
+      if (found && change) change(found);
+      const synthesized = Template.fromStack(stack).toJSON()['Resources'] as Resources;
+      return Object.entries(synthesized).find(([id]) => id.startsWith('ProtectRecords'))?.[1]?.Properties['TableDefinition'];
+    };
+    expect(protect?.Properties['TableDefinition']).toMatch(/^[0-9a-f]{64}$/);
+    expect(digestOf()).toBe(protect?.Properties['TableDefinition']);
+    expect(digestOf((changed) => Tags.of(changed).add('Team', 'images'))).not.toBe(protect?.Properties['TableDefinition']);
   });
 
   it('lets the API function sign, read and remove staged uploads and read the block list, the sweep remove staged uploads, and no more', () => {
