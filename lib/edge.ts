@@ -18,6 +18,13 @@ import { viewerRequestCode } from './viewer-request';
  * in browsers), everything else to the API with the secret origin header and the viewer-request function; and the
  * two parameters the functions read it by (the public URL, the distribution id).
  */
+/** `-c priceClass` as CloudFront names it. */
+const PRICE_CLASSES = {
+  All: cloudfront.PriceClass.PRICE_CLASS_ALL,
+  '200': cloudfront.PriceClass.PRICE_CLASS_200,
+  '100': cloudfront.PriceClass.PRICE_CLASS_100,
+} as const;
+
 export class Edge {
   readonly distribution: cloudfront.Distribution;
   readonly baseUrl: string;
@@ -69,6 +76,7 @@ export class Edge {
         },
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      priceClass: PRICE_CLASSES[settings.priceClass],
       ...(settings.domainName && certificate
         ? {
             domainNames: [settings.domainName],

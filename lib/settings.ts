@@ -28,6 +28,8 @@ export const DEPLOYMENT_CONTEXT = {
     '`retain` (default) keeps bucket and table on destroy (not re-attached by a redeploy: `docs/deployment.md`); `destroy` removes them',
   firewall: '`true` (default): the WAF web ACL on the API; `false`: none',
   firewallRateLimit: 'requests per viewer IP in any 5 minutes (default 3000; `0`: no rate rule)',
+  priceClass:
+    "the distribution's edge locations: `All` (default: every location, the fastest everywhere), `200` (not South America or Australia), `100` (North America and Europe only: the cheapest egress; [deployment.md](deployment.md#what-it-costs))",
   alarmEmail: 'an address the alarms are e-mailed to (it must confirm the subscription)',
   alarmTopicArn:
     "an SNS topic of your own that gets the alarms (instead of the stack's); synth warns when neither this nor `alarmEmail` is set",
@@ -90,6 +92,8 @@ export interface DeploymentSettings {
   firewall: boolean;
   /** Requests per viewer IP in any 5 minutes the firewall lets through; 0: no rate rule. */
   firewallRateLimit: number;
+  /** CloudFront's price class: which edge locations serve (`All`, `200`, `100`). */
+  priceClass: 'All' | '200' | '100';
   /** Where alarms are e-mailed (a subscription the address must confirm); undefined: the SNS topic only. */
   alarmEmail: string | undefined;
   /** An SNS topic of the operator's own that gets the alarms (instead of one of the stack's). */
@@ -188,6 +192,14 @@ function concurrencySettings(read: ReturnType<typeof contextReader>) {
   };
 }
 
+/** The price class a context value names; a mistake fails the synth. */
+function priceClassOf(text: string | undefined): DeploymentSettings['priceClass'] {
+  const value = text ?? 'All';
+  if (value !== 'All' && value !== '200' && value !== '100')
+    throw new Error(`context priceClass must be All, 200 or 100, got ${value}`);
+  return value;
+}
+
 /**
  * Reads the settings from CDK context (`cdk.json` or `-c key=value`) and checks them with the very function the
  * Lambda runs at cold start, so a bad value fails `cdk synth` instead of the first upload.
@@ -215,6 +227,7 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     removal,
     firewall: read.flag('firewall', true),
     firewallRateLimit,
+    priceClass: priceClassOf(read.text('priceClass')),
     alarmEmail: read.matching('alarmEmail', /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address'),
     alarmTopicArn: read.matching(
       'alarmTopicArn',

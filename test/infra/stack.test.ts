@@ -898,3 +898,15 @@ describe('rotating the origin secret (-c originSecretRotation)', () => {
     expect(() => synth({ originSecretRotation: 'two words' })).toThrow('context originSecretRotation must be up to 64');
   });
 });
+
+describe('the distribution (-c priceClass)', () => {
+  it('serves from the edge locations of the price class asked, every one by default', () => {
+    const priceClassOf = (context: Record<string, unknown>) =>
+      (Object.values(synth(context).findResources('AWS::CloudFront::Distribution'))[0] as { Properties: Record<string, unknown> })
+        .Properties['DistributionConfig'];
+    expect(priceClassOf({})).toMatchObject({ PriceClass: 'PriceClass_All' });
+    expect(priceClassOf({ priceClass: '100' })).toMatchObject({ PriceClass: 'PriceClass_100' });
+    expect(priceClassOf({ priceClass: '200' })).toMatchObject({ PriceClass: 'PriceClass_200' });
+    expect(() => synth({ priceClass: 'cheap' })).toThrow('context priceClass must be All, 200 or 100, got cheap');
+  });
+});
