@@ -138,6 +138,9 @@ async function main(): Promise<void> {
     return kinds[0]!;
   };
 
+  /** Why requests failed, and how often: said after the table, so that a failing run says what failed. */
+  const failures = new Map<string, number>();
+  const failed = (why: string): void => void failures.set(why, (failures.get(why) ?? 0) + 1);
   const drive = async (untilMs: number, record: boolean): Promise<void> => {
     await Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
@@ -151,8 +154,10 @@ async function main(): Promise<void> {
             ok = response.status === 200;
             if (ok && kind.startsWith('multipart'))
               viewers.push((JSON.parse(text) as { image: { url_viewer: string } }).image.url_viewer);
-          } catch {
+            if (!ok && record) failed(`${response.status} ${text.slice(0, 120)}`);
+          } catch (error) {
             ok = false;
+            if (record) failed(String(error));
           }
           if (record) samples.push({ kind, ms: Number(process.hrtime.bigint() - started) / 1e6, ok });
         }
@@ -213,6 +218,7 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+  for (const [why, count] of failures) process.stdout.write(`failed ${count} times: ${why}\n`);
   if (samples.some((sample) => !sample.ok)) process.exitCode = 1;
 }
 

@@ -47,7 +47,7 @@ async function removedImage(expiresAtMs: number | null, nowMs: number) {
 }
 
 describe('restoreImage', () => {
-  it('brings the files back before the record, and drops an expiry that has passed', async () => {
+  it('brings the files and the record back, and drops an expiry that has passed', async () => {
     const deps = await removedImage(50_000, 60_000);
     expect(await restoreImage(deps, deps.record, 'a')).toEqual({ files: [...KEYS], expiresAtMs: null });
     expect(await deps.objects.exist(KEYS)).toBe(true);
