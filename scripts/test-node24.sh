@@ -16,10 +16,11 @@ esac
 bin="$(scripts/node-build.sh "$version" "$arch")"
 export PATH="$bin:$PATH"
 echo "jest on $(node --version)"
-# Left out: the suites of what runs on the operator's or the deployer's own Node (20 or newer), never on Lambda's: the
-# admin tool and its core, the other npm run tools (benches included), the AWS CLI lines, the CDK synthesis and the CloudFront function.
-# The functions' code, the local server that runs it, and the IAM twin that runs the bundles stay.
+# Left out: the suites of what runs on the operator's or the deployer's own Node (20 or newer), never on Lambda's:
+# every end-to-end suite (npm start, the admin and other npm run tools, benches included, the AWS CLI lines), the admin
+# tool's core, the CDK synthesis and the CloudFront function. The functions' code (unit, contract and integration
+# suites, the handler in process) and the IAM twin, which runs the bundles as Lambda does, stay.
 exec node node_modules/.bin/jest "$@" \
   --testPathIgnorePatterns '/node_modules/' '<rootDir>/test/browser/' \
-  '<rootDir>/test/e2e/(admin-cli|aws-cli|bench-tools|local-settings|tool-errors|clients-doc)\.test\.ts' \
+  '<rootDir>/test/e2e/' \
   '<rootDir>/test/integration/admin\.test\.ts' '<rootDir>/test/infra/(stack|viewer-request)\.test\.ts'
