@@ -12,6 +12,15 @@ const TTL_BACKSTOP_SECONDS = 7 * 86400;
 const imagePk = (id: number): string => `${ITEM_PREFIX.image}${id}`;
 const sweepShard = (id: number): string => sweepShardKey(id % SWEEP_SHARDS);
 const objectKeyPk = (objectKey: string): string => `${ITEM_PREFIX.nameClaim}${objectKey}`;
+/** The TTL (epoch seconds) behind an expiry: DynamoDB removes the item a while after the sweep should have. */
+const backstopTtl = (expiresAtMs: number): number => Math.ceil(expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS;
+/** An expiry's attributes, set together: the expiry, the sweep index's (due then) and the TTL behind it. */
+const EXPIRY_SET = 'expiresAtMs = :at, sweepShard = :shard, sweepAtMs = :at, #ttl = :ttl';
+const expiryValues = (id: number, expiresAtMs: number): Record<string, unknown> => ({
+  ':at': expiresAtMs,
+  ':shard': sweepShard(id),
+  ':ttl': backstopTtl(expiresAtMs),
+});
 
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
 export class DynamoImageRepository extends DynamoTable implements ImageTable {
@@ -129,17 +138,11 @@ export class DynamoImageRepository extends DynamoTable implements ImageTable {
     // sooner only: the condition keeps a later end from replacing an earlier one, whatever two uploads race
     if (asked.expiresAtMs !== null)
       await this.updateIf('bring expiry forward', imagePk(id), {
-        UpdateExpression: `SET expiresAtMs = :at, sweepShard = :shard, sweepAtMs = :at, #ttl = :ttl`,
+        UpdateExpression: `SET ${EXPIRY_SET}`,
         ConditionExpression:
           '#status = :active AND (attribute_not_exists(expiresAtMs) OR expiresAtMs = :none OR expiresAtMs > :at)',
         ExpressionAttributeNames: { ...names, '#ttl': TABLE_SCHEMA.ttlAttribute },
-        ExpressionAttributeValues: {
-          ':at': asked.expiresAtMs,
-          ':shard': sweepShard(id),
-          ':ttl': Math.ceil(asked.expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS,
-          ':none': null,
-          ':active': 'active',
-        },
+        ExpressionAttributeValues: { ...expiryValues(id, asked.expiresAtMs), ':none': null, ':active': 'active' },
       });
     const record = await this.find(id);
     return record?.status === 'active' ? record : undefined;
@@ -236,24 +239,18 @@ export class DynamoImageRepository extends DynamoTable implements ImageTable {
   }
 
   revive(id: number, expiresAtMs: number | null): Promise<boolean> {
-    const names = { '#status': 'status', '#ttl': TABLE_SCHEMA.ttlAttribute };
-    const condition = { ConditionExpression: '#status = :removed', ExpressionAttributeNames: names };
-    if (expiresAtMs === null)
-      return this.updateIf('revive record', imagePk(id), {
-        UpdateExpression: 'SET #status = :active, expiresAtMs = :none REMOVE restorableUntilMs, #ttl',
-        ...condition,
-        ExpressionAttributeValues: { ':active': 'active', ':removed': 'removed', ':none': null },
-      });
     return this.updateIf('revive record', imagePk(id), {
+      // with an expiry, due then again; without, out of the sweep's index and of the TTL's
       UpdateExpression:
-        'SET #status = :active, expiresAtMs = :at, sweepShard = :shard, sweepAtMs = :at, #ttl = :ttl REMOVE restorableUntilMs',
-      ...condition,
+        expiresAtMs === null
+          ? 'SET #status = :active, expiresAtMs = :none REMOVE restorableUntilMs, #ttl'
+          : `SET #status = :active, ${EXPIRY_SET} REMOVE restorableUntilMs`,
+      ConditionExpression: '#status = :removed',
+      ExpressionAttributeNames: { '#status': 'status', '#ttl': TABLE_SCHEMA.ttlAttribute },
       ExpressionAttributeValues: {
         ':active': 'active',
         ':removed': 'removed',
-        ':at': expiresAtMs,
-        ':shard': sweepShard(id),
-        ':ttl': Math.ceil(expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS,
+        ...(expiresAtMs === null ? { ':none': null } : expiryValues(id, expiresAtMs)),
       },
     });
   }
@@ -326,9 +323,7 @@ function toItem(record: ImageRecord): Record<string, unknown> {
     ...(fingerprint === null ? {} : { dupWidth: fingerprint.width ?? 0 }),
     exifJson: exif === null ? null : JSON.stringify(exif),
     deleteTokens: new Set(deleteTokenHashes),
-    ...(record.expiresAtMs === null
-      ? {}
-      : { [TABLE_SCHEMA.ttlAttribute]: Math.ceil(record.expiresAtMs / 1000) + TTL_BACKSTOP_SECONDS }),
+    ...(record.expiresAtMs === null ? {} : { [TABLE_SCHEMA.ttlAttribute]: backstopTtl(record.expiresAtMs) }),
   };
 }
 
