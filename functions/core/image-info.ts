@@ -1,6 +1,7 @@
 import type { IdCodecs } from './id-codec';
 import { viewerUrl } from './links';
-import type { ImageRecord, ReportList, StoredFile } from './ports';
+import type { ImageRecord, Report, ReportList, StoredFile } from './ports';
+import { summarize } from './reports';
 
 export interface InfoDeps {
   reports: Pick<ReportList, 'all'>;
@@ -39,14 +40,9 @@ export interface ImageInfo {
 /** What `info` shows of a record; the reports table is read whole (an operator's tool). */
 export async function imageInfo(deps: InfoDeps, record: ImageRecord): Promise<ImageInfo> {
   const idEncoded = (await deps.codecs.codec()).encode(record.id);
-  const reports = { count: 0, reasons: {} as Record<string, number>, notes: [] as string[] };
-  const mine = [];
+  const mine: Report[] = [];
   for await (const page of deps.reports.all()) mine.push(...page.filter((report) => report.imageId === record.id));
-  for (const report of mine.sort((a, b) => b.atMs - a.atMs)) {
-    reports.count += 1;
-    reports.reasons[report.reason] = (reports.reasons[report.reason] ?? 0) + 1;
-    if (report.note !== '') reports.notes.push(report.note);
-  }
+  const { count, reasons, notes } = summarize(mine);
   const file = ({ key, size, width, height, mime }: StoredFile) => ({ key, size, width, height, mime });
   return {
     idEncoded,
@@ -67,6 +63,6 @@ export async function imageInfo(deps: InfoDeps, record: ImageRecord): Promise<Im
     md5: { uploaded: record.sourceMd5, stored: record.original.md5 },
     pdq: { hashes: record.perceptual?.hashes ?? [], quality: record.perceptual?.quality ?? null },
     deleteLinks: record.deleteTokenHashes.length,
-    reports,
+    reports: { count, reasons, notes },
   };
 }

@@ -70,17 +70,31 @@ export class ImageReports {
   }
 }
 
-/** An image viewers reported, with what they said. */
-export interface ReportedImage {
-  idEncoded: string;
-  viewerUrl: string;
+/** What viewers said of one image. */
+export interface ReportSummary {
   /** How many clients reported it. */
   count: number;
   /** How many gave each reason. */
   reasons: Record<string, number>;
   /** What they added, newest first (empty notes left out). */
   notes: string[];
+  /** When the last report came; 0 when none did. */
   lastAtMs: number;
+}
+
+/** An image viewers reported, with what they said. */
+export interface ReportedImage extends ReportSummary {
+  idEncoded: string;
+  viewerUrl: string;
+}
+
+/** The reports of one image, summed up: `admin reports` and `admin info` show them so. */
+export function summarize(reports: readonly Report[]): ReportSummary {
+  const newest = [...reports].sort((a, b) => b.atMs - a.atMs);
+  const reasons: Record<string, number> = {};
+  for (const { reason } of reports) reasons[reason] = (reasons[reason] ?? 0) + 1;
+  const notes = newest.map((report) => report.note).filter((note) => note !== '');
+  return { count: reports.length, reasons, notes, lastAtMs: newest[0]?.atMs ?? 0 };
 }
 
 /**
@@ -106,20 +120,8 @@ export async function reportedImages(deps: {
       if (status === undefined) await deps.reports.resolve(imageId);
       continue;
     }
-    const newest = [...reports].sort((a, b) => b.atMs - a.atMs);
-    const reasons: Record<string, number> = {};
-    for (const { reason } of reports) reasons[reason] = (reasons[reason] ?? 0) + 1;
     const idEncoded = codec.encode(imageId);
-    const notes = newest.map((report) => report.note).filter((note) => note !== '');
-    const lastAtMs = newest[0]?.atMs ?? 0;
-    reported.push({
-      idEncoded,
-      viewerUrl: viewerUrl(deps.publicUrl, idEncoded),
-      count: reports.length,
-      reasons,
-      notes,
-      lastAtMs,
-    });
+    reported.push({ idEncoded, viewerUrl: viewerUrl(deps.publicUrl, idEncoded), ...summarize(reports) });
   }
   return reported.sort((a, b) => b.count - a.count || b.lastAtMs - a.lastAtMs);
 }
