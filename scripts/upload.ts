@@ -25,10 +25,10 @@ export const DIRECT_MAX_BYTES = 4_500_000;
 
 /** The upload parameters a run applies to every file. */
 export interface UploadOptions {
-  title?: string;
-  description?: string;
-  expiration?: string;
-  nsfw?: boolean;
+  title?: string | undefined;
+  description?: string | undefined;
+  expiration?: string | undefined;
+  nsfw?: boolean | undefined;
 }
 
 /** The parts of the API's image object the tool prints. */
@@ -58,13 +58,9 @@ async function answer(response: Response): Promise<Envelope> {
 }
 
 /** The options as the API's form fields. */
-function fields(options: UploadOptions): Array<[string, string]> {
-  return [
-    ...(options.title === undefined ? [] : [['title', options.title] as [string, string]]),
-    ...(options.description === undefined ? [] : [['description', options.description] as [string, string]]),
-    ...(options.expiration === undefined ? [] : [['expiration', options.expiration] as [string, string]]),
-    ...(options.nsfw ? [['nsfw', '1'] as [string, string]] : []),
-  ];
+function fields({ title, description, expiration, nsfw }: UploadOptions): Array<[string, string]> {
+  const given = { title, description, expiration, nsfw: nsfw ? '1' : undefined };
+  return Object.entries(given).filter((field): field is [string, string] => field[1] !== undefined);
 }
 
 /** `large.png [##########----------] 52% 14.1 MB of 27.0 MB`, `width` marks wide. */
@@ -185,12 +181,8 @@ export async function main(
     io.err(`${target.files.length === 0 ? 'no file given' : 'no key: give BASE_URL KEY, or set IMAGE_UPLOAD_KEY'}\n${USAGE}\n`);
     return 2;
   }
-  const options: UploadOptions = {
-    ...(values.title === undefined ? {} : { title: values.title }),
-    ...(values.description === undefined ? {} : { description: values.description }),
-    ...(values.expiration === undefined ? {} : { expiration: values.expiration }),
-    ...(values.nsfw ? { nsfw: true } : {}),
-  };
+  const { title, description, expiration, nsfw } = values;
+  const options: UploadOptions = { title, description, expiration, nsfw };
   const results: Array<UploadedImage | { file: string; error: string }> = [];
   for (const file of target.files) {
     const name = basename(file);
