@@ -26,6 +26,7 @@ import {
   type Verb,
   type VerbOption,
 } from './admin-verbs';
+import { parseProblem } from './parse-problem';
 import { terminalSafe } from './terminal-text';
 
 /**
@@ -102,14 +103,6 @@ function helpText(): string {
 function verbHelp(name: string, verb: Verb): string {
   const more = verb.more ? [verb.more] : [];
   return [`usage: npm run admin -- [TARGET] ${usageOf(name, verb)}`, verb.summary, ...more, TARGET_HELP].join('\n');
-}
-
-/** What Node's argument parser says, in one line of ours. */
-function parseProblem(error: { code?: string; message: string }): string {
-  const option = /'(-[^' ]+)/.exec(error.message)?.[1];
-  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option ?? error.message}`;
-  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return `${option ?? 'an option'} needs a value`;
-  return error.message;
 }
 
 /** What the commands need to know of where the service runs. */
@@ -250,7 +243,7 @@ function parseArgsOf(argv: readonly string[]) {
     const options = { ...TARGET_OPTIONS, ...VERB_OPTIONS };
     return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
   } catch (error) {
-    throw new UsageError(`${parseProblem(error as Error & { code?: string })} (npm run admin -- --help)`);
+    throw new UsageError(`${parseProblem(error)} (npm run admin -- --help)`);
   }
 }
 

@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatSize } from '../functions/core/formatting';
+import { parseProblem } from './parse-problem';
 import { terminalSafe } from './terminal-text';
 
 /**
@@ -160,7 +161,7 @@ export async function main(
       },
     });
   } catch (error) {
-    io.err(`${(error as Error).message.split('. ')[0]}\n${USAGE}\n`);
+    io.err(`${parseProblem(error)}\n${USAGE}\n`);
     return 2;
   }
   const { values } = parsed;

@@ -225,6 +225,8 @@ describe('the two-step upload over HTTP', () => {
         const usage = run(args);
         expect([args, usage.status, usage.stderr]).toEqual([args, 2, expect.stringContaining('usage: npm run upload --')]);
       }
+      expect(run(['--frob', small]).stderr.split('\n')[0]).toBe('unknown option --frob');
+      expect(run([small, '--title']).stderr.split('\n')[0]).toBe('--title needs a value');
       expect(run(['--help']).status).toBe(0);
     } finally {
       rmSync(folder, { recursive: true, force: true });
