@@ -12,4 +12,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30000,
+  // two suites at a time: most wait on child processes (npm start, moto, the tools), and CI has 20 minutes for all
+  // three runs. Jest's default on a 2-core machine is one.
+  maxWorkers: 2,
 };
