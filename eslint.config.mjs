@@ -20,6 +20,11 @@ const boundaries = [
   { files: ['functions/adapters/**/*.ts'], patterns: ['**/http/**', '**/imaging/**', '**/api/**', 'sharp'] },
   { files: ['functions/http/**/*.ts'], patterns: ['**/adapters/**', '**/imaging/**', '**/api/**', '@aws-sdk/*', 'sharp'] },
   { files: ['functions/**/*.ts'], patterns: ['**/local/**', '**/lib/**', '**/test/**', 'aws-cdk-lib', 'aws-cdk-lib/*'] },
+  // the upload page's script runs in the browser: the links and the embed codes, and nothing of Node's
+  {
+    files: ['functions/browser/**/*.ts'],
+    patterns: ['**/adapters/**', '**/imaging/**', '**/api/**', '**/config', '@aws-sdk/*', 'sharp', 'busboy', 'node:*'],
+  },
   { files: ['lib/**/*.ts', 'bin/**/*.ts'], patterns: ['**/local/**', 'sharp'] },
 ];
 

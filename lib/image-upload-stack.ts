@@ -45,6 +45,7 @@ export class ImageUploadStack extends Stack {
     const bucket = storage.bucket as s3.IBucket;
     const edge = new Edge(this, settings, { api: gateway.api, bucket, originSecret: setup.originSecrets.current, names });
     setup.settleAfter(edge.distribution, functions.api, ...(gateway.firewall ? [gateway.firewall] : []));
+    setup.openToUploadPage(bucket, edge.baseUrl);
     functions.grantPurgeAndSchedule(edge.distribution);
     this.apiFunction = functions.api;
     this.sweepFunction = functions.sweep;

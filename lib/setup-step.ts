@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { type CfnResource, CustomResource, Duration, Lazy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -102,6 +103,19 @@ export class SetupStep {
       properties: { ParameterPrefix: this.prefix, SettleOriginSecret: 'true', ...this.rotationProperty() },
     });
     for (const dependency of dependencies) settled.node.addDependency(dependency);
+  }
+
+  /**
+   * Lets the upload page of `baseUrl` PUT a two-step upload's bytes to the bucket from a browser (its CORS rule,
+   * `functions/adapters/browser-uploads.ts`): a step of its own, after the distribution, whose address the rule names
+   * (the bucket, which the distribution reads from, cannot name it itself).
+   */
+  openToUploadPage(bucket: s3.IBucket, baseUrl: string): void {
+    new CustomResource(this.stack, 'UploadPageCors', {
+      serviceToken: this.provider.serviceToken,
+      properties: { CorsBucket: bucket.bucketName, CorsOrigin: baseUrl },
+    });
+    this.fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutBucketCORS'], resources: [bucket.bucketArn] }));
   }
 
   /**

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { allowBrowserUploads } from '../functions/adapters/browser-uploads';
 import { createHandler } from '../functions/api/handler';
 import { createSweepHandler } from '../functions/api/sweep';
 import { loadConfig, SETTINGS } from '../functions/config';
@@ -116,6 +117,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const server = await startDevServer({ handler, s3: clients.s3, bucket, port, host, invocations });
   publicUrl ||= `http://localhost:${server.port}`;
   handlerEnv['PUBLIC_URL'] = publicUrl.replace(/\/+$/, '');
+  // the upload page PUTs two-step uploads to the store from the browser, as in AWS (the stack's setup step)
+  await allowBrowserUploads(clients.s3, bucket, publicUrl);
 
   // What EventBridge does in AWS: the expiration sweep, every SWEEP_INTERVAL_SECONDS.
   const sweepLogger = terminal ? new TerminalLogger({ serviceName: METRIC_SERVICE.sweep }) : undefined;

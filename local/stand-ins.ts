@@ -104,8 +104,9 @@ export async function startStandIns(options: { dataDir?: string } = {}): Promise
     ...(dataDir ? { file: join(dataDir, 'ssm-parameters.json') } : {}),
   });
 
-  const gate = (socketPath: string) => startSignatureGate({ socketPath, credentials, region: STAND_IN_REGION });
-  const gates = await Promise.all([gate(s3Socket), gate(dynamoSocket), gate(ssmSocket)]);
+  const gate = (socketPath: string, preflights = false) =>
+    startSignatureGate({ socketPath, credentials, region: STAND_IN_REGION, preflights });
+  const gates = await Promise.all([gate(s3Socket, true), gate(dynamoSocket), gate(ssmSocket)]);
   const [s3Gate, dynamoGate, ssmGate] = gates;
 
   return {

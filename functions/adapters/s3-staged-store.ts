@@ -26,6 +26,8 @@ export class S3StagedStore implements StagedObjectStore {
     private readonly bucket: string,
   ) {}
 
+  private origin: Promise<string> | undefined;
+
   async uploadUrl(id: string, size: number, expiresInSeconds: number): Promise<{ url: string; headers: Record<string, string> }> {
     try {
       const url = await getSignedUrl(
@@ -37,6 +39,13 @@ export class S3StagedStore implements StagedObjectStore {
     } catch (cause) {
       throw new DependencyError('S3 presign', cause);
     }
+  }
+
+  /** The origin its upload URLs point at, which the upload page's CSP names: a URL signed once (no request), kept. */
+  uploadOrigin(): Promise<string> {
+    const origin = (this.origin ??= this.uploadUrl('origin', 1, 60).then(({ url }) => new URL(url).origin));
+    origin.catch(() => (this.origin = undefined));
+    return origin;
   }
 
   async open(id: string): Promise<StagedObject | undefined> {

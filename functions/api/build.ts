@@ -41,6 +41,8 @@ export interface Services {
   reports: ImageReports;
   settings: SettingsStore;
   refusals: RefusalCounter;
+  /** The origin of the two-step upload's URLs (the upload page's CSP). */
+  stagingOrigin: () => Promise<string>;
 }
 
 /** Everything the API needs, built once per cold start; a missing or bad setting fails here, loudly. */
@@ -101,7 +103,8 @@ export async function buildServices(
   const refusals = new RefusalCounter(stats, clock, logger, config.statsFlushSeconds * 1000);
   const guard = perHour(counters, config.reportsPerHour, REPORT_RULE);
   const reporting = new ImageReports({ reports, images, codecs, guard, stats, clock, logger });
-  return { config, publicUrl, service, access, reports: reporting, settings, refusals };
+  const stagingOrigin = (): Promise<string> => staged.uploadOrigin();
+  return { config, publicUrl, service, access, reports: reporting, settings, refusals, stagingOrigin };
 }
 
 /** The service's public URL, without a trailing slash: PUBLIC_URL, or its parameter; neither is a bad setting. */

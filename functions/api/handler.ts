@@ -37,7 +37,7 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
   return async (event, context) => {
     if (context) logger.addContext(context);
     router ??= buildServices(env, logger, metrics, options).then(
-      ({ config, publicUrl, service, access, reports, settings, refusals }) =>
+      ({ config, publicUrl, service, access, reports, settings, refusals, stagingOrigin }) =>
         createRouter({
           service,
           access,
@@ -48,6 +48,7 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
           logger,
           metrics,
           refusals,
+          stagingOrigin,
         }),
     );
     // A failed cold start is not cached: the next invocation tries again.

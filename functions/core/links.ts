@@ -9,6 +9,17 @@ export const IMAGES_PREFIX = 'images/';
 /** The upload endpoint, under the public base URL. */
 export const UPLOAD_PATH = '/api/1/upload';
 
+/** The upload page and the files that make it an installable web app (`docs/pages.md`). */
+export const UPLOAD_PAGE = {
+  page: '/upload',
+  /** The manifest's share target, which the page's service worker answers. */
+  share: '/upload/share',
+  worker: '/upload-worker.js',
+  manifest: '/upload.webmanifest',
+  /** Followed by the size and `.png`. */
+  iconPrefix: '/upload-icon-',
+} as const;
+
 /** The upload endpoint of a base URL (a trailing slash or not). */
 export function uploadUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${UPLOAD_PATH}`;
@@ -46,6 +57,9 @@ export type Route =
   | { page: 'viewer'; idEncoded: string }
   | { page: 'delete'; idEncoded: string; token: string }
   | { page: 'report'; idEncoded: string }
+  | { page: 'upload' }
+  | { page: 'share' }
+  | { page: 'asset'; path: string }
   | { page: 'none' };
 
 /**
@@ -60,13 +74,16 @@ function segmentsOf(path: string): string[] | undefined {
 
 /**
  * Reads a request path: `/`, `/api/1/upload`, `/image/{id}` (or `/image/{anything}.{id}`), `/image/{id}/report`,
- * `/image/{id}/delete/{token}`.
+ * `/image/{id}/delete/{token}`, `/upload`, `/upload/share` and the upload page's files (`/upload-worker.js`...).
  */
 export function routeOf(path: string): Route {
   const segments = segmentsOf(path);
   if (segments === undefined) return { page: 'none' };
   const [first, second, third, fourth] = segments;
   if (first === undefined) return { page: 'home' };
+  if (path === UPLOAD_PAGE.page || path === `${UPLOAD_PAGE.page}/`) return { page: 'upload' };
+  if (path === UPLOAD_PAGE.share) return { page: 'share' };
+  if (segments.length === 1 && first.startsWith('upload') && first.includes('.')) return { page: 'asset', path };
   if (first === 'api') return { page: 'api', version: second, action: third, extra: segments.length > 3 };
   if (first === 'image' && second !== undefined && segments.length === 2) {
     return { page: 'viewer', idEncoded: second.slice(second.lastIndexOf('.') + 1) };

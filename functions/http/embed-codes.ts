@@ -1,4 +1,3 @@
-import type { ImageView } from '../core/image-view';
 import { escapeHtml } from './html';
 
 /** One code a viewer page offers to copy. */
@@ -8,6 +7,15 @@ export interface EmbedCode {
   /** What it is, as the field's label says it. */
   label: string;
   code: string;
+}
+
+/** What the codes are made of: an image's title and links (the server's `ImageView`, the upload page's answer). */
+export interface EmbeddedImage {
+  title: string;
+  viewerUrl: string;
+  original: { url: string };
+  medium: { url: string };
+  thumb: { url: string };
 }
 
 export interface EmbedGroup {
@@ -34,7 +42,7 @@ export function markdownAltText(title: string): string {
  * The codes people paste elsewhere: the viewer link, the direct links, and HTML, BBCode and Markdown for each size,
  * every image linking to the viewer. Each is plain text here; the page escapes it for its field.
  */
-export function embedCodes(image: ImageView): EmbedGroup[] {
+export function embedCodes(image: EmbeddedImage): EmbedGroup[] {
   const url = { full: image.original.url, medium: image.medium.url, thumb: image.thumb.url };
   const viewer = image.viewerUrl;
   const alt = escapeHtml(image.title);

@@ -1,10 +1,11 @@
 import { formatDateTime, formatSize, howLongAgo, howLongUntil } from '../core/formatting';
 import type { FileView, ImageView } from '../core/image-view';
-import { reportPath, uploadUrl } from '../core/links';
+import { reportPath, UPLOAD_PAGE, uploadUrl } from '../core/links';
 import { MAX_REPORT_NOTE, REPORT_REASONS } from '../core/reports';
 import { KEY_PLACEHOLDER, sharexConfig } from './client-configs';
 import { embedCodes } from './embed-codes';
-import { cspHash, escapeHtml } from './html';
+import { cspHash } from './csp';
+import { escapeHtml } from './html';
 
 export { escapeHtml } from './html';
 
@@ -12,8 +13,8 @@ export { escapeHtml } from './html';
  * The pages' one stylesheet: small, no web fonts, light or dark by the system setting, readable on a phone, a focus
  * ring on whatever has the keyboard. Allowed by the CSP through its hash, like the copy script: nothing else inline.
  */
-const STYLE = `:root{color-scheme:light dark;--bg:#f6f6f4;--fg:#1b1b1b;--muted:#5c5f66;--card:#fff;--line:#cfd1d4;--link:#0a58ca;--focus:#0a58ca;--danger:#b3261e}
-@media (prefers-color-scheme:dark){:root{--bg:#131416;--fg:#e9e9e9;--muted:#a3a6ad;--card:#1e1f22;--line:#3b3d42;--link:#8ab4f8;--focus:#8ab4f8;--danger:#b3261e}}
+const STYLE = `:root{color-scheme:light dark;--bg:#f6f6f4;--fg:#1b1b1b;--muted:#5c5f66;--card:#fff;--line:#cfd1d4;--link:#0a58ca;--focus:#0a58ca;--danger:#b3261e;--error:#b3261e}
+@media (prefers-color-scheme:dark){:root{--bg:#131416;--fg:#e9e9e9;--muted:#a3a6ad;--card:#1e1f22;--line:#3b3d42;--link:#8ab4f8;--focus:#8ab4f8;--danger:#b3261e;--error:#f2b8b5}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 main{max-width:980px;margin:0 auto;padding:16px}
@@ -45,7 +46,27 @@ button.danger{background:var(--danger);border-color:var(--danger);color:#fff}
 .report textarea{display:block;width:100%;margin:.25rem 0 .75rem;padding:.4rem .5rem;border:1px solid var(--line);border-radius:4px;background:var(--card);color:var(--fg);font:inherit}
 pre{overflow-x:auto;padding:.75rem;background:var(--card);border:1px solid var(--line);border-radius:4px;font-size:13px}
 .muted{color:var(--muted)}
-@media (max-width:640px){.code{grid-template-columns:1fr auto}.code label{grid-column:1/-1}}`;
+.field{display:grid;gap:.25rem;margin:0 0 1rem}
+.inline{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
+.inline input[type=url]{flex:1 1 12rem}
+input[type=password],input[type=url],select,textarea{width:100%;min-width:0;padding:.45rem .5rem;border:1px solid var(--line);border-radius:4px;background:var(--card);color:var(--fg);font:inherit}
+.drop{padding:1rem;border:2px dashed var(--line);border-radius:6px}
+.dragging .drop{border-color:var(--focus);background:var(--card)}
+.options{margin:0 0 1rem}
+.options summary{cursor:pointer;color:var(--muted);margin-bottom:.5rem}
+button.primary{background:var(--link);border-color:var(--link);color:var(--bg);font-weight:600}
+.announce{min-height:1.5em;font-weight:600}
+.rows{list-style:none;padding:0;display:grid;gap:.75rem}
+.row{padding:.75rem;background:var(--card);border:1px solid var(--line);border-radius:6px;overflow-wrap:anywhere}
+.row p{margin:.25rem 0}
+.row progress{width:100%}
+.row-status.failed{color:var(--error)}
+.result{display:grid;gap:.5rem 1rem;margin-top:.5rem;grid-template-columns:auto 1fr;align-items:start}
+.result .thumb img{display:block;max-width:160px;height:auto;border-radius:4px}
+.result .embed{grid-column:1/-1}
+.embed summary{cursor:pointer;color:var(--muted)}
+.embed h3{font-size:1rem;margin:.75rem 0 .25rem}
+@media (max-width:640px){.code{grid-template-columns:1fr auto}.code label{grid-column:1/-1}.result{grid-template-columns:1fr}}`;
 
 /**
  * The copy buttons: hidden until this script runs (without JavaScript the fields are still there to select), then
@@ -62,11 +83,12 @@ interface PageParts {
   main: string;
   /** More `<head>` lines (the viewer's link-preview tags). */
   head?: string;
-  /** Whether the page has copy buttons. */
-  script?: boolean;
+  /** The page's script, inline (its CSP allows it by its hash): the copy buttons', the upload page's. */
+  script?: string;
 }
 
-function page({ title, main, head = '', script = false }: PageParts): string {
+/** A page of the service: its one stylesheet, its script if it has one. */
+export function htmlPage({ title, main, head = '', script }: PageParts): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -80,7 +102,7 @@ ${head}<style>${STYLE}</style>
 <main>
 ${main}
 </main>
-${script ? `<script>${COPY_SCRIPT}</script>\n` : ''}</body>
+${script === undefined ? '' : `<script>${script}</script>\n`}</body>
 </html>
 `;
 }
@@ -184,10 +206,10 @@ export function viewerPage(image: ImageView, timeZone: string, nowMs: number, re
 <dt>Uploaded</dt><dd>${timeElement(image.createdAtMs, howLongAgo(image.createdAtMs, nowMs), timeZone)}</dd>
 ${expires}<dt>Views</dt><dd>${image.views} ${image.views === 1 ? 'view' : 'views'}</dd>
 </dl>`;
-  return page({
+  return htmlPage({
     title: image.title,
     head: previewTags(image),
-    script: true,
+    script: COPY_SCRIPT,
     main: `<h1>${escapeHtml(image.title)}</h1>
 ${picture(image)}
 ${description}${facts}
@@ -197,7 +219,7 @@ ${reportSection(image, reportToken)}`,
 }
 
 export function notFoundPage(): string {
-  return page({
+  return htmlPage({
     title: 'Not found',
     main: '<h1>Not found</h1>\n<p>There is no image here. It may have expired or been deleted.</p>',
   });
@@ -206,7 +228,7 @@ export function notFoundPage(): string {
 /** The page a delete link opens: what will go, and a button; nothing is deleted until it is pressed (a POST). */
 export function deleteConfirmPage(image: ImageView): string {
   const { thumb } = image;
-  return page({
+  return htmlPage({
     title: `Delete ${image.title}?`,
     main: `<h1>Delete this image?</h1>
 <div class="picture"><img src="${escapeHtml(thumb.url)}" alt="${escapeHtml(image.title)}" width="${thumb.width}" height="${thumb.height}"></div>
@@ -221,7 +243,7 @@ export function deletedPage(outcome: 'deleted' | 'released'): string {
     outcome === 'deleted'
       ? 'The image and its thumbnails are gone.'
       : 'Your upload is gone. The same image was uploaded again from your network, and it stays online until that upload is deleted too.';
-  return page({ title: 'Deleted', main: `<h1>Deleted</h1>\n<p>${text}</p>` });
+  return htmlPage({ title: 'Deleted', main: `<h1>Deleted</h1>\n<p>${text}</p>` });
 }
 
 /** The answer to a report. */
@@ -230,12 +252,12 @@ export function reportedPage(outcome: 'received' | 'already'): string {
     outcome === 'received'
       ? "Thank you. The report was sent to this site's operator, who will look at the image."
       : 'You reported this image already; the operator has your report.';
-  return page({ title: 'Report sent', main: `<h1>Report sent</h1>\n<p>${text}</p>` });
+  return htmlPage({ title: 'Report sent', main: `<h1>Report sent</h1>\n<p>${text}</p>` });
 }
 
 /** A page for an error a page request ran into (a store failed). */
 export function errorPage(message: string): string {
-  return page({ title: 'Error', main: `<h1>Error</h1>\n<p>${escapeHtml(message)}</p>` });
+  return htmlPage({ title: 'Error', main: `<h1>Error</h1>\n<p>${escapeHtml(message)}</p>` });
 }
 
 /** The root page: what this host is and how to upload to it. The key is the operator's and never shown. */
@@ -243,7 +265,7 @@ export function homePage(publicUrl: string): string {
   const api = uploadUrl(publicUrl);
   const curl = `curl -F "source=@photo.jpg" -F "key=${KEY_PLACEHOLDER}" "${api}?format=json"`;
   const sharex = sharexConfig(publicUrl, KEY_PLACEHOLDER);
-  return page({
+  return htmlPage({
     title: 'Image upload service',
     main: `<h1>Image upload service</h1>
 <p>An image host that speaks Chevereto's API v1: ShareX, PicGo, the <code>imgbb-uploader</code> package and curl upload to it as they would to Chevereto. Every upload gets a page to share, direct links, thumbnails and a delete link.</p>
@@ -252,6 +274,7 @@ export function homePage(publicUrl: string): string {
 <h2>Upload with ShareX</h2>
 <p>Save this as a <code>.sxcu</code> file and open it (Destinations, Custom uploader settings, Import):</p>
 <pre>${escapeHtml(sharex.trimEnd())}</pre>
-<p class="muted">Uploads need the key of this host's operator. API: <code>${escapeHtml(api)}</code></p>`,
+<p class="muted">Uploads need the key of this host's operator. API: <code>${escapeHtml(api)}</code></p>
+<p><a href="${UPLOAD_PAGE.page}">Upload from this browser</a>: several pictures at once, dropped, pasted or from a URL, on a computer or a phone.</p>`,
   });
 }

@@ -56,15 +56,29 @@ export function errorResponse(error: unknown, format: ResponseFormat, logger: Lo
   return errorEnvelope(500, 500, 'Internal server error', format);
 }
 
+/** What a page's CSP allows beyond every page's: its script (by hash), where it may connect, its worker and manifest. */
+export interface PageSources {
+  script?: string;
+  connect?: string;
+  worker?: string;
+  manifest?: string;
+}
+
 /**
  * Pages allow their own stylesheet and copy script (by hash: no other inline style or script runs, whatever an upload's
  * title holds), images from the public base URL, forms to themselves, and no framing (`X-Frame-Options` too, for
  * browsers that know no `frame-ancestors`).
  */
-export function pageSecurityHeaders(publicUrl: string): Headers {
+export function pageSecurityHeaders(publicUrl: string, more: PageSources = {}): Headers {
   const origin = new URL(publicUrl).origin;
+  const { script = PAGE_SCRIPT_SOURCE, connect, worker, manifest } = more;
+  const extra = [
+    connect === undefined ? '' : `connect-src ${connect}; `,
+    worker === undefined ? '' : `worker-src ${worker}; `,
+    manifest === undefined ? '' : `manifest-src ${manifest}; `,
+  ].join('');
   return {
-    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src ${PAGE_STYLE_SOURCE}; script-src ${PAGE_SCRIPT_SOURCE}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src ${PAGE_STYLE_SOURCE}; script-src ${script}; ${extra}form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'no-referrer',
     'X-Frame-Options': 'DENY',
   };

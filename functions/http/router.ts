@@ -4,7 +4,7 @@ import type { RefusalCounter } from '../core/daily-stats';
 import type { ImageAccess } from '../core/image-access';
 import { isReportToken, reportToken } from '../core/report-tokens';
 import type { ImageReports } from '../core/reports';
-import { redactedPath, routeOf, type Route } from '../core/links';
+import { redactedPath, routeOf, UPLOAD_PAGE, type Route } from '../core/links';
 import { METRIC, type Metrics } from '../core/metrics';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload-request';
@@ -13,6 +13,7 @@ import { bodyBytes, headerValue, queryParameters } from './api-event';
 import { deleteConfirmPage, deletedPage, homePage, notFoundPage, reportedPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
 import { RequestError } from './request-errors';
+import { uploadAsset, uploadPageResponse } from './upload-page';
 import {
   cameThroughDistribution,
   clientIp,
@@ -52,6 +53,8 @@ export interface RouterDeps {
   metrics: Metrics;
   /** Refused uploads per day, for `npm run admin -- stats`. */
   refusals?: RefusalCounter;
+  /** The origin of the two-step upload's URLs, which the upload page's CSP lets it PUT to. */
+  stagingOrigin?: () => Promise<string>;
 }
 
 export type Router = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -97,6 +100,20 @@ export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Prom
       return deleteLink(deps, event, target.idEncoded, target.token);
     case 'report':
       return report(deps, event, target.idEncoded);
+    case 'upload':
+      return READ_METHODS.includes(event.httpMethod)
+        ? uploadPageResponse(settings.publicUrl, await stagingOrigin(deps))
+        : notAllowed(deps, READ_METHODS);
+    case 'share':
+      // a share target's POST the page's service worker did not take (not installed yet): the page says so
+      return respond(303, undefined, '', {
+        Location: event.httpMethod === 'POST' ? `${UPLOAD_PAGE.page}?shared=missed` : UPLOAD_PAGE.page,
+      });
+    case 'asset': {
+      const asset = uploadAsset(target.path);
+      if (!asset) return page(deps, 404, notFoundPage());
+      return READ_METHODS.includes(event.httpMethod) ? asset : notAllowed(deps, READ_METHODS);
+    }
     case 'none':
       return page(deps, 404, notFoundPage());
   }
@@ -104,6 +121,22 @@ export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Prom
 
 function page(deps: RouterDeps, status: number, html: string): APIGatewayProxyResult {
   return pageResponse(status, html, deps.settings.publicUrl);
+}
+
+/** 405 in the envelope, with the methods the path takes. */
+function notAllowed(deps: RouterDeps, methods: readonly string[]): APIGatewayProxyResult {
+  const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
+  return { ...refused, headers: { ...refused.headers, Allow: methods.join(', ') } };
+}
+
+/** The staging store's origin; none (so the page's large files are refused by its CSP) when it cannot be known. */
+async function stagingOrigin(deps: RouterDeps): Promise<string | undefined> {
+  try {
+    return await deps.stagingOrigin?.();
+  } catch (error) {
+    deps.logger.warn('the staging origin is unknown', { error });
+    return undefined;
+  }
 }
 
 /** `/api/{v}/{action}`: the upload, the two-step upload's first step, the OpenAPI document; errors in the envelope. */

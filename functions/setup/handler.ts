@@ -1,6 +1,8 @@
 import { DescribeTableCommand, DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteBucketCorsCommand, NoSuchBucket, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { allowBrowserUploads } from '../adapters/browser-uploads';
 import { FIRST_VALUES, OperatorParameters } from '../adapters/operator-parameters';
 import { originSecretLines, parameterNames, type SettingsParameters } from '../adapters/parameter-names';
 import { sha256Hex } from '../core/hashes';
@@ -24,6 +26,7 @@ export interface OriginSecretData {
 
 const ssm = new SSMClient({});
 const dynamodb = new DynamoDBClient({});
+const s3 = new S3Client({});
 
 /**
  * The stack's setup step (a custom resource): creates the parameters the operator owns when they are missing, and
@@ -33,11 +36,13 @@ const dynamodb = new DynamoDBClient({});
  * new `OriginSecretRotation` rotates the origin secret: the parameter then holds the new one and the old one, both
  * accepted, until `SettleOriginSecret` (a later resource, once the distribution sends the new one) drops the old. On
  * delete it leaves the parameters: the id salt must outlive a redeploy over retained data. With `ProtectTable`, it
- * turns the table's deletion protection on instead.
+ * turns the table's deletion protection on instead; with `CorsBucket`, it lets the upload page's origin PUT to it.
  */
 export async function handler(event: CloudFormationCustomResourceEvent): Promise<SetupResult> {
   const table: unknown = event.ResourceProperties['ProtectTable'];
   if (typeof table === 'string' && table !== '') return protectTable(event, table);
+  const bucket: unknown = event.ResourceProperties['CorsBucket'];
+  if (typeof bucket === 'string' && bucket !== '') return openToUploadPage(event, bucket);
   const prefix = String(event.ResourceProperties['ParameterPrefix'] ?? '');
   const names = parameterNames(prefix);
   const parameters = new OperatorParameters(ssm, names);
@@ -148,5 +153,24 @@ async function protectTable(event: CloudFormationCustomResourceEvent, table: str
   const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: table }));
   if (!Table?.DeletionProtectionEnabled)
     await dynamodb.send(new UpdateTableCommand({ TableName: table, DeletionProtectionEnabled: true }));
+  return { PhysicalResourceId: physicalId };
+}
+
+/**
+ * The bucket's CORS rule for the upload page's two-step uploads (`adapters/browser-uploads.ts`), for the site's
+ * origin (`CorsOrigin`, the distribution's or the custom domain's): put again when it changes; removed with the
+ * resource (a bucket already gone has none to remove).
+ */
+async function openToUploadPage(event: CloudFormationCustomResourceEvent, bucket: string): Promise<SetupResult> {
+  const physicalId = `${bucket}/upload-page-cors`;
+  if (event.RequestType === 'Delete') {
+    try {
+      await s3.send(new DeleteBucketCorsCommand({ Bucket: bucket }));
+    } catch (error) {
+      if (!(error instanceof NoSuchBucket)) throw error;
+    }
+    return { PhysicalResourceId: physicalId };
+  }
+  await allowBrowserUploads(s3, bucket, String(event.ResourceProperties['CorsOrigin'] ?? ''));
   return { PhysicalResourceId: physicalId };
 }

@@ -20,6 +20,12 @@ describe('the stack', () => {
     Object.values(resources)
       .filter((resource) => resource.Type === type)
       .map((resource) => resource.Properties);
+  /** The logical id of the template's one resource of this type. */
+  const logicalIdOf = (type: string): string => {
+    const ids = Object.entries(resources).filter(([, resource]) => resource.Type === type);
+    expect(ids).toHaveLength(1);
+    return ids[0]?.[0] ?? '';
+  };
 
   it('passes cdk-nag AwsSolutions and Serverless with every accepted finding acknowledged (synth would throw otherwise)', () => {
     expect(() => buildApp({ context: { 'aws:cdk:bundling-stacks': [] } }).app.synth()).not.toThrow();
@@ -379,6 +385,20 @@ describe('the stack', () => {
       // the table's deletion protection, turned on last
       'dynamodb:DescribeTable': expect.any(Array) as unknown,
       'dynamodb:UpdateTable': expect.any(Array) as unknown,
+      // the upload page's CORS rule, on the bucket and nothing else
+      's3:PutBucketCORS': [JSON.stringify({ 'Fn::GetAtt': [logicalIdOf('AWS::S3::Bucket'), 'Arn'] })],
+    });
+  });
+
+  it("lets the upload page's origin, and no other, PUT to the bucket from a browser: a step after the distribution", () => {
+    const [id, cors] = Object.entries(resources).find(([name]) => name.startsWith('UploadPageCors')) ?? [];
+    expect(id).toBeDefined();
+    expect(cors?.Properties).toEqual({
+      ServiceToken: expect.anything() as unknown,
+      CorsBucket: { Ref: logicalIdOf('AWS::S3::Bucket') },
+      CorsOrigin: {
+        'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [logicalIdOf('AWS::CloudFront::Distribution'), 'DomainName'] }]],
+      },
     });
   });
 
