@@ -1,6 +1,6 @@
 import { ConfigError } from '../functions/config';
 import { FLOOD_WINDOWS, type FloodLimits } from '../functions/core/flood';
-import { uploadUrl } from '../functions/core/links';
+import { UPLOAD_PAGE, uploadUrl } from '../functions/core/links';
 import { startLocalService, type LocalService } from './local-service';
 import type { SettingSource } from './provision';
 
@@ -42,6 +42,7 @@ function banner(service: LocalService): string {
       ? `  Stores:     S3 ${service.externalStores.s3}, DynamoDB ${service.externalStores.dynamodb}, SSM ${service.externalStores.ssm}`
       : `  Data:       ${service.dataDir} (stand-in endpoints in endpoints.json)`,
     `  Upload:     ${curl}`,
+    `  Or:         ${service.publicUrl}${UPLOAD_PAGE.page} (the upload page, in a browser)`,
     '',
   ].join('\n');
 }

@@ -123,9 +123,9 @@ function page(deps: RouterDeps, status: number, html: string): APIGatewayProxyRe
   return pageResponse(status, html, deps.settings.publicUrl);
 }
 
-/** 405 in the envelope, with the methods the path takes. */
-function notAllowed(deps: RouterDeps, methods: readonly string[]): APIGatewayProxyResult {
-  const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
+/** 405 in the envelope (or as text, for `format=txt`), with the methods the path takes. */
+function notAllowed(deps: RouterDeps, methods: readonly string[], format: ResponseFormat = 'json'): APIGatewayProxyResult {
+  const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), format, deps.logger);
   return { ...refused, headers: { ...refused.headers, Allow: methods.join(', ') } };
 }
 
@@ -167,8 +167,7 @@ async function api(deps: RouterDeps, event: APIGatewayProxyEvent, target: ApiRou
 
 function openapi(deps: RouterDeps, event: APIGatewayProxyEvent, format: ResponseFormat): APIGatewayProxyResult {
   if (READ_METHODS.includes(event.httpMethod)) return openapiResponse(deps.settings.publicUrl);
-  const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), format, deps.logger);
-  return { ...refused, headers: { ...refused.headers, Allow: 'GET, HEAD' } };
+  return notAllowed(deps, READ_METHODS, format);
 }
 
 /** Step 1 of a two-step upload (POST only): an upload URL to put the bytes to, and the token of step 2. */
@@ -179,10 +178,7 @@ async function uploadUrl(
   given: { key?: string | undefined },
 ): Promise<APIGatewayProxyResult> {
   if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
-  if (event.httpMethod !== 'POST') {
-    const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
-    return withHeaders({ ...refused, headers: { ...refused.headers, Allow: 'POST' } }, cors);
-  }
+  if (event.httpMethod !== 'POST') return withHeaders(notAllowed(deps, ['POST']), cors);
   const request = await readApiRequest(deps, event, given, parseUploadUrlRequest);
   return withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), cors);
 }
@@ -202,8 +198,7 @@ async function readApiRequest<T extends { key?: string | undefined }>(
 
 /** The viewer page (GET, HEAD); 404 for an image not shown (anymore). */
 async function viewer(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
-  if (!READ_METHODS.includes(event.httpMethod))
-    return errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
+  if (!READ_METHODS.includes(event.httpMethod)) return notAllowed(deps, READ_METHODS);
   try {
     const image = await deps.access.view(idEncoded);
     const nowMs = Date.now();
@@ -220,10 +215,7 @@ const MAX_REPORT_BODY_BYTES = 8192;
 
 /** POST from the viewer page's report form (same site only): a viewer's report of the image, answered with a page. */
 async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
-  if (event.httpMethod !== 'POST') {
-    const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), 'json', deps.logger);
-    return { ...refused, headers: { ...refused.headers, Allow: 'POST' } };
-  }
+  if (event.httpMethod !== 'POST') return notAllowed(deps, ['POST']);
   try {
     const body = bodyBytes(event);
     if (body.length > MAX_REPORT_BODY_BYTES) throw new UploadError('InvalidReport', 'The report is too long');

@@ -22,6 +22,7 @@ import {
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
+  GetBucketCorsCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   ListObjectVersionsCommand,
@@ -749,6 +750,48 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect((await objectKeys()).filter((key) => key.startsWith('staging/'))).toEqual([]);
   });
 
+  it("lets the upload page's origin, and no other, PUT a two-step upload from a browser: the setup step's CORS rule", async () => {
+    // the stack's step after the distribution, run by the setup function under its role
+    const event = setupEvent('Create', 'UploadPageCors');
+    const site = String((event['ResourceProperties'] as Record<string, string>)['CorsOrigin']);
+    expect(site).toMatch(/^https:\/\/[^/]+$/);
+    await runSetup(setup, event);
+    const rules = (await clients.s3.send(new GetBucketCorsCommand({ Bucket: bucket }))).CORSRules;
+    expect(rules).toEqual([
+      expect.objectContaining({ AllowedOrigins: [site], AllowedMethods: ['PUT'], AllowedHeaders: ['content-type'] }),
+    ]);
+    // the page names the store in its CSP: one URL signed under the API's role, no call made
+    const page = await call(new Request(`${PUBLIC_URL}/upload`));
+    expect(String(page.headers?.['Content-Security-Policy'])).toContain(`connect-src 'self' ${new URL(moto.endpoint).origin};`);
+    // what a browser asks S3 before the PUT, from the site and from another origin
+    const ticket = await call(
+      new Request(`${PUBLIC_URL}/api/1/upload-url`, {
+        method: 'POST',
+        headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ size: '10', filename: 'page.png' }).toString(),
+      }),
+    );
+    const { url } = (JSON.parse(ticket.body) as { upload: { url: string } }).upload;
+    const preflight = (origin: string, method = 'PUT'): Promise<Response> =>
+      fetch(url, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'content-type' },
+      });
+    // moto's server echoes any Origin back (flask-cors), so what tells the rule's answer is the status: S3 refuses, 403,
+    // a preflight that no rule allows
+    const allowed = await preflight(site);
+    expect([allowed.status, allowed.headers.get('access-control-allow-methods')]).toEqual([200, 'PUT']);
+    expect((await preflight('https://elsewhere.example')).status).toBe(403);
+    // another method: the rule lists only PUT, so a browser sends no DELETE (moto answers such a preflight; S3 refuses it)
+    expect((await preflight(site, 'DELETE')).headers.get('access-control-allow-methods')).toBe('PUT');
+    // removed with the step
+    await runSetup(setup, setupEvent('Delete', 'UploadPageCors'));
+    await expect(clients.s3.send(new GetBucketCorsCommand({ Bucket: bucket }))).rejects.toMatchObject({
+      name: 'NoSuchCORSConfiguration',
+    });
+    await runSetup(setup, setupEvent('Create', 'UploadPageCors'));
+  });
+
   it('serves the viewer page and the delete confirmation page, which deletes nothing', async () => {
     const page = await call(new Request(uploaded.url_viewer));
     expect(page.statusCode).toBe(200);
@@ -879,7 +922,10 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect((await admin('key', 'rotate', apiKey)).status).toBe(0);
     // nothing of it is kept to restore
     const restore = await admin('restore', image.url_viewer);
-    expect([restore.status, restore.stderr]).toEqual([1, `no image ${image.url_viewer}: unknown, taken down, or removed for good\n`]);
+    expect([restore.status, restore.stderr]).toEqual([
+      1,
+      `no image ${image.url_viewer}: unknown, taken down, or removed for good\n`,
+    ]);
   });
 
   it('restores with npm run admin an image removed by its delete link and one expired: files, record, viewer, links', async () => {

@@ -1,3 +1,4 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import sharp from 'sharp';
 import { createTestService, PUBLIC_URL, standInEndpoints, type TestService } from '../support/test-service';
 import { PAGE_STYLE_SOURCE } from '../../functions/http/pages';
@@ -16,11 +17,7 @@ beforeAll(async () => {
   service = await createTestService();
 });
 
-const get = (
-  path: string,
-  method = 'GET',
-  body?: FormData,
-): Promise<{ statusCode: number; headers?: Record<string, unknown>; body: string; isBase64Encoded?: boolean }> =>
+const get = (path: string, method = 'GET', body?: FormData): Promise<APIGatewayProxyResult> =>
   service.send(new Request(`${PUBLIC_URL}${path}`, { method, ...(body === undefined ? {} : { body }) }));
 
 function directives(csp: string): Map<string, string> {

@@ -8,6 +8,8 @@ when AWS would allow it under the same identity policies:
   named, a distribution), as IAM's service authorization reference lists them;
 - a presigned S3 URL is checked as its signer's request: the signature over the query, then the signer's policies;
 - a read of a missing S3 object also needs `s3:ListBucket` on the bucket (without it, S3 answers 403, not 404);
+- a CORS preflight (`OPTIONS`) is answered from the bucket's CORS rules alone, as S3 answers it: browsers send it
+  without credentials (moto would refuse it once IAM is on);
 - a signature is checked over the query as the client sent it (werkzeug's URL has `%2F` decoded, which moto then
   signs differently, refusing a listing with `prefix=staging/`);
 - nothing else changes: until `POST /moto-api/reset-auth` with body `0`, nothing is checked (the twin's set-up).
@@ -196,6 +198,8 @@ def _object_exists(self, bucket_name, key_name) -> bool:
 
 
 def _authorize_s3_or_presigned(self, bucket_name=None, key_name=None):
+    if self.method == "OPTIONS":
+        return
     if not _enforced():
         return _authorize_s3(self, bucket_name=bucket_name, key_name=key_name)
     _authorize_s3_request(self, bucket_name, key_name)
