@@ -117,8 +117,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const server = await startDevServer({ handler, s3: clients.s3, bucket, port, host, invocations });
   publicUrl ||= `http://localhost:${server.port}`;
   handlerEnv['PUBLIC_URL'] = publicUrl.replace(/\/+$/, '');
-  // the upload page PUTs two-step uploads to the store from the browser, as in AWS (the stack's setup step)
-  await allowBrowserUploads(clients.s3, bucket, publicUrl);
+  // the upload page PUTs two-step uploads to the stand-in from the browser, as in AWS (the stack's setup step); a
+  // bucket of the operator's own keeps its CORS rules (it may be a deployment's, whose page needs its own)
+  if (!external) await allowBrowserUploads(clients.s3, bucket, publicUrl);
 
   // What EventBridge does in AWS: the expiration sweep, every SWEEP_INTERVAL_SECONDS.
   const sweepLogger = terminal ? new TerminalLogger({ serviceName: METRIC_SERVICE.sweep }) : undefined;

@@ -72,6 +72,8 @@ const remember = element<HTMLInputElement>('remember');
 const forget = element<HTMLButtonElement>('forget');
 const filesField = element<HTMLInputElement>('files');
 const urlField = element<HTMLInputElement>('source-url');
+// several files at once where the script sends them one by one; without it the form posts one (the API takes one)
+filesField.multiple = true;
 const rows = element<HTMLOListElement>('rows');
 const announcer = element<HTMLParagraphElement>('announce');
 const uploadButton = element<HTMLButtonElement>('upload-button');
@@ -102,8 +104,21 @@ function make<K extends keyof HTMLElementTagNameMap>(
 
 // ---- the key: in the field, and in this browser's storage only when the operator asks
 
+/** This browser's storage; none where it is refused (site data blocked): then nothing is remembered. */
+function storage(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
 function restoreKey(): void {
-  const stored = localStorage.getItem(KEY_STORAGE);
+  if (!storage()) {
+    remember.closest('label')?.setAttribute('hidden', '');
+    return;
+  }
+  const stored = storage()?.getItem(KEY_STORAGE) ?? null;
   if (stored === null) return;
   keyField.value = stored;
   remember.checked = true;
@@ -112,15 +127,15 @@ function restoreKey(): void {
 
 function keepKey(): void {
   if (remember.checked && keyField.value !== '') {
-    localStorage.setItem(KEY_STORAGE, keyField.value);
+    storage()?.setItem(KEY_STORAGE, keyField.value);
     forget.hidden = false;
   } else {
-    localStorage.removeItem(KEY_STORAGE);
+    storage()?.removeItem(KEY_STORAGE);
   }
 }
 
 forget.addEventListener('click', () => {
-  localStorage.removeItem(KEY_STORAGE);
+  storage()?.removeItem(KEY_STORAGE);
   keyField.value = '';
   remember.checked = false;
   forget.hidden = true;
@@ -129,14 +144,14 @@ forget.addEventListener('click', () => {
 });
 remember.addEventListener('change', () => {
   if (!remember.checked) {
-    localStorage.removeItem(KEY_STORAGE);
+    storage()?.removeItem(KEY_STORAGE);
     forget.hidden = true;
   }
 });
 
 // ---- the rows: one per file or URL
 
-function addSources(sources: Source[]): void {
+function addSources(sources: Source[], shared = false): void {
   for (const source of sources) {
     const id = all.length + 1;
     const name = source.kind === 'file' ? source.file.name || 'pasted picture' : source.url;
@@ -145,13 +160,17 @@ function addSources(sources: Source[]): void {
     if (source.kind === 'file') head.append(make('span', { class: 'muted' }, ` ${formatBytes(source.file.size)}`));
     const progress = make('progress', { max: '1', value: '0', 'aria-label': `Upload of ${name}` });
     const status = make('p', { class: 'row-status' }, 'Ready');
-    const retry = make('button', { type: 'button', class: 'retry' }, 'Retry');
+    const retry = make('button', { type: 'button', class: 'retry', 'aria-label': `Retry ${name}` }, 'Retry');
     retry.hidden = true;
-    item.append(head, progress, status, retry);
+    item.append(head);
+    // anyone's page can post to the share target: what came that way says so, to be looked at before Upload
+    if (shared) item.append(make('p', { class: 'row-shared' }, 'Shared from another app: check it is yours before you upload.'));
+    item.append(progress, status, retry);
     rows.append(item);
     const row: Row = { id, source, state: 'ready', options: undefined, item, progress, status, retry };
     retry.addEventListener('click', () => {
       if (!keyReady()) return;
+      keepKey();
       queue([row]);
     });
     all.push(row);
@@ -208,9 +227,10 @@ document.addEventListener('paste', (event) => {
 
 // files dropped anywhere on the page
 document.addEventListener('dragover', (event) => {
-  if (!event.dataTransfer?.types.includes('Files')) return;
+  const types = event.dataTransfer?.types ?? [];
+  if (!types.includes('Files') && !types.includes('text/uri-list')) return;
   event.preventDefault();
-  event.dataTransfer.dropEffect = 'copy';
+  if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
   document.body.classList.add('dragging');
 });
 document.addEventListener('dragleave', (event) => {
@@ -250,7 +270,8 @@ form.addEventListener('submit', (event) => {
   keepKey();
   const ready = all.filter((row) => row.state === 'ready');
   if (ready.length === 0) {
-    announce('Choose, drop or paste pictures first, or give a URL.');
+    const busy = all.some((row) => row.state === 'queued' || row.state === 'uploading');
+    announce(busy ? 'Nothing new to upload: the pictures listed are on their way.' : 'Choose, drop or paste pictures first, or give a URL.');
     return;
   }
   const options = currentOptions();
@@ -262,6 +283,7 @@ function queue(chosen: Row[]): void {
   for (const row of chosen) {
     row.state = 'queued';
     row.retry.hidden = true;
+    row.status.classList.remove('failed');
     row.status.textContent = 'Waiting';
     row.progress.value = 0;
   }
@@ -360,7 +382,7 @@ async function send(row: Row): Promise<void> {
   const options = row.options ?? currentOptions();
   const showProgress = (fraction: number): void => {
     row.progress.value = fraction;
-    row.status.textContent = `Uploading: ${Math.round(fraction * 100)}%`;
+    row.status.textContent = fraction < 1 ? `Uploading: ${Math.round(fraction * 100)}%` : 'Sent: the service is storing it';
   };
   try {
     let image: UploadedImage;
@@ -383,22 +405,30 @@ async function send(row: Row): Promise<void> {
     showResult(row, image);
     announce(`${image.title} is uploaded.`);
   } catch (error) {
-    row.state = 'failed';
-    row.progress.value = 0;
     const text = error instanceof Error ? error.message : String(error);
+    row.progress.value = 0;
     row.status.textContent = text;
     row.status.classList.add('failed');
-    row.retry.hidden = false;
     announce(`Not uploaded: ${text}`);
-    if (error instanceof Refused && error.answer.status === 401) holdForKey();
+    if (error instanceof Refused && error.answer.status === 401) {
+      holdForKey(row, text);
+      return;
+    }
+    row.state = 'failed';
+    row.retry.hidden = false;
   }
 }
 
-/** The key was refused: the files waiting stay ready for a corrected key rather than meet the same refusal. */
-function holdForKey(): void {
+/**
+ * The key was refused: this row and the ones waiting go back to ready, to go with the next press of Upload once the
+ * key is corrected, rather than each meet the same refusal or need a retry of its own.
+ */
+function holdForKey(refused: Row, text: string): void {
+  refused.state = 'ready';
   for (const row of all.filter((waiting) => waiting.state === 'queued')) {
     row.state = 'ready';
-    row.status.textContent = 'Ready: waiting for a correct API key';
+    row.status.textContent = text;
+    row.status.classList.add('failed');
   }
   keyField.focus();
 }
@@ -439,10 +469,13 @@ function copyButton(field: HTMLInputElement, label: string): HTMLButtonElement {
       button.textContent = 'Copied';
       setTimeout(() => (button.textContent = 'Copy'), 1500);
     };
-    navigator.clipboard.writeText(field.value).then(copied, () => {
+    const select = (): void => {
       field.focus();
       field.select();
-    });
+    };
+    // no clipboard on a page that is not a secure context (plain http from another machine): the text is selected
+    if (navigator.clipboard === undefined) select();
+    else navigator.clipboard.writeText(field.value).then(copied, select);
   });
   return button;
 }
@@ -463,10 +496,11 @@ function showResult(row: Row, image: UploadedImage): void {
   );
   const prefix = `r${row.id}`;
   const links = make('div', { class: 'codes' });
+  const of = ` of ${image.title}`;
   links.append(
-    codeLine(`${prefix}-direct`, 'Direct link', image.url),
-    codeLine(`${prefix}-viewer`, 'Viewer page', image.url_viewer),
-    codeLine(`${prefix}-delete`, 'Delete link', image.delete_url),
+    codeLine(`${prefix}-direct`, 'Direct link', image.url, `Direct link${of}`),
+    codeLine(`${prefix}-viewer`, 'Viewer page', image.url_viewer, `Viewer page${of}`),
+    codeLine(`${prefix}-delete`, 'Delete link', image.delete_url, `Delete link${of}`),
   );
   const more = make('details', { class: 'embed' });
   more.append(make('summary', {}, 'Embed codes'));
@@ -481,7 +515,7 @@ function showResult(row: Row, image: UploadedImage): void {
     if (group.title === 'Links') continue;
     const codes = make('div', { class: 'codes' });
     for (const code of group.codes)
-      codes.append(codeLine(`${prefix}-${code.id}`, code.label, code.code, `${group.title}, ${code.label}`));
+      codes.append(codeLine(`${prefix}-${code.id}`, code.label, code.code, `${group.title}, ${code.label}${of}`));
     more.append(make('h3', {}, group.title), codes);
   }
   result.append(picture, links, more);
@@ -496,6 +530,10 @@ async function takeShared(): Promise<void> {
   history.replaceState(null, '', location.pathname);
   if (batch === 'missed') {
     announce('The shared pictures did not arrive: this browser had not opened this page before. Share them again.');
+    return;
+  }
+  if (batch === 'failed') {
+    announce("The shared pictures could not be kept (this browser's storage may be full): share them again.");
     return;
   }
   const cache = await caches.open(SHARE_CACHE);
@@ -513,8 +551,13 @@ async function takeShared(): Promise<void> {
     const blob = await response.blob();
     sources.push({ kind: 'file', file: new File([blob], name, { type: blob.type }) });
   }
-  addSources(sources);
-  if (sources.length > 0) uploadButton.focus();
+  if (sources.length === 0) {
+    announce('Nothing arrived from the share: share the pictures again.');
+    return;
+  }
+  addSources(sources, true);
+  announce(`${sources.length} shared: check them, then press Upload.`);
+  uploadButton.focus();
 }
 
 restoreKey();

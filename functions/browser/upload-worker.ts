@@ -25,7 +25,10 @@ interface WorkerScope {
 
 const worker = self as unknown as WorkerScope;
 
-/** The most pictures one share may hand over, and the largest each may be (the two-step upload's limit is 32 MB). */
+/**
+ * The most pictures one share may hand over, and the largest each may be: past what any upload takes (the two-step
+ * upload's limit, `MAX_STAGED_UPLOAD_BYTES`, is 32 MB by default), so that the service, not the worker, says no.
+ */
 const MAX_SHARED_FILES = 50;
 const MAX_SHARED_BYTES = 100_000_000;
 
@@ -57,18 +60,21 @@ async function receive(request: Request): Promise<Response> {
       await cache.put(sharedEntry(batch, (n += 1)), new Response(picture, { headers }));
     }
     // a link shared from a browser or a gallery that hands over an address: a URL source
-    const links = ['url', 'text']
+    const found = ['url', 'text']
       .map((name) => form.get(name))
       .filter((value): value is string => typeof value === 'string')
       .flatMap((value) => value.match(/https?:\/\/\S+/gi) ?? [])
-      .slice(0, MAX_SHARED_FILES);
+      // a link at the end of a sentence: not its full stop or closing bracket
+      .map((link) => link.replace(/[.,;:!?)\]}>'"]+$/, ''));
+    // apps often put the same link in both
+    const links = [...new Set(found)].slice(0, MAX_SHARED_FILES);
     if (links.length > 0)
       await cache.put(
         sharedEntry(batch, 'links'),
         new Response(JSON.stringify(links), { headers: { 'Content-Type': 'application/json' } }),
       );
   } catch {
-    return Response.redirect(`${UPLOAD_PAGE.page}?shared=missed`, 303);
+    return Response.redirect(`${UPLOAD_PAGE.page}?shared=failed`, 303);
   }
   return Response.redirect(`${UPLOAD_PAGE.page}?shared=${batch}`, 303);
 }

@@ -60,7 +60,7 @@ export function uploadPage(): string {
 </div>
 <div class="field drop">
 <label for="files">Pictures</label>
-<input type="file" id="files" name="source" accept="image/*" multiple>
+<input type="file" id="files" name="source" accept="image/*">
 <p class="muted">Or drop them anywhere on this page, or paste one (a screenshot: Ctrl+V, or ⌘V).</p>
 </div>
 <div class="field">
@@ -146,8 +146,8 @@ export function uploadAsset(path: string): APIGatewayProxyResult | undefined {
       ...cache,
       'Content-Security-Policy': "default-src 'none'",
     });
-  const size = path.startsWith(UPLOAD_PAGE.iconPrefix) ? Number(path.slice(UPLOAD_PAGE.iconPrefix.length, -'.png'.length)) : NaN;
-  const icon = path.endsWith('.png') ? UPLOAD_ICONS[size] : undefined;
+  // each icon at one path: `/upload-icon-192.png`, never `-0192` or `-192.0`
+  const icon = Object.entries(UPLOAD_ICONS).find(([size]) => path === iconPath(Number(size)))?.[1];
   if (icon === undefined) return undefined;
   return { ...respond(200, 'image/png', icon, { 'Cache-Control': 'public, max-age=86400' }), isBase64Encoded: true };
 }
