@@ -2,7 +2,7 @@ import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../functions/http/edge-contract';
-import { errorEnvelope } from '../functions/http/responses';
+import { envelopeJson } from '../functions/http/error-envelope';
 
 export interface ApiFirewallProps {
   /**
@@ -96,10 +96,10 @@ export class ApiFirewall extends Construct {
       description: 'Only requests through the distribution reach the API, with a rate limit per viewer IP',
       defaultAction: { block: { customResponse: { responseCode: 403, customResponseBodyKey: 'forbidden' } } },
       customResponseBodies: {
-        forbidden: { contentType: 'APPLICATION_JSON', content: errorEnvelope(403, 403, 'Forbidden', 'json').body },
+        forbidden: { contentType: 'APPLICATION_JSON', content: envelopeJson(403, 403, 'Forbidden') },
         tooManyRequests: {
           contentType: 'APPLICATION_JSON',
-          content: errorEnvelope(429, 130, 'Too many requests, try again later', 'json').body,
+          content: envelopeJson(429, 130, 'Too many requests, try again later'),
         },
       },
       rules,

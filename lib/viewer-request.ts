@@ -1,4 +1,4 @@
-import { errorEnvelope } from '../functions/http/responses';
+import { ENVELOPE_HEADERS, envelopeJson } from '../functions/http/error-envelope';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, requestTooLargeMessage, VIEWER_ADDRESS_HEADER } from '../functions/http/edge-contract';
 
 /** A Content-Type of each kind, to read the limits of `maxBodyBytes` off. */
@@ -7,10 +7,10 @@ const TEXT_EXAMPLE = 'application/x-www-form-urlencoded';
 
 /** The edge's 413 for a body over the limit, as a CloudFront Functions response. */
 function tooLarge(maxBytes: number): unknown {
-  const answer = errorEnvelope(413, 400, requestTooLargeMessage(maxBytes), 'json');
   const headers: Record<string, { value: string }> = {};
-  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = { value: String(value) };
-  return { statusCode: 413, statusDescription: 'Payload Too Large', headers, body: { encoding: 'text', data: answer.body } };
+  for (const [name, value] of Object.entries(ENVELOPE_HEADERS)) headers[name.toLowerCase()] = { value };
+  const data = envelopeJson(413, 400, requestTooLargeMessage(maxBytes));
+  return { statusCode: 413, statusDescription: 'Payload Too Large', headers, body: { encoding: 'text', data } };
 }
 
 /**

@@ -61,3 +61,13 @@ export function reasonPhrase(status: number): string {
 export function envelopeJson(status: number, code: number, message: string): string {
   return JSON.stringify({ status_code: status, error: { message, code }, status_txt: reasonPhrase(status) });
 }
+
+/**
+ * The headers of an answer in the envelope, as the function sends them (`responses.ts`) and the edge's own answers
+ * copy them (the CloudFront function's 413, the firewall's): JSON, never sniffed, never cached.
+ */
+export const ENVELOPE_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
+  'Content-Type': 'application/json; charset=utf-8',
+} as const;

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { UploadError } from '../core/errors';
-import { envelopeJson, ERROR_STATUS } from './error-envelope';
+import { ENVELOPE_HEADERS, envelopeJson, ERROR_STATUS } from './error-envelope';
 import { RequestError } from './request-errors';
 import type { ImageObject } from '../core/image-object';
 import type { Logger } from '../core/ports';
@@ -13,8 +13,11 @@ export { ERROR_STATUS } from './error-envelope';
 
 type Headers = Record<string, string>;
 
-const BASE_HEADERS: Headers = { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' };
-const JSON_TYPE = 'application/json; charset=utf-8';
+const BASE_HEADERS: Headers = {
+  'X-Content-Type-Options': ENVELOPE_HEADERS['X-Content-Type-Options'],
+  'Cache-Control': ENVELOPE_HEADERS['Cache-Control'],
+};
+const JSON_TYPE = ENVELOPE_HEADERS['Content-Type'];
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
 

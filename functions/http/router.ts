@@ -249,7 +249,7 @@ async function deleteLink(
   try {
     if (READ_METHODS.includes(event.httpMethod))
       return page(deps, 200, deleteConfirmPage(await deps.access.deletable(idEncoded, token)));
-    if (event.httpMethod !== 'POST') throw new RequestError('MethodNotAllowed', 'Method not allowed');
+    if (event.httpMethod !== 'POST') return notAllowed(deps, [...READ_METHODS, 'POST']);
     const outcome = await deps.access.delete(idEncoded, token);
     return json ? deletedResponse(outcome) : page(deps, 200, deletedPage(outcome));
   } catch (error) {

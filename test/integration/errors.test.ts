@@ -203,3 +203,23 @@ describe('errors of the contract, section 6', () => {
     expectError(response, 400, 130, 'Malformed multipart/form-data body', 'Bad Request');
   });
 });
+
+describe('a method a path does not take', () => {
+  it('answers 405 in the envelope with the methods the path takes, on every path', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['PUT', '/api/1/upload', 'GET, POST'],
+      ['GET', '/api/1/upload-url', 'POST'],
+      ['POST', '/api/1/openapi.json', 'GET, HEAD'],
+      ['POST', '/image/abc', 'GET, HEAD'],
+      ['GET', '/image/abc/report', 'POST'],
+      ['PUT', '/image/abc/delete/token', 'GET, HEAD, POST'],
+      ['POST', '/upload', 'GET, HEAD'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const response = await service.send(
+        new Request(`${PUBLIC_URL}${path}`, { method, ...(method === 'GET' ? {} : { body: 'x' }) }),
+      );
+      expect([method, path, response.statusCode, response.headers?.['Allow']]).toEqual([method, path, 405, allow]);
+    }
+  });
+});
