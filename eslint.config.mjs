@@ -28,7 +28,15 @@ const boundaries = [
   // the stack reads the contract's constants, never the code that answers requests (its pages, the OpenAPI document)
   {
     files: ['lib/**/*.ts', 'bin/**/*.ts'],
-    patterns: ['**/local/**', 'sharp', '**/http/responses', '**/http/pages', '**/http/router', '**/http/upload-page', '**/api/**'],
+    patterns: [
+      '**/local/**',
+      'sharp',
+      '**/http/responses',
+      '**/http/pages',
+      '**/http/router',
+      '**/http/upload-page',
+      '**/api/**',
+    ],
   },
 ];
 

@@ -271,7 +271,11 @@ form.addEventListener('submit', (event) => {
   const ready = all.filter((row) => row.state === 'ready');
   if (ready.length === 0) {
     const busy = all.some((row) => row.state === 'queued' || row.state === 'uploading');
-    announce(busy ? 'Nothing new to upload: the pictures listed are on their way.' : 'Choose, drop or paste pictures first, or give a URL.');
+    announce(
+      busy
+        ? 'Nothing new to upload: the pictures listed are on their way.'
+        : 'Choose, drop or paste pictures first, or give a URL.',
+    );
     return;
   }
   const options = currentOptions();
