@@ -1,4 +1,4 @@
-import { MalformedImageError } from './strip-metadata';
+import { MalformedImageError } from './malformed';
 
 /** Pixels decoded outside libvips (`foreign-decoder.ts`), ready for `sharp(data, { raw })`. */
 export interface RawPixels {

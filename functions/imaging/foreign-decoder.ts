@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { BmpHeader, RawPixels } from './decode-foreign';
-import { MalformedImageError } from './strip-metadata';
+import { MalformedImageError } from './malformed';
 
 /** What the decoder's worker is asked: a BMP whose header was checked, or a HEIC and the most pixels it may make. */
 export type ForeignPicture =

@@ -19,7 +19,8 @@ import {
 } from './nsfw-classifier';
 import { insidePlainBorder } from './plain-border';
 import { collectGarbageSoon } from './release-memory';
-import { jpegScanCount, stripMetadata } from './strip-metadata';
+import { jpegScanCount } from './containers/jpeg';
+import { stripMetadata } from './strip-metadata';
 import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
 
 // Lambda runs one job at a time; libvips' operation cache would only hold memory between jobs.

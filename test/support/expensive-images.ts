@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { jpegSegments } from '../../functions/imaging/strip-metadata';
+import { jpegSegments } from '../../functions/imaging/containers/jpeg';
 
 /**
  * Small images that are expensive to decode, as an attacker would send them. Made by code, so the tests need no

@@ -10,7 +10,7 @@ import {
   SharpImageProcessor,
   type ImagingSettings,
 } from '../../../functions/imaging/sharp-image-processor';
-import { jpegScanCount } from '../../../functions/imaging/strip-metadata';
+import { jpegScanCount } from '../../../functions/imaging/containers/jpeg';
 import { makeMonochromeBmp, makePhoto, SERVICE_IMAGING } from '../../support/images';
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
 

@@ -5,7 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { completeBmpHeader, type RawPixels } from '../../../functions/imaging/decode-foreign';
 import { DecodeTimeout, ForeignDecoder } from '../../../functions/imaging/foreign-decoder';
-import { MalformedImageError } from '../../../functions/imaging/strip-metadata';
+import { MalformedImageError } from '../../../functions/imaging/malformed';
 import { makeBmp, makeMonochromeBmp } from '../../support/images';
 
 /** BMP and HEIC pixels are made in a worker: the caller's thread turns meanwhile, and a decode past its time stops. */

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { UploadError } from '../../../functions/core/errors';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
-import { MalformedImageError, stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
+import { MalformedImageError } from '../../../functions/imaging/malformed';
+import { stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
 import {
   makeAnimated,
   makeAvifWithMetadata,

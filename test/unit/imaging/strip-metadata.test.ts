@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import sharp from 'sharp';
-import { MalformedImageError, stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
+import { MalformedImageError } from '../../../functions/imaging/malformed';
+import { stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
 import {
   makeAvifWithMetadata,
   makeGifWithMetadata,
