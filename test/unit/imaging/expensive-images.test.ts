@@ -4,12 +4,9 @@ import sharp from 'sharp';
 import { UploadError } from '../../../functions/core/errors';
 import { pdqHash } from '../../../functions/core/pdq';
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
-import {
-  MAX_HASHED_SIDE,
-  MAX_SIDE_RATIO,
-  SharpImageProcessor,
-  type ImagingSettings,
-} from '../../../functions/imaging/sharp-image-processor';
+import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
+import { MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
+import { MAX_SIDE_RATIO } from '../../../functions/imaging/probe';
 import { jpegScanCount } from '../../../functions/imaging/containers/jpeg';
 import { makeMonochromeBmp, makePhoto, SERVICE_IMAGING } from '../../support/images';
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';

@@ -16,7 +16,8 @@ import {
   type PictureClassifier,
   squeezeForClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
-import { SCORED_FRAMES, scoredFrames, SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { SCORED_FRAMES, scoredFrames } from '../../../functions/imaging/pixel-copies';
 import {
   makeAnimated,
   makeBmp,

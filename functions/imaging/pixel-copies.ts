@@ -1,0 +1,191 @@
+import sharp, { type Sharp } from 'sharp';
+import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels } from '../core/pdq';
+import type { Perceptual } from '../core/ports';
+import type { Budget } from './budget';
+import { CROPPED_SIDE, cropHashes, UPLOAD_CROPS } from './centred-crops';
+import type { RawPixels } from './decode-foreign';
+import { CLASSIFIER_SIDE, type ClassifierPixels } from './nsfw-classifier';
+import { insidePlainBorder } from './plain-border';
+import { checkSides, DECODE_OPTIONS, type Probe } from './probe';
+
+/**
+ * The decoded pixels of an upload and the copies made of them: raw pipelines in and out of libvips, the classifier's
+ * square, and the bounded copies the perceptual hashes read (`docs/moderation.md`).
+ */
+
+/** How far from the corner pixel's colour a plain border's samples may stray (as sharp's trim by default). */
+const BORDER_TOLERANCE = 10;
+
+/**
+ * The longest side of the copy the perceptual hashes read: a working copy longer than this (a tall or wide picture) is
+ * squeezed by libvips first, so that the hashes' work on this thread stays a few ms whatever the picture's shape.
+ * Working copies of photos (500 by at most 1,000) are hashed as they are.
+ */
+export const MAX_HASHED_SIDE = 1024;
+
+/** How many frames of an animation the classifier scores at most (`scoredFrames`). */
+export const SCORED_FRAMES = 6;
+
+export interface RawImage {
+  data: Buffer;
+  info: sharp.OutputInfo;
+  depth: 'uchar' | 'ushort';
+}
+
+/** Raw pixels; sharp's raw output is 8-bit sRGB unless asked for greyscale or 16 bits by colour space. */
+export function toRaw(image: Sharp, probe: Probe, depth: 'uchar' | 'ushort', budget: Budget): Promise<RawImage> {
+  const grey = probe.channels <= 2;
+  if (depth === 'ushort') image.toColourspace(grey ? 'grey16' : 'rgb16');
+  else if (grey) image.toColourspace('b-w');
+  return budget
+    .bound(image)
+    .raw({ depth })
+    .toBuffer({ resolveWithObject: true })
+    .then(({ data, info }) => {
+      budget.decodedBytes += data.length;
+      // the pixels as decoded, which a container may describe otherwise than its header did
+      checkSides(info.width, info.height);
+      return { data, info, depth };
+    });
+}
+
+/** A pipeline over raw pixels; 16-bit samples must reach sharp as a Uint16Array to be read as such. */
+export function fromRaw({ data, info, depth }: RawImage): Sharp {
+  const pixels = depth === 'ushort' ? new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2) : data;
+  return sharp(pixels, {
+    raw: {
+      width: info.width,
+      height: info.height,
+      channels: info.channels,
+      ...(info.premultiplied ? { premultiplied: true } : {}),
+    },
+  });
+}
+
+/** A picture squeezed to the classifier's input by libvips, as sRGB on white. */
+export async function squeezedByLibvips(image: Sharp, budget: Budget): Promise<ClassifierPixels> {
+  const square = image.resize(CLASSIFIER_SIDE, CLASSIFIER_SIDE, { fit: 'fill' }).flatten({ background: '#ffffff' });
+  const data = await budget.bound(square.toColourspace('srgb')).raw().toBuffer();
+  return { data, width: CLASSIFIER_SIDE, height: CLASSIFIER_SIDE, channels: 3 };
+}
+
+export function fromPixels(pixels: RawPixels): Sharp {
+  return sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
+}
+
+/** The picture's hashes, from a bounded copy of the working pixels, and as a viewer sees it when it has transparency. */
+export async function workingPerceptual(working: RawImage, budget: Budget): Promise<Perceptual | undefined> {
+  const pixels = await hashedCopy(working, budget);
+  const [seen, small] = await Promise.all([seenOnPages(pixels, budget), croppedCopy(pixels, budget)]);
+  return perceptualOf(pixels, seen, small);
+}
+
+/**
+ * An animation's hashes: those of the frames a viewer sees most (`scoredFrames`), each decoded alone as a viewer sees
+ * it at that point, at most `MAX_HASHED_SIDE` a side; each hash once. A blocked picture sent as an animation of it
+ * is found by its frames.
+ */
+export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget: Budget): Promise<Perceptual | undefined> {
+  const frames = await Promise.all(
+    scoredFrames(probe.delays, probe.frames).map(async (page) => {
+      const frame = sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }).resize(MAX_HASHED_SIDE, MAX_HASHED_SIDE, {
+        fit: 'inside',
+        withoutEnlargement: true,
+      });
+      const { data, info } = await budget.bound(frame).raw().toBuffer({ resolveWithObject: true });
+      const pixels = { data, width: info.width, height: info.height, channels: info.channels };
+      return perceptualOf(pixels, await seenOnPages(pixels, budget));
+    }),
+  );
+  const kept = frames.filter((one) => one !== undefined);
+  const first = kept[0];
+  if (!first) return undefined;
+  const hashes = [...new Set(kept.flatMap((one) => one.hashes))];
+  const turned = [...new Set(kept.flatMap((one) => one.turned))];
+  return { hashes, turned, quality: first.quality };
+}
+
+/** The working pixels the hashes read: as they are, or squeezed to at most `MAX_HASHED_SIDE` a side. */
+async function hashedCopy(working: RawImage, budget: Budget): Promise<PdqPixels> {
+  const { width, height, channels } = working.info;
+  if (width <= MAX_HASHED_SIDE && height <= MAX_HASHED_SIDE) return { data: working.data, width, height, channels };
+  const squeezed = fromRaw(working).resize(Math.min(width, MAX_HASHED_SIDE), Math.min(height, MAX_HASHED_SIDE), {
+    fit: 'fill',
+  });
+  const { data, info } = await budget.bound(squeezed).raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+/** The pixels the crops' hashes read: at most `CROPPED_SIDE` a side (`centred-crops.ts`). */
+async function croppedCopy(pixels: PdqPixels, budget: Budget): Promise<PdqPixels> {
+  const { data, width, height, channels } = pixels;
+  if (width <= CROPPED_SIDE && height <= CROPPED_SIDE) return pixels;
+  const raw = { width, height, channels: channels === 1 || channels === 2 || channels === 3 ? channels : 4 } as const;
+  const small = sharp(data, { raw }).resize(CROPPED_SIDE, CROPPED_SIDE, { fit: 'inside' });
+  const made = await budget.bound(small).raw().toBuffer({ resolveWithObject: true });
+  return { data: made.data, width: made.info.width, height: made.info.height, channels: made.info.channels };
+}
+
+/**
+ * A picture with transparency as a viewer sees it: laid on a white page and on a black one, by libvips. The hash reads
+ * colour and not alpha, so a blocked photo hidden in the alpha channel of a black picture (it shows on a white page)
+ * would otherwise pass. None for an opaque picture.
+ */
+async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels[]> {
+  const { data, width, height, channels } = pixels;
+  if (channels !== 2 && channels !== 4) return [];
+  let opaque = true;
+  for (let at = channels - 1; at < data.length && opaque; at += channels) opaque = data[at] === 255;
+  if (opaque) return [];
+  return Promise.all(
+    ['#ffffff', '#000000'].map(async (background) => {
+      const page = sharp(data, { raw: { width, height, channels } }).flatten({ background });
+      const flat = await budget.bound(page).raw().toBuffer({ resolveWithObject: true });
+      return { data: flat.data, width: flat.info.width, height: flat.info.height, channels: flat.info.channels };
+    }),
+  );
+}
+
+/**
+ * The picture's PDQ hashes from the working pixels (no decode of its own), those of the picture inside its plain
+ * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
+ * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
+ * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped` (a small copy
+ * of a still picture: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own.
+ */
+function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropped?: PdqPixels): Perceptual | undefined {
+  const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
+  const own = pdqHash(pixels);
+  const hashes = [own, ...(inside ? [pdqHash(inside)] : []), ...seen.map((page) => pdqHash(page))].filter(
+    (one) => one.quality >= MIN_PDQ_QUALITY,
+  );
+  const distinct = hashes.filter((one, index) => hashes.findIndex((other) => other.hash === one.hash) === index);
+  if (distinct.length === 0) return undefined;
+  const quality = distinct[0]?.quality ?? 0;
+  // the crops as they are, not turned: three queries of the block list rather than 24 (a framed and turned copy is
+  // the limit this leaves)
+  const crops = cropped ? cropHashes(cropped, UPLOAD_CROPS).map((one) => one.hash) : [];
+  const turned = [...new Set([...distinct.flatMap((one) => one.turned), ...crops])];
+  return { hashes: distinct.map((one) => one.hash), turned, quality };
+}
+
+/**
+ * The frames of an animation the classifier scores: those shown at 4 moments spread over its loop (a quarter of the
+ * time apart, each in the middle of its quarter), and the 2 shown longest; at most `SCORED_FRAMES`. Times are as
+ * browsers show them: a delay of 10 ms or less is shown as 100 ms. A frame shown less than a quarter of the loop may go
+ * unscored only while 2 others are shown longer.
+ */
+export function scoredFrames(delays: readonly number[], frames: number): number[] {
+  const shown = Array.from({ length: frames }, (_, page) => ((delays[page] ?? 0) <= 10 ? 100 : (delays[page] ?? 0)));
+  const total = shown.reduce((sum, ms) => sum + ms, 0);
+  const pages = new Set<number>();
+  for (let quarter = 0; quarter < 4; quarter += 1) {
+    let at = ((quarter + 0.5) / 4) * total;
+    let page = 0;
+    while (page < frames - 1 && at >= (shown[page] ?? 0)) at -= shown[page++] ?? 0;
+    pages.add(page);
+  }
+  const longest = [...shown.keys()].sort((a, b) => (shown[b] ?? 0) - (shown[a] ?? 0) || a - b);
+  for (const page of longest.slice(0, 2)) pages.add(page);
+  return [...pages].sort((a, b) => a - b);
+}
