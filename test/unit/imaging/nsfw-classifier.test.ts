@@ -14,9 +14,9 @@ import {
   MAX_CLASSIFIER_SIDE,
   OnnxNsfwClassifier,
   type PictureClassifier,
-  squeezeForClassifier,
 } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
+import { squeezeForClassifier } from '../../../functions/imaging/classifier-squeeze';
 import { SCORED_FRAMES, scoredFrames } from '../../../functions/imaging/pixel-copies';
 import {
   makeAnimated,
