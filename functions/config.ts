@@ -2,7 +2,8 @@ import { parameterNames, type SettingsParameters } from './adapters/parameter-na
 import { isValidTimeZone } from './core/formatting';
 import type { NsfwRule } from './core/moderation';
 import type { NamingMode } from './core/naming';
-import type { DuplicatePolicy, IdScheme } from './core/upload-service';
+import type { DuplicatePolicy } from './core/duplicate-guard';
+import type { IdScheme } from './core/id-codec';
 import { parseExpirationSeconds } from './core/upload-request';
 
 /** Everything the function reads from its environment, checked once at cold start. */

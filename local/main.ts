@@ -1,5 +1,6 @@
 import { ConfigError } from '../functions/config';
-import { FLOOD_WINDOWS, type FloodLimits } from '../functions/core/flood';
+import type { FloodLimits } from '../functions/core/flood';
+import { FLOOD_WINDOWS } from '../functions/core/records';
 import { UPLOAD_PAGE, uploadUrl } from '../functions/core/links';
 import { startLocalService, type LocalService } from './local-service';
 import type { SettingSource } from './provision';

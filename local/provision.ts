@@ -19,7 +19,8 @@ import { FIRST_VALUES, OperatorParameters } from '../functions/adapters/operator
 import { parameterNames } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { ConfigError } from '../functions/config';
-import { DEFAULT_FLOOD_LIMITS, FLOOD_WINDOWS, parseFloodLimits, type FloodLimits } from '../functions/core/flood';
+import { DEFAULT_FLOOD_LIMITS, parseFloodLimits, type FloodLimits } from '../functions/core/flood';
+import { FLOOD_WINDOWS } from '../functions/core/records';
 import { STAND_IN_REGION } from './stand-ins';
 
 export interface Endpoints {

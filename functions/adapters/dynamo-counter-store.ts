@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
-import type { CounterStore, CounterSubject, CountWindow, GuardRuleName } from '../core/flood';
-import type { FloodWindow } from '../core/flood';
+import type { CounterStore, CounterSubject, CountWindow, GuardRuleName } from '../core/ports';
+import type { FloodWindow } from '../core/ports';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
 

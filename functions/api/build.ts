@@ -12,11 +12,11 @@ import {
   URL_FETCHES_AT_ONCE_RULE,
   URL_MEGABYTE_RULE,
   type FloodLimits,
-  type FloodWindow,
   type GuardRule,
 } from '../core/flood';
+import type { FloodWindow } from '../core/records';
 import type { Metrics } from '../core/metrics';
-import type { SettingsStore } from '../core/ports';
+import type { ImageProcessor, RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
 import { IdCodecs } from '../core/id-codec';
 import { ImageAccess } from '../core/image-access';
@@ -28,10 +28,22 @@ import { UploadService, type UploadServiceDeps } from '../core/upload-service';
 import { loadNsfwClassifier } from '../imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../imaging/sharp-image-processor';
 import { apiParameters } from '../adapters/parameter-names';
-import type { HandlerOptions } from './handler';
-import { buildStores, clock, type Env } from './stores';
+import { buildStores, clock, type Env, type StoreCallLimits } from './stores';
 
 export type { Env } from './stores';
+
+/** What a handler may give in place of the defaults of building the services. */
+export interface BuildOptions {
+  /** Where random values come from; default: the operating system's CSPRNG. */
+  random?: RandomSource;
+  /** What makes the renditions; default: the configuration's (`imageProcessor`). The bench weighs moderation with it. */
+  imageProcessor?: (config: Readonly<Config>) => Promise<ImageProcessor>;
+  /**
+   * How long store calls may take; default: `STORE_CALL_LIMITS`. Only the tests that run tens of invocations at once
+   * in one process set their own (`docs/reliability.md`, "Concurrency").
+   */
+  storeCallLimits?: Readonly<StoreCallLimits>;
+}
 
 export interface Services {
   config: Readonly<Config>;
@@ -50,7 +62,7 @@ export async function buildServices(
   env: Env,
   logger: Logger,
   metrics: Metrics,
-  options: Pick<HandlerOptions, 'random' | 'imageProcessor' | 'storeCallLimits'> = {},
+  options: BuildOptions = {},
 ): Promise<Services> {
   const random = options.random ?? cryptoRandom;
   const config = loadConfig(env);

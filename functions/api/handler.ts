@@ -2,29 +2,17 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { EmfMetrics } from '../adapters/emf-metrics';
 import { METRIC_SERVICE, type Metrics } from '../core/metrics';
-import type { Config } from '../config';
-import type { ImageProcessor, RandomSource } from '../core/ports';
 import { errorResponse } from '../http/responses';
 import { createRouter, type Router } from '../http/router';
-import { buildServices, type Env } from './build';
-import type { StoreCallLimits } from './stores';
+import { buildServices, type BuildOptions, type Env } from './build';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Promise<APIGatewayProxyResult>;
 
 const SERVICE_NAME = METRIC_SERVICE.api;
 
-export interface HandlerOptions {
+export interface HandlerOptions extends BuildOptions {
   /** Where metrics go; default: CloudWatch's embedded metric format. */
   metrics?: Metrics;
-  /** Where random values come from; default: the operating system's CSPRNG. */
-  random?: RandomSource;
-  /** What makes the renditions; default: the configuration's (`imageProcessor`). The bench weighs moderation with it. */
-  imageProcessor?: (config: Readonly<Config>) => Promise<ImageProcessor>;
-  /**
-   * How long store calls may take; default: `STORE_CALL_LIMITS`. Only the tests that run tens of invocations at once
-   * in one process set their own (`docs/reliability.md`, "Concurrency").
-   */
-  storeCallLimits?: Readonly<StoreCallLimits>;
   /** Where its log goes: Powertools' JSON lines by default; the local server's terminal takes short lines. */
   logger?: Logger;
 }

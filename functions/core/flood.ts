@@ -1,11 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { UploadError } from './errors';
 import type { CounterStore, CountWindow, CounterSubject } from './ports';
-
-export type { CounterStore, CountWindow, CounterSubject } from './ports';
-
-export const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
-export type FloodWindow = (typeof FLOOD_WINDOWS)[number];
+import { FLOOD_WINDOWS, type FloodWindow, type GuardRuleName } from './records';
 /** Uploads allowed per client and window; 0 turns a window off. */
 export type FloodLimits = Record<FloodWindow, number>;
 
@@ -93,9 +89,6 @@ export interface FloodReservation {
   /** Counts `amount` more in the windows the slot was taken in, whatever their limits (work already done). */
   add(amount: number): Promise<void>;
 }
-
-export type GuardRuleName =
-  'uploads' | 'fetch-failures' | 'url-fetches' | 'url-megabytes' | 'url-fetches-at-once' | 'upload-urls' | 'reports';
 
 /** What a guard counts, and the refusal once a window is full. */
 export interface GuardRule {

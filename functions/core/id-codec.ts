@@ -3,6 +3,9 @@ import { sha256Hex } from './hashes';
 const BASE_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const RADIX = BASE_ALPHABET.length;
 
+/** How new ids are made: drawn at random (unguessable), or Chevereto's counter (`ID_SCHEME`). */
+export type IdScheme = 'random' | 'sequential';
+
 /** Chevereto's id codec: ids encoded in base 62 over an alphabet shuffled by the sha256 of a secret salt. */
 export class IdCodec {
   private readonly alphabet: string;

@@ -17,6 +17,7 @@ import type {
   CountWindow,
   CounterSubject,
   DayFigures,
+  FloodWindow,
   Report,
   Ban,
   MetricUnit,
@@ -24,7 +25,6 @@ import type {
 
 export type * from './records';
 import type { PurgeRequest } from './purge-plan';
-import type { FloodWindow } from './flood';
 
 /** Turns uploaded bytes into what is stored. Throws UploadError for refused input. */
 export interface ImageProcessor {

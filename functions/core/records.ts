@@ -2,7 +2,14 @@
  * The shapes the core and its ports pass around: images as encoded and as stored, records, claims, bans, figures.
  * The ports themselves are in `ports.ts`.
  */
-import type { FloodWindow, GuardRuleName } from './flood';
+
+/** The windows a client's uploads are counted in (contract, section 12). */
+export const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export type FloodWindow = (typeof FLOOD_WINDOWS)[number];
+
+/** What a guard counts (each its own counters: `adapters/dynamo-counter-store.ts`). */
+export type GuardRuleName =
+  'uploads' | 'fetch-failures' | 'url-fetches' | 'url-megabytes' | 'url-fetches-at-once' | 'upload-urls' | 'reports';
 
 /** One encoded image: the stored original or a rendition. */
 export interface EncodedImage {

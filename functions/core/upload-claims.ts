@@ -15,7 +15,7 @@ import type {
   RandomSource,
   StoredFile,
 } from './ports';
-import type { IdScheme } from './upload-service';
+import type { IdScheme } from './id-codec';
 import type { SourceBytes, UploadOptions } from './upload-source';
 import type { UploadWrites } from './upload-writes';
 

@@ -1,6 +1,7 @@
 import { deleteTokens } from './delete-tokens';
 import { ApiKeyCheck } from './api-key';
 import { DuplicateGuard, type DuplicatePolicy } from './duplicate-guard';
+import type { IdScheme } from './id-codec';
 import type { FloodGuard } from './flood';
 import { md5Hex } from './hashes';
 import type { IdCodecs } from './id-codec';
@@ -34,7 +35,6 @@ import { UploadWrites, type UploadWritesDeps } from './upload-writes';
 import { newRecord, UploadClaims } from './upload-claims';
 import { UrlSources, type UrlSourcesDeps } from './url-sources';
 
-export type { DuplicatePolicy } from './duplicate-guard';
 
 /** The operator's rules that shape an upload. */
 export interface UploadRules {
@@ -52,7 +52,6 @@ export interface UploadRules {
   idScheme: IdScheme;
 }
 
-export type IdScheme = 'random' | 'sequential';
 
 export interface UploadServiceDeps extends Pick<
   UrlSourcesDeps,

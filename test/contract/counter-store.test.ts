@@ -1,7 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoCounterStore } from '../../functions/adapters/dynamo-counter-store';
-import { windowBounds, type CounterStore, type CounterSubject } from '../../functions/core/flood';
+import { windowBounds } from '../../functions/core/flood';
+import type { CounterStore, CounterSubject } from '../../functions/core/ports';
 import { InMemoryCounterStore } from '../support/in-memory';
 import { createTestService } from '../support/test-service';
 

@@ -1,4 +1,4 @@
-import type { CounterStore, CounterSubject, CountWindow, FloodWindow } from '../../functions/core/flood';
+import type { CounterStore, CounterSubject, CountWindow, FloodWindow } from '../../functions/core/ports';
 import type { Ban, BanList, BlockList } from '../../functions/core/moderation';
 import { NO_PICTURE_BLOCKS, withBatch, type PictureBlockList, type PictureBlockStore } from '../../functions/core/picture-blocks';
 import type {

@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 /**
@@ -92,6 +92,32 @@ describe('the shape of the code', () => {
 
   it('keeps every file of the imaging, the upload page and the tools under 300 lines', () => {
     expect(longFiles(['functions', 'imaging'], ['functions', 'browser'], ['scripts'])).toEqual([]);
+  });
+
+  it('has no import cycle in functions/, type-only imports included: each module can be read before those that use it', () => {
+    const graph = new Map<string, string[]>();
+    for (const file of filesUnder(join(ROOT, 'functions'))) {
+      const imported = ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles;
+      const local = imported.filter((ref) => ref.fileName.startsWith('.')).map((ref) => resolve(dirname(file), ref.fileName));
+      graph.set(
+        file,
+        local.flatMap((base) => [`${base}.ts`, join(base, 'index.ts')].filter((candidate) => existsSync(candidate)).slice(0, 1)),
+      );
+    }
+    // a walk from each module: a cycle is an import path that comes back to a module still being walked
+    const cycles: string[] = [];
+    const state = new Map<string, 'walking' | 'done'>();
+    const walk = (file: string, path: string[]): void => {
+      state.set(file, 'walking');
+      for (const next of graph.get(file) ?? []) {
+        if (state.get(next) === 'walking')
+          cycles.push([...path.slice(path.indexOf(next)), next].map((one) => relative(ROOT, one)).join(' -> '));
+        else if (!state.has(next)) walk(next, [...path, next]);
+      }
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) if (!state.has(file)) walk(file, [file]);
+    expect(cycles).toEqual([]);
   });
 
   it('drops no error without a name: no bare .catch(() => undefined) in the upload', () => {
