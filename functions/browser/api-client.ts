@@ -88,11 +88,16 @@ export function reason(answer: Answer): string {
   if (answer.status === 0) return 'The connection failed before the service answered: check the network, then retry.';
   const message = answer.body?.error?.message ?? (answer.text.trim().slice(0, 200) || `status ${answer.status}`);
   if (answer.status === 401) return `The API key was refused ("${message}"): check the key, then retry.`;
-  if (answer.status === 429) return `${message}. Try again ${waitOf(answer.retryAfter)}.`;
-  if (answer.status === 413) return `Too large: ${message}.`;
-  if (answer.status === 415) return `Not a picture this service takes: ${message}.`;
+  if (answer.status === 429) return `${sentence(message)} Try again ${waitOf(answer.retryAfter)}.`;
+  if (answer.status === 413) return `Too large: ${sentence(message)}`;
+  if (answer.status === 415) return `Not a picture this service takes: ${sentence(message)}`;
   if (answer.status >= 500) return `The service failed (${message}): retry in a moment.`;
-  return `Refused: ${message}.`;
+  return `Refused: ${sentence(message)}`;
+}
+
+/** A message ending with one full stop, whether or not the service's had one. */
+function sentence(message: string): string {
+  return `${message.replace(/\.+$/, '')}.`;
 }
 
 function waitOf(retryAfter: string | null): string {

@@ -2,8 +2,6 @@ import { embedCodes } from '../http/embed-codes';
 import type { UploadedImage } from './api-client';
 import { make } from './dom';
 
-/** An uploaded picture's row: its thumbnail, its links and its embed codes, each with a copy button. */
-
 function copyButton(field: HTMLInputElement, label: string): HTMLButtonElement {
   const button = make('button', { type: 'button', 'aria-label': `Copy ${label}` }, 'Copy');
   button.addEventListener('click', () => {
@@ -30,6 +28,7 @@ function codeLine(id: string, label: string, value: string, copyLabel = label): 
   return line;
 }
 
+/** An uploaded picture's row: its thumbnail, its links and its embed codes, each with a copy button. */
 export function showResult(item: HTMLLIElement, rowId: number, image: UploadedImage): void {
   const result = make('div', { class: 'result' });
   const picture = make('a', { href: image.url_viewer, class: 'thumb' });

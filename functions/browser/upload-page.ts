@@ -211,7 +211,7 @@ function pump(): void {
 
 async function send(row: Row): Promise<void> {
   row.state = 'uploading';
-  const key = { 'X-API-Key': keyField.value };
+  const headers = { 'X-API-Key': keyField.value };
   const options = row.options ?? currentOptions();
   const showProgress = (fraction: number): void => {
     row.progress.value = fraction;
@@ -223,14 +223,14 @@ async function send(row: Row): Promise<void> {
       row.progress.removeAttribute('value');
       row.status.textContent = 'The service is fetching the URL';
       const body = new URLSearchParams([['source', row.source.url], ...optionFields(options)]);
-      image = expectImage(await request('POST', API_UPLOAD, body, key));
+      image = expectImage(await request('POST', API_UPLOAD, body, headers));
     } else if (row.source.file.size <= directMaxBytes) {
       const body = new FormData();
       body.append('source', row.source.file, row.source.file.name || 'pasted.png');
       for (const [name, value] of optionFields(options)) body.append(name, value);
-      image = expectImage(await request('POST', API_UPLOAD, body, key, showProgress));
+      image = expectImage(await request('POST', API_UPLOAD, body, headers, showProgress));
     } else {
-      image = await sendInTwoSteps(row.source.file, options, key, showProgress);
+      image = await sendInTwoSteps(row.source.file, options, headers, showProgress);
     }
     row.progress.value = 1;
     row.state = 'done';
