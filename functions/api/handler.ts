@@ -36,7 +36,15 @@ export function createHandler(env: Env = process.env, options: HandlerOptions = 
           logger,
           metrics,
           refusals,
-          stagingOrigin,
+          // none when it cannot be known (the page's CSP then refuses its large files), said in the log
+          stagingOrigin: () =>
+            stagingOrigin().then(
+              (origin) => origin,
+              (error: unknown) => {
+                logger.warn('the staging origin is unknown', { error });
+                return undefined;
+              },
+            ),
         }),
     );
     // A failed cold start is not cached: the next invocation tries again.

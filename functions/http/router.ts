@@ -53,8 +53,8 @@ export interface RouterDeps {
   metrics: Metrics;
   /** Refused uploads per day, for `npm run admin -- stats`. */
   refusals?: RefusalCounter;
-  /** The origin of the two-step upload's URLs, which the upload page's CSP lets it PUT to. */
-  stagingOrigin?: () => Promise<string>;
+  /** The origin of the two-step upload's URLs, which the upload page's CSP lets it PUT to; none when unknown. */
+  stagingOrigin?: () => Promise<string | undefined>;
 }
 
 export type Router = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -72,17 +72,62 @@ const READ_METHODS = ['GET', 'HEAD'];
 export function createRouter(deps: RouterDeps): Router {
   return async (event) => {
     const startedMs = Date.now();
-    // Routes answer their own errors; this catches what escapes them (the origin check's SSM read, a bug), so that
-    // Lambda never fails the invocation and the client always gets the envelope.
-    const response = await route(deps, event).catch((error: unknown) => errorResponse(error, 'json', deps.logger));
+    const response = await route(deps, event);
     await deps.refusals?.writeIfDue();
     logRequest(deps, event, response, startedMs);
     return response;
   };
 }
 
-/** Refuses what came around the distribution, then hands the request to what its path names. */
+/**
+ * How an error of a request is answered, as its route sets it once it knows: in the envelope (before any route: the
+ * origin check's SSM read, a bug), as the API answers (in the format asked, with CORS, counted as a refusal), as a page
+ * (404 page, or an error page), or as a delete link answers (JSON when asked, else a 404 page or text).
+ */
+type Answering =
+  | { by: 'envelope' }
+  | { by: 'api'; format: ResponseFormat; cors: Record<string, string> | undefined; given: { key?: string | undefined } }
+  | { by: 'page' }
+  | { by: 'link'; json: boolean };
+
+/**
+ * Every request, answered: routed by its path, and any error of any route turned into its answer here, the one place
+ * that does, so that Lambda never fails the invocation and the client always gets an answer of the route's kind.
+ */
 export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+  const answering: { as: Answering } = { as: { by: 'envelope' } };
+  try {
+    return await dispatch(deps, event, answering);
+  } catch (error) {
+    return answerError(deps, error, answering.as);
+  }
+}
+
+async function answerError(deps: RouterDeps, error: unknown, as: Answering): Promise<APIGatewayProxyResult> {
+  const notFound = error instanceof UploadError && error.kind === 'NotFound';
+  switch (as.by) {
+    case 'envelope':
+      return errorResponse(error, 'json', deps.logger);
+    case 'api': {
+      const response = errorResponse(error, as.format, deps.logger);
+      await countRefusal(deps, error, response.statusCode, as.given.key);
+      if (error instanceof RequestError && error.kind === 'MethodNotAllowed')
+        response.headers = { ...response.headers, Allow: as.cors ? 'GET, POST, OPTIONS' : 'GET, POST' };
+      return withHeaders(response, as.cors);
+    }
+    case 'page':
+      return notFound ? page(deps, 404, notFoundPage()) : errorPageResponse(error, deps.settings.publicUrl, deps.logger);
+    case 'link':
+      return notFound && !as.json ? page(deps, 404, notFoundPage()) : errorResponse(error, as.json ? 'json' : 'txt', deps.logger);
+  }
+}
+
+/** Refuses what came around the distribution, then hands the request to what its path names. */
+async function dispatch(
+  deps: RouterDeps,
+  event: APIGatewayProxyEvent,
+  answering: { as: Answering },
+): Promise<APIGatewayProxyResult> {
   const { settings, logger } = deps;
   if (settings.originVerify && !(await cameThroughDistribution(event, deps.originSecrets)))
     return errorResponse(new RequestError('Forbidden', 'Forbidden'), 'json', logger);
@@ -93,16 +138,19 @@ export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Prom
         ? page(deps, 200, homePage(settings.publicUrl))
         : page(deps, 404, notFoundPage());
     case 'api':
-      return api(deps, event, target);
+      return api(deps, event, target, answering);
     case 'viewer':
+      answering.as = { by: 'page' };
       return viewer(deps, event, target.idEncoded);
     case 'delete':
-      return deleteLink(deps, event, target.idEncoded, target.token);
+      answering.as = { by: 'link', json: (headerValue(event, 'accept') ?? '').toLowerCase().includes('application/json') };
+      return deleteLink(deps, event, target.idEncoded, target.token, answering.as.json);
     case 'report':
+      answering.as = { by: 'page' };
       return report(deps, event, target.idEncoded);
     case 'upload':
       return READ_METHODS.includes(event.httpMethod)
-        ? uploadPageResponse(settings.publicUrl, await stagingOrigin(deps))
+        ? uploadPageResponse(settings.publicUrl, await deps.stagingOrigin?.())
         : notAllowed(deps, READ_METHODS);
     case 'share':
       // a share target's POST the page's service worker did not take (not installed yet): the page says so
@@ -129,40 +177,27 @@ function notAllowed(deps: RouterDeps, methods: readonly string[], format: Respon
   return { ...refused, headers: { ...refused.headers, Allow: methods.join(', ') } };
 }
 
-/** The staging store's origin; none (so the page's large files are refused by its CSP) when it cannot be known. */
-async function stagingOrigin(deps: RouterDeps): Promise<string | undefined> {
-  try {
-    return await deps.stagingOrigin?.();
-  } catch (error) {
-    deps.logger.warn('the staging origin is unknown', { error });
-    return undefined;
-  }
-}
-
 /** `/api/{v}/{action}`: the upload, the two-step upload's first step, the OpenAPI document; errors in the envelope. */
-async function api(deps: RouterDeps, event: APIGatewayProxyEvent, target: ApiRoute): Promise<APIGatewayProxyResult> {
-  let format: ResponseFormat = formatFromQuery(event);
+async function api(
+  deps: RouterDeps,
+  event: APIGatewayProxyEvent,
+  target: ApiRoute,
+  answering: { as: Answering },
+): Promise<APIGatewayProxyResult> {
   const cors = corsHeaders(event, deps.settings);
-  /** The key the request carried, once it is read: a refusal of it counts apart from anonymous ones. */
-  const given: { key?: string | undefined } = {};
-  try {
-    if (target.version !== '1') throw new RequestError('InvalidVersion', 'Invalid API version.');
-    if (target.action === 'openapi.json' && !target.extra) return openapi(deps, event, format);
-    if (target.action === 'upload-url' && !target.extra) return await uploadUrl(deps, event, cors, given);
-    if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
-    if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
-    if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');
-    const request = await readApiRequest(deps, event, given, parseUploadRequest);
-    format = request.format;
-    const image = await deps.service.upload(request);
-    return withHeaders(uploadResponse(image, request.imgbb, format), cors);
-  } catch (error) {
-    const response = errorResponse(error, format, deps.logger);
-    await countRefusal(deps, error, response.statusCode, given.key);
-    if (error instanceof RequestError && error.kind === 'MethodNotAllowed')
-      response.headers = { ...response.headers, Allow: cors ? 'GET, POST, OPTIONS' : 'GET, POST' };
-    return withHeaders(response, cors);
-  }
+  // the key the request carried, once it is read: a refusal of it counts apart from anonymous ones
+  const as = { by: 'api' as const, format: formatFromQuery(event), cors, given: {} };
+  answering.as = as;
+  if (target.version !== '1') throw new RequestError('InvalidVersion', 'Invalid API version.');
+  if (target.action === 'openapi.json' && !target.extra) return openapi(deps, event, as.format);
+  if (target.action === 'upload-url' && !target.extra) return uploadUrl(deps, event, cors, as.given);
+  if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
+  if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
+  if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');
+  const request = await readApiRequest(deps, event, as.given, parseUploadRequest);
+  as.format = request.format;
+  const image = await deps.service.upload(request);
+  return withHeaders(uploadResponse(image, request.imgbb, as.format), cors);
 }
 
 function openapi(deps: RouterDeps, event: APIGatewayProxyEvent, format: ResponseFormat): APIGatewayProxyResult {
@@ -199,15 +234,10 @@ async function readApiRequest<T extends { key?: string | undefined }>(
 /** The viewer page (GET, HEAD); 404 for an image not shown (anymore). */
 async function viewer(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
   if (!READ_METHODS.includes(event.httpMethod)) return notAllowed(deps, READ_METHODS);
-  try {
-    const image = await deps.access.view(idEncoded);
-    const nowMs = Date.now();
-    const token = reportToken(await deps.formSecret(), idEncoded, clientIp(event, deps.settings), nowMs);
-    return page(deps, 200, viewerPage(image, deps.settings.timeZone, nowMs, token));
-  } catch (error) {
-    if (error instanceof UploadError && error.kind === 'NotFound') return page(deps, 404, notFoundPage());
-    return errorPageResponse(error, deps.settings.publicUrl, deps.logger);
-  }
+  const image = await deps.access.view(idEncoded);
+  const nowMs = Date.now();
+  const token = reportToken(await deps.formSecret(), idEncoded, clientIp(event, deps.settings), nowMs);
+  return page(deps, 200, viewerPage(image, deps.settings.timeZone, nowMs, token));
 }
 
 /** The longest report form a request may carry: a reason and a note of 500 characters, each 9 bytes at most escaped. */
@@ -216,26 +246,21 @@ const MAX_REPORT_BODY_BYTES = 8192;
 /** POST from the viewer page's report form (same site only): a viewer's report of the image, answered with a page. */
 async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
   if (event.httpMethod !== 'POST') return notAllowed(deps, ['POST']);
-  try {
-    const body = bodyBytes(event);
-    if (body.length > MAX_REPORT_BODY_BYTES) throw new UploadError('InvalidReport', 'The report is too long');
-    const form = new URLSearchParams(body.toString('utf8'));
-    const ip = clientIp(event, deps.settings);
-    // a browser that says where the request comes from is taken at its word; one that does not (its Origin `null`
-    // under the pages' no-referrer policy, or none), by the form's token
-    const origin = headerValue(event, 'origin');
-    const unmarked = headerValue(event, 'sec-fetch-site') === undefined && (origin === undefined || origin === 'null');
-    const vouched = unmarked && isReportToken(await deps.formSecret(), form.get('token'), idEncoded, ip, Date.now());
-    if (!vouched) refuseCrossSite(event, deps.settings, 'report');
-    const outcome = await deps.reports.report(idEncoded, ip, {
-      reason: form.get('reason') ?? undefined,
-      note: form.get('note') ?? undefined,
-    });
-    return page(deps, 200, reportedPage(outcome));
-  } catch (error) {
-    if (error instanceof UploadError && error.kind === 'NotFound') return page(deps, 404, notFoundPage());
-    return errorPageResponse(error, deps.settings.publicUrl, deps.logger);
-  }
+  const body = bodyBytes(event);
+  if (body.length > MAX_REPORT_BODY_BYTES) throw new UploadError('InvalidReport', 'The report is too long');
+  const form = new URLSearchParams(body.toString('utf8'));
+  const ip = clientIp(event, deps.settings);
+  // a browser that says where the request comes from is taken at its word; one that does not (its Origin `null`
+  // under the pages' no-referrer policy, or none), by the form's token
+  const origin = headerValue(event, 'origin');
+  const unmarked = headerValue(event, 'sec-fetch-site') === undefined && (origin === undefined || origin === 'null');
+  const vouched = unmarked && isReportToken(await deps.formSecret(), form.get('token'), idEncoded, ip, Date.now());
+  if (!vouched) refuseCrossSite(event, deps.settings, 'report');
+  const outcome = await deps.reports.report(idEncoded, ip, {
+    reason: form.get('reason') ?? undefined,
+    note: form.get('note') ?? undefined,
+  });
+  return page(deps, 200, reportedPage(outcome));
 }
 
 /** GET shows a confirmation and deletes nothing; POST deletes. JSON for clients that ask for it. */
@@ -244,18 +269,13 @@ async function deleteLink(
   event: APIGatewayProxyEvent,
   idEncoded: string,
   token: string,
+  json: boolean,
 ): Promise<APIGatewayProxyResult> {
-  const json = (headerValue(event, 'accept') ?? '').toLowerCase().includes('application/json');
-  try {
-    if (READ_METHODS.includes(event.httpMethod))
-      return page(deps, 200, deleteConfirmPage(await deps.access.deletable(idEncoded, token)));
-    if (event.httpMethod !== 'POST') return notAllowed(deps, [...READ_METHODS, 'POST']);
-    const outcome = await deps.access.delete(idEncoded, token);
-    return json ? deletedResponse(outcome) : page(deps, 200, deletedPage(outcome));
-  } catch (error) {
-    if (!json && error instanceof UploadError && error.kind === 'NotFound') return page(deps, 404, notFoundPage());
-    return errorResponse(error, json ? 'json' : 'txt', deps.logger);
-  }
+  if (READ_METHODS.includes(event.httpMethod))
+    return page(deps, 200, deleteConfirmPage(await deps.access.deletable(idEncoded, token)));
+  if (event.httpMethod !== 'POST') return notAllowed(deps, [...READ_METHODS, 'POST']);
+  const outcome = await deps.access.delete(idEncoded, token);
+  return json ? deletedResponse(outcome) : page(deps, 200, deletedPage(outcome));
 }
 
 /**

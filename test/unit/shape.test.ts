@@ -120,6 +120,11 @@ describe('the shape of the code', () => {
     expect(cycles).toEqual([]);
   });
 
+  it('turns errors into answers in one place of the router', () => {
+    const router = readFileSync(join(ROOT, 'functions', 'http', 'router.ts'), 'utf8');
+    expect(router.match(/\bcatch\b/g) ?? []).toHaveLength(1);
+  });
+
   it('drops no error without a name: no bare .catch(() => undefined) in the upload', () => {
     const text = ['upload-service.ts', 'upload-writes.ts', 'upload-claims.ts']
       .map((name) => readFileSync(join(ROOT, 'functions', 'core', name), 'utf8'))
