@@ -3,7 +3,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { fileTooBig, UploadError } from '../core/errors';
+import { fileTooBig, ServiceError } from '../core/errors';
 import type { SourceFetcher } from '../core/ports';
 import { readUpTo } from './bounded-read';
 
@@ -55,9 +55,9 @@ export function isPublicAddress(address: string): boolean {
   }
 }
 
-const notAllowed = (): UploadError => new UploadError('UrlNotAllowed', 'URL not allowed');
-const unableToFetch = (cause?: unknown): UploadError =>
-  new UploadError('UrlFetchFailed', 'Unable to fetch the source URL', { cause });
+const notAllowed = (): ServiceError => new ServiceError('UrlNotAllowed', 'URL not allowed');
+const unableToFetch = (cause?: unknown): ServiceError =>
+  new ServiceError('UrlFetchFailed', 'Unable to fetch the source URL', { cause });
 
 /**
  * Fetches a URL source without becoming a way into the network it runs in: every name is resolved once, every

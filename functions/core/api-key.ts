@@ -1,4 +1,4 @@
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 import { constantTimeEquals } from './hashes';
 import type { SettingsStore } from './ports';
 
@@ -11,10 +11,10 @@ export class ApiKeyCheck {
 
   /** The request's key, once it is the service's; refused (401, or 503 before the operator set one) otherwise. */
   async check(key: string | undefined): Promise<string> {
-    if (key === undefined || key === '') throw new UploadError('NoKey', 'No key provided');
+    if (key === undefined || key === '') throw new ServiceError('NoKey', 'No key provided');
     const expected = await this.settings.apiKey();
-    if (expected === undefined || expected === '') throw new UploadError('KeyNotConfigured', 'API key is not configured');
-    if (!constantTimeEquals(key, expected)) throw new UploadError('InvalidKey', 'Invalid API key.');
+    if (expected === undefined || expected === '') throw new ServiceError('KeyNotConfigured', 'API key is not configured');
+    if (!constantTimeEquals(key, expected)) throw new ServiceError('InvalidKey', 'Invalid API key.');
     return key;
   }
 

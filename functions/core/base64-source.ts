@@ -1,4 +1,4 @@
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 
 const DATA_URL_PREFIX = /^data:[^,]{0,200};base64,/i;
 /** A search for one character outside the alphabet: no backtracking, whatever the length or the regexp engine. */
@@ -18,7 +18,7 @@ export function decodeBase64Source(text: string): Buffer {
     .replace(/_/g, '/')
     .replace(/={1,2}$/, '');
   if (cleaned.length === 0 || cleaned.length % 4 === 1 || OUTSIDE_ALPHABET.test(cleaned)) {
-    throw new UploadError('InvalidBase64', 'Invalid base64 string');
+    throw new ServiceError('InvalidBase64', 'Invalid base64 string');
   }
   return Buffer.from(cleaned, 'base64');
 }

@@ -1,4 +1,4 @@
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 import { isLive, PENDING_GRACE_MS } from './lifecycle';
 import type { Clock, DuplicateFingerprint, DuplicateIndex, ImageRecord, ImageRecords, ObjectStore, RandomSource } from './ports';
 import { fileKeys } from './remove-image';
@@ -56,7 +56,7 @@ export class DuplicateGuard {
       const record = await images.find(answer.held.imageId);
       const live = record !== undefined && isLive(record, nowMs);
       if (live && (await this.filesStored(record, nowMs))) {
-        if (policy === 'reject') throw new UploadError('Duplicate', 'Duplicated upload');
+        if (policy === 'reject') throw new ServiceError('Duplicate', 'Duplicated upload');
         return { existing: record };
       }
       // no record yet, or a record whose files are still being put, for a claim made lately: its upload is storing the

@@ -1,7 +1,7 @@
 import { formatSize } from './formatting';
 
 /** Every way an operation can fail that a client is told about. The HTTP layer maps each kind to a status and code. */
-export type UploadErrorKind =
+export type ServiceErrorKind =
   | 'NoKey'
   | 'InvalidKey'
   | 'KeyNotConfigured'
@@ -36,29 +36,29 @@ export type UploadErrorKind =
   | 'ReportsExceeded'
   | 'DependencyFailed';
 
-export interface UploadErrorOptions {
+export interface ServiceErrorOptions {
   cause?: unknown;
   /** Seconds a client should wait before trying again (flood limits). */
   retryAfterSeconds?: number;
 }
 
-/** A failure the client is told about, with a message that is safe to show. */
-export class UploadError extends Error {
+/** A refusal or failure a client is told about (of an upload, a page, a report, a delete link), with a safe message. */
+export class ServiceError extends Error {
   readonly retryAfterSeconds: number | undefined;
 
   constructor(
-    readonly kind: UploadErrorKind,
+    readonly kind: ServiceErrorKind,
     message: string,
-    options: UploadErrorOptions = {},
+    options: ServiceErrorOptions = {},
   ) {
     super(message, { cause: options.cause });
-    this.name = 'UploadError';
+    this.name = 'ServiceError';
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
 /** A store (S3, DynamoDB, SSM) failed or timed out; the client may try again. */
-export class DependencyError extends UploadError {
+export class DependencyError extends ServiceError {
   constructor(
     readonly what: string,
     cause: unknown,
@@ -77,6 +77,6 @@ export class VersionsNotKept extends Error {
 }
 
 /** `File too big - max 10 MB`: the file, or the URL source's body, is larger than the limit. */
-export function fileTooBig(maxBytes: number): UploadError {
-  return new UploadError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);
+export function fileTooBig(maxBytes: number): ServiceError {
+  return new ServiceError('FileTooBig', `File too big - max ${formatSize(maxBytes)}`);
 }

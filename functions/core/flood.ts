@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 import type { CounterStore, CountWindow, CounterSubject } from './ports';
 import { FLOOD_WINDOWS, type FloodWindow, type GuardRuleName } from './records';
 /** Uploads allowed per client and window; 0 turns a window off. */
@@ -93,13 +93,13 @@ export interface FloodReservation {
 /** What a guard counts, and the refusal once a window is full. */
 export interface GuardRule {
   name: GuardRuleName;
-  refusal(limit: number, window: FloodWindow, retryAfterSeconds: number): UploadError;
+  refusal(limit: number, window: FloodWindow, retryAfterSeconds: number): ServiceError;
 }
 
 /** The flood limits of the contract (section 12): successful uploads per client. */
 export const UPLOAD_FLOOD_RULE: GuardRule = {
   name: 'uploads',
-  refusal: (limit, window, retryAfterSeconds) => new UploadError('Flooding', floodMessage(limit, window), { retryAfterSeconds }),
+  refusal: (limit, window, retryAfterSeconds) => new ServiceError('Flooding', floodMessage(limit, window), { retryAfterSeconds }),
 };
 
 /**
@@ -109,7 +109,7 @@ export const UPLOAD_FLOOD_RULE: GuardRule = {
 export const FETCH_FAILURE_RULE: GuardRule = {
   name: 'fetch-failures',
   refusal: (limit, window, retryAfterSeconds) =>
-    new UploadError('FetchFailuresExceeded', `Too many URL sources that could not be fetched - max ${limit} per ${window}`, {
+    new ServiceError('FetchFailuresExceeded', `Too many URL sources that could not be fetched - max ${limit} per ${window}`, {
       retryAfterSeconds,
     }),
 };
@@ -121,14 +121,14 @@ export const FETCH_FAILURE_RULE: GuardRule = {
 export const URL_FETCH_RULE: GuardRule = {
   name: 'url-fetches',
   refusal: (limit, window, retryAfterSeconds) =>
-    new UploadError('UrlFetchesExceeded', `Too many URL sources - max ${limit} per ${window}`, { retryAfterSeconds }),
+    new ServiceError('UrlFetchesExceeded', `Too many URL sources - max ${limit} per ${window}`, { retryAfterSeconds }),
 };
 
 /** Megabytes fetched from URL sources per client (a megabyte begun counts whole), whatever came of the fetch. */
 export const URL_MEGABYTE_RULE: GuardRule = {
   name: 'url-megabytes',
   refusal: (limit, window, retryAfterSeconds) =>
-    new UploadError('UrlFetchesExceeded', `Too much fetched from URL sources - max ${limit} MB per ${window}`, {
+    new ServiceError('UrlFetchesExceeded', `Too much fetched from URL sources - max ${limit} MB per ${window}`, {
       retryAfterSeconds,
     }),
 };
@@ -141,21 +141,21 @@ export const URL_MEGABYTE_RULE: GuardRule = {
 export const URL_FETCHES_AT_ONCE_RULE: GuardRule = {
   name: 'url-fetches-at-once',
   refusal: (limit) =>
-    new UploadError('UrlFetchesExceeded', `Too many URL sources at once - max ${limit} at a time`, { retryAfterSeconds: 10 }),
+    new ServiceError('UrlFetchesExceeded', `Too many URL sources at once - max ${limit} at a time`, { retryAfterSeconds: 10 }),
 };
 
 /** Upload URLs of the two-step upload handed out per client: each lets a client stage up to the staged limit. */
 export const UPLOAD_URL_RULE: GuardRule = {
   name: 'upload-urls',
   refusal: (limit, window, retryAfterSeconds) =>
-    new UploadError('UploadUrlsExceeded', `Too many upload URLs - max ${limit} per ${window}`, { retryAfterSeconds }),
+    new ServiceError('UploadUrlsExceeded', `Too many upload URLs - max ${limit} per ${window}`, { retryAfterSeconds }),
 };
 
 /** Viewers' reports per client: a report costs the operator's attention, and anyone can send one. */
 export const REPORT_RULE: GuardRule = {
   name: 'reports',
   refusal: (limit, window, retryAfterSeconds) =>
-    new UploadError('ReportsExceeded', `Too many reports - max ${limit} per ${window}`, { retryAfterSeconds }),
+    new ServiceError('ReportsExceeded', `Too many reports - max ${limit} per ${window}`, { retryAfterSeconds }),
 };
 
 /**

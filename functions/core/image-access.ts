@@ -1,5 +1,5 @@
 import { deleteTokens } from './delete-tokens';
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 import type { IdCodecs } from './id-codec';
 import { toImageView, type ImageView } from './image-view';
 import { isLive } from './lifecycle';
@@ -70,6 +70,6 @@ export class ImageAccess {
   }
 }
 
-function notFound(): UploadError {
-  return new UploadError('NotFound', 'Image not found');
+function notFound(): ServiceError {
+  return new ServiceError('NotFound', 'Image not found');
 }

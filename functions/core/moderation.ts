@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 import { HashIndex } from './hash-index';
 import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq';
 import type { Ban, BanList, BlockList, Clock, ProcessedImage } from './ports';
@@ -105,7 +105,7 @@ export interface NsfwRule {
 
 export const NSFW_OFF: NsfwRule = { policy: 'off', threshold: 1 };
 
-const blocked = (): UploadError => new UploadError('Blocked', 'This image was taken down and may not be uploaded again');
+const blocked = (): ServiceError => new ServiceError('Blocked', 'This image was taken down and may not be uploaded again');
 
 /**
  * The checks an upload passes: before anything is taken, its address is not banned; while it decodes, its bytes (as
@@ -136,7 +136,7 @@ export class UploadGate {
     this.pictures.index().catch(() => undefined);
     const bans = await this.bans.value();
     const banned = bans.some((ban) => (ban.untilMs === null || ban.untilMs > nowMs) && inRange(ip, ban.range));
-    if (banned) throw new UploadError('Banned', 'Uploads from your address are not allowed');
+    if (banned) throw new ServiceError('Banned', 'Uploads from your address are not allowed');
   }
 
   /** The bytes as sent and as they will be stored (metadata removed): one read for both. */
@@ -158,7 +158,7 @@ export class UploadGate {
    */
   checkContent(nsfwScore: number | undefined): { flag: boolean } {
     const explicit = nsfwScore !== undefined && nsfwScore >= this.nsfw.threshold;
-    if (explicit && this.nsfw.policy === 'reject') throw new UploadError('AdultContent', 'Adult content is not accepted here');
+    if (explicit && this.nsfw.policy === 'reject') throw new ServiceError('AdultContent', 'Adult content is not accepted here');
     return { flag: explicit && this.nsfw.policy === 'flag' };
   }
 }

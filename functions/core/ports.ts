@@ -26,7 +26,7 @@ import type {
 export type * from './records';
 import type { PurgeRequest } from './purge-plan';
 
-/** Turns uploaded bytes into what is stored. Throws UploadError for refused input. */
+/** Turns uploaded bytes into what is stored. Throws ServiceError for refused input. */
 export interface ImageProcessor {
   /**
    * The extension the stored original will have, read from the first bytes alone (no decode), so that its name can be

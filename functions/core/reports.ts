@@ -1,5 +1,5 @@
 import { dayOf } from './daily-stats';
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 import type { FloodGuard } from './flood';
 import type { IdCodecs } from './id-codec';
 import { viewerUrl } from './links';
@@ -47,13 +47,13 @@ export class ImageReports {
     form: { reason: string | undefined; note: string | undefined },
   ): Promise<'received' | 'already'> {
     const reason = form.reason ?? '';
-    if (!Object.hasOwn(REPORT_REASONS, reason)) throw new UploadError('InvalidReport', 'Choose why you report this image');
+    if (!Object.hasOwn(REPORT_REASONS, reason)) throw new ServiceError('InvalidReport', 'Choose why you report this image');
     const note = (form.note ?? '').trim();
     if ([...note].length > MAX_REPORT_NOTE)
-      throw new UploadError('InvalidReport', `The note is too long - max ${MAX_REPORT_NOTE} characters`);
+      throw new ServiceError('InvalidReport', `The note is too long - max ${MAX_REPORT_NOTE} characters`);
     const id = (await this.deps.codecs.codec()).decode(idEncoded);
     const record = id === undefined ? undefined : await this.deps.images.find(id);
-    if (!record || record.status !== 'active') throw new UploadError('NotFound', 'Image not found');
+    if (!record || record.status !== 'active') throw new ServiceError('NotFound', 'Image not found');
     const atMs = this.deps.clock.nowMs();
     const slot = await this.deps.guard.reserve(clientIp, atMs);
     const report: Report = { imageId: record.id, clientIp, reason, note, atMs };

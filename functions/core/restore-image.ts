@@ -1,5 +1,5 @@
 import { AdminError } from './admin-error';
-import { UploadError, VersionsNotKept } from './errors';
+import { ServiceError, VersionsNotKept } from './errors';
 import { isDue } from './lifecycle';
 import { comparableHashes, UploadGate } from './moderation';
 import { turnedOfHash } from './pdq';
@@ -72,7 +72,7 @@ async function refuseBlocked(deps: RestoreDeps, record: ImageRecord, reference: 
     await gate.checkBytes([record.sourceMd5, record.original.md5]);
     await gate.checkPicture({ perceptual: { turned: comparableHashes(record.perceptual).flatMap(turnedOfHash) } });
   } catch (error) {
-    if (!(error instanceof UploadError) || error.kind !== 'Blocked') throw error;
+    if (!(error instanceof ServiceError) || error.kind !== 'Blocked') throw error;
     throw new AdminError(`${reference} cannot be restored: its bytes or its picture are blocked (admin blocks, unblock)`);
   }
 }

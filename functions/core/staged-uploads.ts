@@ -1,4 +1,4 @@
-import { DependencyError, fileTooBig, UploadError } from './errors';
+import { DependencyError, fileTooBig, ServiceError } from './errors';
 import type { FloodGuard } from './flood';
 import { cleanOriginalFilename } from './naming';
 import type { Clock, Logger, RandomSource, SettingsStore, StagedObjectStore, TokenLedger } from './ports';
@@ -75,7 +75,7 @@ export class StagedUploads {
     const ticket = readUploadToken(token, await this.secret(), key);
     if (ticket.expiresAtMs <= this.deps.clock.nowMs()) {
       await this.removeStaged(ticket);
-      throw new UploadError('UploadTokenExpired', 'Upload token expired: ask for a new upload URL');
+      throw new ServiceError('UploadTokenExpired', 'Upload token expired: ask for a new upload URL');
     }
     return ticket;
   }
@@ -87,7 +87,7 @@ export class StagedUploads {
    */
   async take(ticket: UploadTicket): Promise<SourceBytes> {
     if (!(await this.deps.ledger.use(ticket.id, ticket.expiresAtMs)))
-      throw new UploadError('UploadTokenUsed', 'Upload token already used: ask for a new upload URL');
+      throw new ServiceError('UploadTokenUsed', 'Upload token already used: ask for a new upload URL');
     let staged;
     try {
       staged = await this.deps.staged.open(ticket.id);
@@ -97,18 +97,18 @@ export class StagedUploads {
     }
     if (!staged) {
       await this.forgetUse(ticket);
-      throw new UploadError('NothingStaged', 'Nothing was uploaded to the upload URL of this token');
+      throw new ServiceError('NothingStaged', 'Nothing was uploaded to the upload URL of this token');
     }
     if (staged.size !== ticket.size) {
       staged.discard();
       await this.removeStaged(ticket);
-      throw new UploadError(
+      throw new ServiceError(
         'StagedSizeMismatch',
         `The uploaded file is ${staged.size} bytes, not the ${ticket.size} declared: ask for a new upload URL`,
       );
     }
     const bytes = await staged.read();
-    if (bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
+    if (bytes.length === 0) throw new ServiceError('EmptySource', 'Empty source');
     return { bytes, filename: cleanOriginalFilename(ticket.filename) || undefined };
   }
 
@@ -125,7 +125,7 @@ export class StagedUploads {
     const trimmed = text?.trim() ?? '';
     const size = /^[0-9]{1,15}$/.test(trimmed) ? Number(trimmed) : NaN;
     if (!Number.isSafeInteger(size) || size < 1)
-      throw new UploadError('InvalidSize', 'Invalid size: give the file size in bytes');
+      throw new ServiceError('InvalidSize', 'Invalid size: give the file size in bytes');
     if (size > this.deps.maxStagedBytes) throw fileTooBig(this.deps.maxStagedBytes);
     return size;
   }
@@ -152,5 +152,5 @@ export class StagedUploads {
 function isFinal(error: unknown): boolean {
   if (error === undefined) return true;
   if (error instanceof DependencyError) return false;
-  return error instanceof UploadError;
+  return error instanceof ServiceError;
 }

@@ -1,4 +1,4 @@
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 
 export type ResponseFormat = 'json' | 'txt' | 'redirect';
 
@@ -62,7 +62,7 @@ export function parseTargetWidth(value: string | undefined): number | undefined 
   const text = value?.trim() ?? '';
   if (text === '') return undefined;
   const width = /^\d{1,6}$/.test(text) ? Number(text) : NaN;
-  if (!(width >= 1 && width <= MAX_TARGET_WIDTH)) throw new UploadError('InvalidWidth', 'Invalid target width');
+  if (!(width >= 1 && width <= MAX_TARGET_WIDTH)) throw new ServiceError('InvalidWidth', 'Invalid target width');
   return width;
 }
 
@@ -86,7 +86,7 @@ export function parseExpirationSeconds(value: string | undefined): number | unde
   let seconds: number | undefined;
   if (/^\d{1,12}$/.test(text)) seconds = Number(text);
   else seconds = parseIsoDuration(text.toUpperCase());
-  if (seconds === undefined) throw new UploadError('InvalidExpiration', 'Invalid expiration');
+  if (seconds === undefined) throw new ServiceError('InvalidExpiration', 'Invalid expiration');
   return Math.min(MAX_EXPIRATION_SECONDS, Math.max(MIN_EXPIRATION_SECONDS, seconds));
 }
 

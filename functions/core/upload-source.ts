@@ -1,5 +1,5 @@
 import { decodeBase64Source } from './base64-source';
-import { fileTooBig, UploadError } from './errors';
+import { fileTooBig, ServiceError } from './errors';
 import { cleanOriginalFilename } from './naming';
 import {
   cleanDescription,
@@ -51,18 +51,18 @@ export function readUploadSource(
   source: SourceInput | undefined,
   maxUploadBytes: number,
 ): SourceBytes | { url: string } | { token: string } {
-  if (source === undefined) throw new UploadError('EmptyUploadSource', 'Empty upload source');
+  if (source === undefined) throw new ServiceError('EmptyUploadSource', 'Empty upload source');
   if (source.kind === 'staged') {
-    if (source.token.trim() === '') throw new UploadError('InvalidUploadToken', 'Invalid upload token');
+    if (source.token.trim() === '') throw new ServiceError('InvalidUploadToken', 'Invalid upload token');
     return { token: source.token };
   }
   if (source.kind === 'file') {
     if (source.truncated || source.bytes.length > maxUploadBytes) throw fileTooBig(maxUploadBytes);
-    if (source.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
+    if (source.bytes.length === 0) throw new ServiceError('EmptySource', 'Empty source');
     return { bytes: source.bytes, filename: cleanOriginalFilename(source.filename) || undefined };
   }
   const text = source.value;
-  if (text.trim() === '') throw new UploadError('EmptySource', 'Empty source');
+  if (text.trim() === '') throw new ServiceError('EmptySource', 'Empty source');
   if (/^\s*https?:\/\//i.test(text)) return { url: text.trim() };
   // The text is bounded by the request size, so decoding it before measuring costs little.
   const bytes = decodeBase64Source(text);

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { constantTimeEquals } from './hashes';
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 
 /**
  * Tokens of the two-step upload: what was promised at the first step (where the bytes are staged, how many, until
@@ -42,7 +42,7 @@ export function makeUploadToken(ticket: UploadTicket, secret: string): string {
   return `${body}.${sign(secret, body)}`;
 }
 
-const invalid = (): UploadError => new UploadError('InvalidUploadToken', 'Invalid upload token');
+const invalid = (): ServiceError => new ServiceError('InvalidUploadToken', 'Invalid upload token');
 
 /**
  * The ticket of a token, if it is one of this deployment's and for this key (its expiry is the caller's to check). A

@@ -1,4 +1,4 @@
-import { UploadError } from './errors';
+import { ServiceError } from './errors';
 import type { FloodGuard } from './flood';
 import { cleanOriginalFilename } from './naming';
 import type { Clock, SourceFetcher } from './ports';
@@ -45,11 +45,11 @@ export class UrlSources {
     const failureSlot = await this.deps.fetchFailures.reserve(clientIp, nowMs);
     const maxBytes = this.deps.maxBytes;
     const fetched = await this.deps.fetcher.fetch(url, maxBytes).catch(async (error: unknown) => {
-      if (error instanceof UploadError && error.kind === 'FileTooBig') await megabytes.add(megabytesOf(maxBytes) - 1);
+      if (error instanceof ServiceError && error.kind === 'FileTooBig') await megabytes.add(megabytesOf(maxBytes) - 1);
       throw error;
     });
     await Promise.all([failureSlot.release(), megabytes.add(megabytesOf(fetched.bytes.length) - 1)]);
-    if (fetched.bytes.length === 0) throw new UploadError('EmptySource', 'Empty source');
+    if (fetched.bytes.length === 0) throw new ServiceError('EmptySource', 'Empty source');
     return { bytes: fetched.bytes, filename: cleanOriginalFilename(fetched.filename) || undefined };
   }
 }

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { UploadErrorKind } from '../core/errors';
+import type { ServiceErrorKind } from '../core/errors';
 import type { RequestErrorKind } from './request-errors';
 
 /**
@@ -8,7 +8,7 @@ import type { RequestErrorKind } from './request-errors';
  * these).
  */
 /** The one table of HTTP status and Chevereto code per error kind (contract, section 6). */
-export const ERROR_STATUS: Record<UploadErrorKind | RequestErrorKind, { status: number; code: number }> = {
+export const ERROR_STATUS: Record<ServiceErrorKind | RequestErrorKind, { status: number; code: number }> = {
   NoKey: { status: 401, code: 100 },
   InvalidKey: { status: 401, code: 100 },
   KeyNotConfigured: { status: 503, code: 0 },

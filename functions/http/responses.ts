@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { UploadError } from '../core/errors';
+import { ServiceError } from '../core/errors';
 import { ENVELOPE_HEADERS, envelopeJson, ERROR_STATUS } from './error-envelope';
 import { RequestError } from './request-errors';
 import type { ImageObject } from '../core/image-object';
@@ -48,10 +48,10 @@ export function errorEnvelope(
 
 /** Turns any error into its response; 5xx details go to the log, never to the client. */
 export function errorResponse(error: unknown, format: ResponseFormat, logger: Logger): APIGatewayProxyResult {
-  if (error instanceof UploadError || error instanceof RequestError) {
+  if (error instanceof ServiceError || error instanceof RequestError) {
     const { status, code } = ERROR_STATUS[error.kind];
     if (status >= 500) logger.error('request failed', { kind: error.kind, error });
-    const retryAfter = error instanceof UploadError ? error.retryAfterSeconds : undefined;
+    const retryAfter = error instanceof ServiceError ? error.retryAfterSeconds : undefined;
     const headers: Headers = retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) };
     return errorEnvelope(status, code, error.message, format, headers);
   }

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { UploadError } from '../core/errors';
+import { ServiceError } from '../core/errors';
 import type { RefusalCounter } from '../core/daily-stats';
 import type { ImageAccess } from '../core/image-access';
 import { isReportToken, reportToken } from '../core/report-tokens';
@@ -104,7 +104,7 @@ export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Prom
 }
 
 async function answerError(deps: RouterDeps, error: unknown, as: Answering): Promise<APIGatewayProxyResult> {
-  const notFound = error instanceof UploadError && error.kind === 'NotFound';
+  const notFound = error instanceof ServiceError && error.kind === 'NotFound';
   switch (as.by) {
     case 'envelope':
       return errorResponse(error, 'json', deps.logger);
@@ -247,7 +247,7 @@ const MAX_REPORT_BODY_BYTES = 8192;
 async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
   if (event.httpMethod !== 'POST') return notAllowed(deps, ['POST']);
   const body = bodyBytes(event);
-  if (body.length > MAX_REPORT_BODY_BYTES) throw new UploadError('InvalidReport', 'The report is too long');
+  if (body.length > MAX_REPORT_BODY_BYTES) throw new ServiceError('InvalidReport', 'The report is too long');
   const form = new URLSearchParams(body.toString('utf8'));
   const ip = clientIp(event, deps.settings);
   // a browser that says where the request comes from is taken at its word; one that does not (its Origin `null`
@@ -283,7 +283,7 @@ async function deleteLink(
  * apart when the request did not carry the key (anyone can send those: they would drown what users meet).
  */
 async function countRefusal(deps: RouterDeps, error: unknown, status: number, key: string | undefined): Promise<void> {
-  const kind = error instanceof UploadError || error instanceof RequestError ? error.kind : 'Unexpected';
+  const kind = error instanceof ServiceError || error instanceof RequestError ? error.kind : 'Unexpected';
   deps.metrics.add(status >= 500 ? METRIC.uploadFailed : METRIC.uploadRefused, 'Count', 1);
   if (status < 500 && deps.refusals) deps.refusals.count(await deps.service.holdsKey(key));
   deps.metrics.add(METRIC.uploadErrors, 'Count', 1, { name: 'Kind', value: kind });

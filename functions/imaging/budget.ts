@@ -1,5 +1,5 @@
 import type { Sharp } from 'sharp';
-import { UploadError } from '../core/errors';
+import { ServiceError } from '../core/errors';
 
 /** The time left of one upload's imaging: every libvips pipeline is stopped once it is spent. */
 export class Budget {
@@ -26,7 +26,7 @@ export class Budget {
     if (Date.now() > this.deadlineMs) throw this.exceeded();
   }
 
-  exceeded(): UploadError {
-    return new UploadError('ImageTooLarge', `Image too complex - not processed within ${this.seconds} s`);
+  exceeded(): ServiceError {
+    return new ServiceError('ImageTooLarge', `Image too complex - not processed within ${this.seconds} s`);
   }
 }

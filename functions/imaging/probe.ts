@@ -1,5 +1,5 @@
 import sharp, { type Metadata, type SharpOptions } from 'sharp';
-import { UploadError } from '../core/errors';
+import { ServiceError } from '../core/errors';
 import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
 import { jpegScanCount } from './containers/jpeg';
 import { readBmpHeader } from './decode-foreign';
@@ -95,7 +95,7 @@ export async function probeOf(input: Uint8Array, limits: ProbeLimits): Promise<P
     });
   }
   if (format === 'jpeg' && jpegScanCount(input) > MAX_JPEG_SCANS) {
-    throw new UploadError('ImageTooLarge', `Image too complex - max ${MAX_JPEG_SCANS} JPEG scans`);
+    throw new ServiceError('ImageTooLarge', `Image too complex - max ${MAX_JPEG_SCANS} JPEG scans`);
   }
   const meta: Metadata = await sharp(input, { limitInputPixels: false }).metadata();
   if (format === 'heic') {
@@ -130,12 +130,12 @@ function checked(limits: ProbeLimits, probe: Probe): Probe {
   // first (99 frames of 100x10000 came to a gigapixel, 21 s past a 10 s limit that libvips did not hold)
   const enlarged = Math.max(1, limits.thumbSize / Math.min(probe.width, probe.height)) ** 2;
   if (framePixels > maxPixels || framePixels * probe.frames * (probe.frames > 1 ? enlarged : 1) > maxPixels) {
-    throw new UploadError('ImageTooLarge', `Image too large - max ${megapixels(maxPixels)} megapixels`);
+    throw new ServiceError('ImageTooLarge', `Image too large - max ${megapixels(maxPixels)} megapixels`);
   }
   if (probe.format === 'heic' && framePixels > maxHeicPixels) {
-    throw new UploadError('ImageTooLarge', `HEIC image too large - max ${megapixels(maxHeicPixels)} megapixels`);
+    throw new ServiceError('ImageTooLarge', `HEIC image too large - max ${megapixels(maxHeicPixels)} megapixels`);
   }
-  if (probe.frames > maxFrames) throw new UploadError('ImageTooLarge', `Image too large - max ${maxFrames} frames`);
+  if (probe.frames > maxFrames) throw new ServiceError('ImageTooLarge', `Image too large - max ${maxFrames} frames`);
   checkSides(probe.width, probe.height);
   return probe;
 }
@@ -143,7 +143,7 @@ function checked(limits: ProbeLimits, probe: Probe): Probe {
 /** The size the original is stored at: as uploaded, or the `width` asked for (never wider). */
 export function targetSizeOf(probe: Probe, targetWidth: number | undefined): { width: number; height: number } {
   if (targetWidth === undefined) return { width: probe.width, height: probe.height };
-  if (targetWidth > probe.width) throw new UploadError('WidthTooLarge', 'Target width is greater than the original image width');
+  if (targetWidth > probe.width) throw new ServiceError('WidthTooLarge', 'Target width is greater than the original image width');
   const size = { width: targetWidth, height: Math.max(1, Math.round((probe.height * targetWidth) / probe.width)) };
   checkSides(size.width, size.height);
   return size;
@@ -160,7 +160,7 @@ export function keepsOrientation(probe: Probe): boolean {
 /** Refuses sides further apart than `MAX_SIDE_RATIO` (400, code 614). */
 export function checkSides(width: number, height: number): void {
   if (Math.max(width, height) > MAX_SIDE_RATIO * Math.min(width, height))
-    throw new UploadError('ImageTooThin', `Image too thin - sides at most ${MAX_SIDE_RATIO}:1`);
+    throw new ServiceError('ImageTooThin', `Image too thin - sides at most ${MAX_SIDE_RATIO}:1`);
 }
 
 /** Megapixels to three significant digits: 100, 24, 0.5. */
@@ -168,6 +168,6 @@ function megapixels(pixels: number): string {
   return String(Number((pixels / 1_000_000).toPrecision(3)));
 }
 
-export function unsupported(cause?: unknown): UploadError {
-  return new UploadError('UnsupportedFormat', 'Unavailable image format', { cause });
+export function unsupported(cause?: unknown): ServiceError {
+  return new ServiceError('UnsupportedFormat', 'Unavailable image format', { cause });
 }

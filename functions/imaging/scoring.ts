@@ -1,5 +1,5 @@
 import sharp, { type Sharp } from 'sharp';
-import { DependencyError, UploadError } from '../core/errors';
+import { DependencyError, ServiceError } from '../core/errors';
 import type { ProcessOptions } from '../core/ports';
 import { awaitedLater } from '../core/settle';
 import type { Budget } from './budget';
@@ -29,7 +29,7 @@ export function classify(
   return awaitedLater(
     scoring.catch((cause: unknown) => {
       if (cause instanceof ClassifierTimeout) throw budget.exceeded();
-      throw cause instanceof UploadError ? cause : new DependencyError('NSFW classifier', cause);
+      throw cause instanceof ServiceError ? cause : new DependencyError('NSFW classifier', cause);
     }),
   );
 }

@@ -1,5 +1,5 @@
 import sharp, { type Sharp } from 'sharp';
-import { UploadError } from '../core/errors';
+import { ServiceError } from '../core/errors';
 import { md5Hex } from '../core/hashes';
 import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../core/ports';
 import { settled } from '../core/settle';
@@ -79,7 +79,7 @@ export class SharpImageProcessor implements ImageProcessor {
         void settled(processed.nsfwScoring ?? Promise.resolve()).then(collectGarbageSoon);
       return processed;
     } catch (error) {
-      if (error instanceof UploadError) throw error;
+      if (error instanceof ServiceError) throw error;
       // libvips' timeout ("timeout: 6% complete")
       if (error instanceof Error && /^timeout\b/.test(error.message)) throw budget.exceeded();
       throw unsupported(error);

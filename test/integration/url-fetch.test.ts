@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { isPublicAddress, SafeUrlFetcher, type Resolver } from '../../functions/adapters/safe-url-fetcher';
-import { UploadError } from '../../functions/core/errors';
+import { ServiceError } from '../../functions/core/errors';
 import { makePng } from '../support/images';
 import { createTestService, jsonBody, urlencodedUpload } from '../support/test-service';
 
@@ -93,7 +93,7 @@ async function failure(fetcher: SafeUrlFetcher, url: string, maxBytes = 1_000_00
   try {
     await fetcher.fetch(url, maxBytes);
   } catch (error) {
-    if (error instanceof UploadError) return { kind: error.kind, message: error.message };
+    if (error instanceof ServiceError) return { kind: error.kind, message: error.message };
     throw error;
   }
   throw new Error(`${url} was fetched`);

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { decodeBase64Source } from '../../../functions/core/base64-source';
-import { UploadError } from '../../../functions/core/errors';
+import { ServiceError } from '../../../functions/core/errors';
 
 // V8 does not always optimise a regular expression; unoptimised, an anchored `[...]+$` keeps one backtrack entry per
 // character and overflowed on a 10 MB field in a CI run (a 500 instead of a 4xx). The module's expressions are compiled
@@ -24,7 +24,7 @@ describe('base64 sources', () => {
   });
 
   it.each(['', '====', 'abc$', 'a', 'YWJj=YWJj'])('refuses %j with code 120', (text) => {
-    expect(() => decodeBase64Source(text)).toThrow(new UploadError('InvalidBase64', 'Invalid base64 string'));
+    expect(() => decodeBase64Source(text)).toThrow(new ServiceError('InvalidBase64', 'Invalid base64 string'));
   });
 });
 
@@ -41,6 +41,6 @@ describe('base64 sources as long as a request allows', () => {
   it('decodes a 10 MB field and refuses one with a bad character at its end, without a RangeError', () => {
     const valid = 'A'.repeat(10_000_000);
     expect(decodeBase64Source(valid)).toHaveLength(7_500_000);
-    expect(() => decodeBase64Source(`${valid}$`)).toThrow(new UploadError('InvalidBase64', 'Invalid base64 string'));
+    expect(() => decodeBase64Source(`${valid}$`)).toThrow(new ServiceError('InvalidBase64', 'Invalid base64 string'));
   });
 });

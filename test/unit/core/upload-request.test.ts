@@ -1,4 +1,4 @@
-import { UploadError } from '../../../functions/core/errors';
+import { ServiceError } from '../../../functions/core/errors';
 import {
   cleanDescription,
   cleanTitle,
@@ -59,6 +59,6 @@ describe('request parameters', () => {
   });
 
   it.each(['P', 'PT', 'P1', '1h', 'P1.5D', 'tomorrow', '-600', 'P-1D'])('refuses expiration %j with code 620', (value) => {
-    expect(() => parseExpirationSeconds(value)).toThrow(new UploadError('InvalidExpiration', 'Invalid expiration'));
+    expect(() => parseExpirationSeconds(value)).toThrow(new ServiceError('InvalidExpiration', 'Invalid expiration'));
   });
 });

@@ -10,7 +10,7 @@ import {
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
 import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
-import { UploadError } from '../../../functions/core/errors';
+import { ServiceError } from '../../../functions/core/errors';
 import { NO_METRICS } from '../../../functions/core/metrics';
 import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../../../functions/core/ports';
 import type { UploadRequest } from '../../../functions/core/upload-request';
@@ -587,7 +587,7 @@ describe('UploadService, two-step uploads', () => {
   it('a staged file that is no image: refused, and its bytes removed', async () => {
     const context = setup();
     context.processor.storedExtension = () => {
-      throw Object.assign(new UploadError('UnsupportedFormat', 'Unavailable image format'));
+      throw Object.assign(new ServiceError('UnsupportedFormat', 'Unavailable image format'));
     };
     const junk = await twoStep(context, Buffer.from('not an image at all'));
     await expect(junk.upload()).rejects.toMatchObject({ kind: 'UnsupportedFormat' });

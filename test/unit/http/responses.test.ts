@@ -1,4 +1,4 @@
-import { DependencyError, UploadError, type UploadErrorKind } from '../../../functions/core/errors';
+import { DependencyError, ServiceError, type ServiceErrorKind } from '../../../functions/core/errors';
 import type { Logger } from '../../../functions/core/ports';
 import { ERROR_STATUS, errorResponse } from '../../../functions/http/responses';
 
@@ -13,10 +13,10 @@ function recordingLogger(): Logger & { lines: Array<{ level: string; message: st
 }
 
 describe('errorResponse', () => {
-  it.each(Object.entries(ERROR_STATUS) as Array<[UploadErrorKind, { status: number; code: number }]>)(
+  it.each(Object.entries(ERROR_STATUS) as Array<[ServiceErrorKind, { status: number; code: number }]>)(
     'maps %s to its status and code in the envelope',
     (kind, { status, code }) => {
-      const response = errorResponse(new UploadError(kind, 'a message'), 'json', recordingLogger());
+      const response = errorResponse(new ServiceError(kind, 'a message'), 'json', recordingLogger());
       expect(response.statusCode).toBe(status);
       expect(JSON.parse(response.body)).toMatchObject({ status_code: status, error: { message: 'a message', code } });
     },
@@ -49,7 +49,11 @@ describe('errorResponse', () => {
   });
 
   it('sends Retry-After when the error carries one', () => {
-    const response = errorResponse(new UploadError('Flooding', 'slow down', { retryAfterSeconds: 42 }), 'txt', recordingLogger());
+    const response = errorResponse(
+      new ServiceError('Flooding', 'slow down', { retryAfterSeconds: 42 }),
+      'txt',
+      recordingLogger(),
+    );
     expect(response.headers?.['Retry-After']).toBe('42');
     expect(response.headers?.['Content-Type']).toBe('text/plain; charset=utf-8');
     expect(response.body).toBe('slow down');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { UploadError } from '../../../functions/core/errors';
+import { ServiceError } from '../../../functions/core/errors';
 import { pdqHash } from '../../../functions/core/pdq';
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
@@ -23,12 +23,12 @@ jest.mock('../../../functions/core/pdq', () => {
  */
 const SETTINGS: ImagingSettings = SERVICE_IMAGING;
 
-async function refusal(processor: SharpImageProcessor, input: Uint8Array): Promise<UploadError> {
+async function refusal(processor: SharpImageProcessor, input: Uint8Array): Promise<ServiceError> {
   const error: unknown = await processor.process(input, { targetWidth: undefined }).then(
     () => undefined,
     (caught: unknown) => caught,
   );
-  if (!(error instanceof UploadError)) throw new Error(`not refused with an UploadError: ${String(error)}`);
+  if (!(error instanceof ServiceError)) throw new Error(`not refused with an ServiceError: ${String(error)}`);
   return error;
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { UploadError } from '../../../functions/core/errors';
+import { ServiceError } from '../../../functions/core/errors';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import { MalformedImageError } from '../../../functions/imaging/malformed';
 import { stripMetadata, type StrippableFormat } from '../../../functions/imaging/strip-metadata';
@@ -77,7 +77,7 @@ async function outcome(bytes: Buffer): Promise<string> {
     expect(result.thumb.width).toBe(16);
     return 'stored';
   } catch (error) {
-    if (error instanceof UploadError && (error.kind === 'UnsupportedFormat' || error.kind === 'ImageTooLarge')) {
+    if (error instanceof ServiceError && (error.kind === 'UnsupportedFormat' || error.kind === 'ImageTooLarge')) {
       // A refusal must come from the input, not from a bug: our parsers fail with MalformedImageError, libvips with
       // its own messages; a TypeError or RangeError means some code read past what it checked.
       const cause: unknown = error.cause;

@@ -220,7 +220,7 @@ describe('the NSFW classifier in the imaging', () => {
     };
     const processed = await new SharpImageProcessor(SETTINGS, failing).process(await makePng(40, 30), { targetWidth: undefined });
     await expect(processed.nsfwScoring).rejects.toMatchObject({ kind: 'DependencyFailed' });
-    // a failure of its own (not an UploadError) is one too
+    // a failure of its own (not an ServiceError) is one too
     const throwing: PictureClassifier = { score: () => Promise.reject(new Error('injected')) };
     const again = await new SharpImageProcessor(SETTINGS, throwing).process(await makePng(40, 30), { targetWidth: undefined });
     await expect(again.nsfwScoring).rejects.toMatchObject({ kind: 'DependencyFailed' });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { UploadError } from '../../../functions/core/errors';
+import { ServiceError } from '../../../functions/core/errors';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import { readExif } from '../../../functions/imaging/read-exif';
 import {
@@ -28,9 +28,9 @@ async function expectRefused(input: Buffer, kind: string, message: string): Prom
     () => undefined,
     (caught: unknown) => caught,
   );
-  expect(error).toBeInstanceOf(UploadError);
-  expect((error as UploadError).kind).toBe(kind);
-  expect((error as UploadError).message).toBe(message);
+  expect(error).toBeInstanceOf(ServiceError);
+  expect((error as ServiceError).kind).toBe(kind);
+  expect((error as ServiceError).message).toBe(message);
 }
 
 describe('SharpImageProcessor', () => {
