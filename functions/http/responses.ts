@@ -87,9 +87,9 @@ export function pageSecurityHeaders(publicUrl: string, more: PageSources = {}): 
   };
 }
 
-/** An HTML page with the pages' security headers. */
-export function pageResponse(status: number, html: string, publicUrl: string): APIGatewayProxyResult {
-  return respond(status, HTML_TYPE, html, pageSecurityHeaders(publicUrl));
+/** An HTML page with the pages' security headers (and what this page's CSP allows beyond them). */
+export function pageResponse(status: number, html: string, publicUrl: string, more: PageSources = {}): APIGatewayProxyResult {
+  return respond(status, HTML_TYPE, html, pageSecurityHeaders(publicUrl, more));
 }
 
 /** The HTML answer of a page request that failed (a store failed): the status of the error, its message. */

@@ -4,7 +4,7 @@ import { cspHash } from './csp';
 import { maxBodyBytes } from './edge-contract';
 import { UPLOAD_ICONS, UPLOAD_PAGE_SCRIPT, UPLOAD_WORKER_SCRIPT } from './generated/browser-assets';
 import { htmlPage } from './pages';
-import { pageSecurityHeaders, respond } from './responses';
+import { pageResponse, respond } from './responses';
 
 /**
  * The upload page (`/upload`, `docs/pages.md`): a form the page's script (`functions/browser/upload-page.ts`) drives,
@@ -40,7 +40,16 @@ const THEME_COLOR = '#0a58ca';
 
 const iconPath = (size: number): string => `${UPLOAD_PAGE.iconPrefix}${size}.png`;
 
+/** The page's script's CSP source, and the page itself: both the same for every request, made once. */
+const UPLOAD_SCRIPT_SOURCE = cspHash(UPLOAD_PAGE_SCRIPT);
+let madePage: string | undefined;
+
 export function uploadPage(): string {
+  madePage ??= makeUploadPage();
+  return madePage;
+}
+
+function makeUploadPage(): string {
   const expirations = EXPIRATIONS.map(([value, label]) => `<option value="${value}">${label}</option>`).join('');
   return htmlPage({
     title: 'Upload pictures',
@@ -89,13 +98,12 @@ export function uploadPage(): string {
  */
 export function uploadPageResponse(publicUrl: string, stagingOrigin: string | undefined): APIGatewayProxyResult {
   const origin = new URL(publicUrl).origin;
-  const headers = pageSecurityHeaders(publicUrl, {
-    script: cspHash(UPLOAD_PAGE_SCRIPT),
+  return pageResponse(200, uploadPage(), publicUrl, {
+    script: UPLOAD_SCRIPT_SOURCE,
     connect: ["'self'", ...(stagingOrigin && stagingOrigin !== origin ? [stagingOrigin] : [])].join(' '),
     worker: `${origin}${UPLOAD_PAGE.worker}`,
     manifest: "'self'",
   });
-  return respond(200, 'text/html; charset=utf-8', uploadPage(), headers);
 }
 
 /** The web app manifest: installable, opened at the upload page, and a share target for pictures. */
