@@ -20,11 +20,42 @@ export interface ApiFirewallProps {
 /** The window of WAF's rate-based rule, in seconds. */
 const RATE_WINDOW_SECONDS = 300;
 
-const visibilityOf = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
+export const visibilityOf = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
   cloudWatchMetricsEnabled: true,
   metricName,
   sampledRequestsEnabled: false,
 });
+
+/** The body a rate rule answers with, in the contract's envelope: a web ACL's `customResponseBodies` entry. */
+export const TOO_MANY_REQUESTS_BODY: Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> = {
+  tooManyRequests: { contentType: 'APPLICATION_JSON', content: envelopeJson(429, 130, 'Too many requests, try again later') },
+};
+
+/**
+ * A rule that answers 429 (`Retry-After: 300`, the envelope of TOO_MANY_REQUESTS_BODY) to a viewer past `limit`
+ * requests in any 5 minutes, the viewer told apart by `key`; the first rule of its web ACL.
+ */
+export function ratePerViewerRule(
+  limit: number,
+  visibilityConfig: wafv2.CfnWebACL.VisibilityConfigProperty,
+  key: Omit<wafv2.CfnWebACL.RateBasedStatementProperty, 'limit' | 'evaluationWindowSec'>,
+): wafv2.CfnWebACL.RuleProperty {
+  return {
+    name: 'RatePerViewer',
+    priority: 0,
+    action: {
+      block: {
+        customResponse: {
+          responseCode: 429,
+          customResponseBodyKey: 'tooManyRequests',
+          responseHeaders: [{ name: 'retry-after', value: String(RATE_WINDOW_SECONDS) }],
+        },
+      },
+    },
+    statement: { rateBasedStatement: { limit, evaluationWindowSec: RATE_WINDOW_SECONDS, ...key } },
+    visibilityConfig,
+  };
+}
 
 /**
  * A regional WAF web ACL on the API's stage: only requests that carry the distribution's origin secret reach the
@@ -54,31 +85,15 @@ export class ApiFirewall extends Construct {
     const rules: wafv2.CfnWebACL.RuleProperty[] = [];
     const visibility = (name: string) => visibilityOf(`${props.metricPrefix}-${name}`);
     if (props.ratePerFiveMinutes > 0) {
-      rules.push({
-        name: 'RatePerViewer',
-        priority: 0,
-        action: {
-          block: {
-            customResponse: {
-              responseCode: 429,
-              customResponseBodyKey: 'tooManyRequests',
-              responseHeaders: [{ name: 'retry-after', value: String(RATE_WINDOW_SECONDS) }],
-            },
-          },
-        },
-        statement: {
-          rateBasedStatement: {
-            limit: props.ratePerFiveMinutes,
-            evaluationWindowSec: RATE_WINDOW_SECONDS,
-            // the viewer's IP as the distribution's viewer-request function wrote it; counted only for requests that
-            // came through the distribution (the others are refused anyway)
-            aggregateKeyType: 'FORWARDED_IP',
-            forwardedIpConfig: { headerName: VIEWER_ADDRESS_HEADER, fallbackBehavior: 'NO_MATCH' },
-            scopeDownStatement: fromDistribution,
-          },
-        },
-        visibilityConfig: visibility('RatePerViewer'),
-      });
+      rules.push(
+        ratePerViewerRule(props.ratePerFiveMinutes, visibility('RatePerViewer'), {
+          // the viewer's IP as the distribution's viewer-request function wrote it; counted only for requests that
+          // came through the distribution (the others are refused anyway)
+          aggregateKeyType: 'FORWARDED_IP',
+          forwardedIpConfig: { headerName: VIEWER_ADDRESS_HEADER, fallbackBehavior: 'NO_MATCH' },
+          scopeDownStatement: fromDistribution,
+        }),
+      );
     }
     rules.push({
       name: 'FromTheDistribution',
@@ -97,10 +112,7 @@ export class ApiFirewall extends Construct {
       defaultAction: { block: { customResponse: { responseCode: 403, customResponseBodyKey: 'forbidden' } } },
       customResponseBodies: {
         forbidden: { contentType: 'APPLICATION_JSON', content: envelopeJson(403, 403, 'Forbidden') },
-        tooManyRequests: {
-          contentType: 'APPLICATION_JSON',
-          content: envelopeJson(429, 130, 'Too many requests, try again later'),
-        },
+        ...TOO_MANY_REQUESTS_BODY,
       },
       rules,
       visibilityConfig: visibility('ApiFirewall'),

@@ -3,11 +3,14 @@ import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import { CloudFrontTarget } from 'aws-cdk-lib/aws-route53-targets';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { SettingsParameters } from '../functions/adapters/parameter-names';
 import { IMAGES_PREFIX } from '../functions/core/links';
 import { ORIGIN_VERIFY_HEADER, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
+import type { EdgeGuardStack } from './edge-guard-stack';
 import type { ImageUploadStack } from './image-upload-stack';
 import { acknowledge } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
@@ -32,7 +35,14 @@ export class Edge {
   constructor(
     stack: ImageUploadStack,
     settings: DeploymentSettings,
-    sources: { api: apigateway.RestApi; bucket: s3.IBucket; originSecret: string; names: SettingsParameters },
+    sources: {
+      api: apigateway.RestApi;
+      bucket: s3.IBucket;
+      originSecret: string;
+      names: SettingsParameters;
+      /** The certificate and web ACL made in us-east-1, when asked for. */
+      guard?: Pick<EdgeGuardStack, 'certificate' | 'webAclArn'>;
+    },
   ) {
     // CloudFront's names are the account's, whatever the region: each made of the stack's name and region
     const cloudFrontName = (what: string): string => `${settings.stackName}-${stack.region}-${what}`;
@@ -55,9 +65,11 @@ export class Edge {
       responseHeadersPolicy: securityHeaders,
       viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
     };
-    const certificate = settings.certificateArn
-      ? acm.Certificate.fromCertificateArn(stack, 'Certificate', settings.certificateArn)
-      : undefined;
+    const { domain } = settings;
+    const certificate = domain?.certificateArn
+      ? acm.Certificate.fromCertificateArn(stack, 'Certificate', domain.certificateArn)
+      : sources.guard?.certificate;
+    if (domain && !certificate) throw new Error(`no certificate for ${domain.name}`);
     this.distribution = new cloudfront.Distribution(stack, 'Distribution', {
       comment: 'Image upload service',
       defaultBehavior: toApi,
@@ -77,23 +89,19 @@ export class Edge {
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       priceClass: PRICE_CLASSES[settings.priceClass],
-      ...(settings.domainName && certificate
+      ...(domain && certificate
         ? {
-            domainNames: [settings.domainName],
+            domainNames: [domain.name],
             certificate,
             minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
           }
         : {}),
+      ...(sources.guard?.webAclArn === undefined ? {} : { webAclId: sources.guard.webAclArn }),
     });
-    const accessControl = this.distribution.node
-      .findAll()
-      .find(
-        (construct): construct is cloudfront.CfnOriginAccessControl => construct instanceof cloudfront.CfnOriginAccessControl,
-      );
-    if (!accessControl) throw new Error("the images' origin has no origin access control");
-    accessControl.addPropertyOverride('OriginAccessControlConfig.Name', cloudFrontName('images'));
-    this.acknowledgeFindings(settings.domainName !== undefined);
-    this.baseUrl = `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
+    if (domain?.hostedZoneId !== undefined) this.pointDomainHere(stack, domain.name, domain.hostedZoneId);
+    this.nameAccessControl(cloudFrontName('images'));
+    this.acknowledgeFindings(domain !== undefined, sources.guard?.webAclArn !== undefined);
+    this.baseUrl = `https://${domain?.name ?? this.distribution.distributionDomainName}`;
     // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
     new ssm.StringParameter(stack, 'PublicUrl', { parameterName: sources.names.publicUrl, stringValue: this.baseUrl });
     new ssm.StringParameter(stack, 'DistributionIdParameter', {
@@ -102,13 +110,38 @@ export class Edge {
     });
   }
 
-  private acknowledgeFindings(ownDomain: boolean): void {
+  /** Names the images' origin access control (CDK's name for it is the construct path's, the same in every copy). */
+  private nameAccessControl(name: string): void {
+    const accessControl = this.distribution.node
+      .findAll()
+      .find(
+        (construct): construct is cloudfront.CfnOriginAccessControl => construct instanceof cloudfront.CfnOriginAccessControl,
+      );
+    if (!accessControl) throw new Error("the images' origin has no origin access control");
+    accessControl.addPropertyOverride('OriginAccessControlConfig.Name', name);
+  }
+
+  /** The domain's IPv4 and IPv6 alias records in its hosted zone, to the distribution (alias queries cost nothing). */
+  private pointDomainHere(stack: ImageUploadStack, domainName: string, hostedZoneId: string): void {
+    const aliasTarget = {
+      dnsName: this.distribution.distributionDomainName,
+      hostedZoneId: CloudFrontTarget.getHostedZoneId(stack),
+    };
+    for (const [id, type] of [
+      ['DomainRecord', 'A'],
+      ['DomainRecordIpv6', 'AAAA'],
+    ] as const)
+      new route53.CfnRecordSet(stack, id, { hostedZoneId, name: `${domainName}.`, type, aliasTarget });
+  }
+
+  private acknowledgeFindings(ownDomain: boolean, edgeFirewall: boolean): void {
     Annotations.of(this.distribution).acknowledgeWarning(
       '@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk',
       'The bucket origin serves only /images/* (never the default behavior or the root), and no query string reaches it, so no request can list the bucket.',
     );
     acknowledge(this.distribution, 'CFR1', "An image host serves everyone; geo restriction is the operator's choice.");
-    acknowledge(this.distribution, 'CFR2', 'WAF is optional (cost); see APIG3.');
+    if (!edgeFirewall)
+      acknowledge(this.distribution, 'CFR2', 'The edge firewall is optional (cost): -c edgeFirewall=true (docs/deployment.md).');
     acknowledge(
       this.distribution,
       'CFR3',
@@ -118,7 +151,7 @@ export class Edge {
       acknowledge(
         this.distribution,
         'CFR4',
-        "The default *.cloudfront.net certificate allows TLS 1.0 by CloudFront's rule; set domainName and certificateArn to enforce TLS 1.2.",
+        "The default *.cloudfront.net certificate allows TLS 1.0 by CloudFront's rule; a custom domain (-c domainName) enforces TLS 1.2.",
       );
   }
 }

@@ -9,6 +9,7 @@ import type { Construct } from 'constructs';
 import { parameterNames, type SettingsParameters } from '../functions/adapters/parameter-names';
 import { SETTINGS } from '../functions/config';
 import { Edge } from './edge';
+import type { EdgeGuardStack } from './edge-guard-stack';
 import { Gateway } from './gateway';
 import { Monitoring } from './monitoring';
 import { API_TIMEOUT, ServiceFunctions } from './service-functions';
@@ -32,8 +33,9 @@ export class ImageUploadStack extends Stack {
   readonly api: apigateway.RestApi;
   readonly monitoring: Monitoring;
 
-  constructor(scope: Construct, id: string, props: StackProps = {}) {
-    super(scope, id, props);
+  constructor(scope: Construct, id: string, props: StackProps & { edgeGuard?: EdgeGuardStack } = {}) {
+    const { edgeGuard, ...stackProps } = props;
+    super(scope, id, stackProps);
     const settings = readDeploymentSettings(this.node);
     const names = parameterNames(settings.parameterPrefix);
     const storage = new Storage(this, settings);
@@ -43,7 +45,13 @@ export class ImageUploadStack extends Stack {
     functions.grantStores(names);
     const gateway = new Gateway(this, settings, functions.api, setup.originSecrets);
     const bucket = storage.bucket as s3.IBucket;
-    const edge = new Edge(this, settings, { api: gateway.api, bucket, originSecret: setup.originSecrets.current, names });
+    const edge = new Edge(this, settings, {
+      api: gateway.api,
+      bucket,
+      originSecret: setup.originSecrets.current,
+      names,
+      ...(edgeGuard ? { guard: edgeGuard } : {}),
+    });
     setup.settleAfter(edge.distribution, functions.api, ...(gateway.firewall ? [gateway.firewall] : []));
     setup.openToUploadPage(bucket, edge.baseUrl);
     functions.grantPurgeAndSchedule(edge.distribution);

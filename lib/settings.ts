@@ -14,8 +14,11 @@ export const DEPLOYMENT_CONTEXT = {
     'a new value (any text, e.g. the date) rotates the secret CloudFront sends to the API, without downtime ([deployment.md](deployment.md#rotating-the-origin-secret)); the same value again, or none, rotates nothing',
   keepDeletedDays:
     'days a deleted or expired file is kept as a noncurrent version of the bucket, restorable (default 30; a takedown keeps nothing)',
-  domainName: 'a custom domain, with `certificateArn` (an ACM certificate in us-east-1)',
-  certificateArn: 'the certificate of `domainName`',
+  domainName:
+    'a custom domain, with `hostedZoneId` (the stack makes its certificate and DNS records) or `certificateArn` ([deployment.md](deployment.md#a-custom-domain))',
+  hostedZoneId:
+    'the Route 53 hosted zone of `domainName`: a DNS-validated certificate in us-east-1 (a stack of its own there, unless `certificateArn` is given) and alias records to the distribution',
+  certificateArn: 'an ACM certificate of `domainName` in us-east-1, of your own (instead of the one `hostedZoneId` makes)',
   memorySize: 'function memory, MB (default 1769: one vCPU)',
   accountConcurrency:
     "your account's Lambda concurrency quota (default 10, a new account's); the API may run it less one (the sweep's)",
@@ -28,6 +31,9 @@ export const DEPLOYMENT_CONTEXT = {
     '`retain` (default) keeps bucket and table on destroy (not re-attached by a redeploy: `docs/deployment.md`); `destroy` removes them',
   firewall: '`true` (default): the WAF web ACL on the API; `false`: none',
   firewallRateLimit: 'requests per viewer IP in any 5 minutes (default 3000; `0`: no rate rule)',
+  edgeFirewall:
+    "`true`: a WAF web ACL in front of the distribution (CloudFront scope, in a stack of its own in us-east-1): a rate per viewer IP on every path, images included, and AWS's IP reputation list; default `false` ([deployment.md](deployment.md#the-edge-firewall): about $7 a month)",
+  edgeFirewallRateLimit: 'requests per viewer IP in any 5 minutes the edge firewall lets through, images included (default 1000)',
   priceClass:
     "the distribution's edge locations: `All` (default: every location, the fastest everywhere), `200` (not South America or Australia), `100` (North America and Europe only: the cheapest egress; [deployment.md](deployment.md#what-it-costs))",
   alarmEmail: 'an address the alarms are e-mailed to (it must confirm the subscription)',
@@ -84,8 +90,10 @@ export interface DeploymentSettings {
   apiConcurrency: number;
   throttleRateLimit: number;
   throttleBurstLimit: number;
-  domainName: string | undefined;
-  certificateArn: string | undefined;
+  /** A custom domain, and how its certificate and DNS come: made by the stack in a hosted zone, or given. */
+  domain: CustomDomain | undefined;
+  /** Requests per viewer IP in any 5 minutes of a WAF web ACL on the distribution; undefined: no such web ACL. */
+  edgeFirewallRateLimit: number | undefined;
   /** `destroy` removes the bucket and table with the stack; `retain` (default) keeps them. */
   removal: 'retain' | 'destroy';
   /** A WAF web ACL on the API's stage (default on): only requests through the distribution, a rate per viewer IP. */
@@ -103,6 +111,22 @@ export interface DeploymentSettings {
    * region, shared by every REST API there); false: the account already has one, which the stack leaves alone.
    */
   gatewayAccountRole: boolean;
+}
+
+/**
+ * A custom domain: with `hostedZoneId` the stack makes its alias records in that zone, and its certificate (in
+ * us-east-1) unless `certificateArn` names one of the operator's.
+ */
+export interface CustomDomain {
+  name: string;
+  hostedZoneId: string | undefined;
+  certificateArn: string | undefined;
+}
+
+/** Whether the settings need resources in us-east-1, CloudFront's region: a certificate made, or the edge firewall. */
+export function needsUsEast1(settings: Pick<DeploymentSettings, 'domain' | 'edgeFirewallRateLimit'>): boolean {
+  const makesCertificate = settings.domain !== undefined && settings.domain.certificateArn === undefined;
+  return makesCertificate || settings.edgeFirewallRateLimit !== undefined;
 }
 
 /** The account concurrency Lambda keeps unreserved: a function may reserve at most the quota less this. */
@@ -192,6 +216,43 @@ function concurrencySettings(read: ReturnType<typeof contextReader>) {
   };
 }
 
+/**
+ * The custom domain from context, checked: a name ACM can certify (at most 64 characters), and a hosted zone or a
+ * certificate of the operator's to serve it with (a hosted zone alone makes the certificate).
+ */
+function customDomain(read: ReturnType<typeof contextReader>): CustomDomain | undefined {
+  const name = read.matching(
+    'domainName',
+    /^(?=.{4,64}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+    'a lower-case host name of at most 64 characters (what ACM certifies), e.g. img.example.com',
+  );
+  const hostedZoneId = read.matching(
+    'hostedZoneId',
+    /^Z[A-Z0-9]{1,31}$/,
+    'a Route 53 hosted zone id, e.g. Z0123456789ABCDEFGHIJ',
+  );
+  const certificateArn = read.matching(
+    'certificateArn',
+    /^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate\/[\w-]+$/,
+    'the ARN of an ACM certificate in us-east-1 (CloudFront takes no other region)',
+  );
+  if (name === undefined) {
+    if (hostedZoneId !== undefined || certificateArn !== undefined)
+      throw new Error('context hostedZoneId and certificateArn need domainName');
+    return undefined;
+  }
+  if (hostedZoneId === undefined && certificateArn === undefined)
+    throw new Error('context domainName needs hostedZoneId (the stack makes the certificate) or certificateArn');
+  return { name, hostedZoneId, certificateArn };
+}
+
+/** The edge firewall's rate from context, or undefined when it is off (a rate without it is a mistake). */
+function edgeFirewallOf(read: ReturnType<typeof contextReader>): number | undefined {
+  if (read.flag('edgeFirewall', false)) return read.number('edgeFirewallRateLimit', 1000, 10, 2_000_000_000);
+  if (read.text('edgeFirewallRateLimit') !== undefined) throw new Error('context edgeFirewallRateLimit needs edgeFirewall=true');
+  return undefined;
+}
+
 /** The price class a context value names; a mistake fails the synth. */
 function priceClassOf(text: string | undefined): DeploymentSettings['priceClass'] {
   const value = text ?? 'All';
@@ -209,9 +270,6 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   const stackName = readStackName(node);
   const removal = read.text('removalPolicy') ?? 'retain';
   if (removal !== 'retain' && removal !== 'destroy') throw new Error('context removalPolicy must be retain or destroy');
-  const domainName = read.text('domainName');
-  const certificateArn = read.text('certificateArn');
-  if (Boolean(domainName) !== Boolean(certificateArn)) throw new Error('context domainName and certificateArn go together');
   const firewallRateLimit = read.number('firewallRateLimit', 3000, 0, 2_000_000_000);
   if (firewallRateLimit > 0 && firewallRateLimit < 10)
     throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
@@ -222,11 +280,11 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     memorySizeMb: read.number('memorySize', 1769, 512, 10240),
     keepDeletedDays: read.number('keepDeletedDays', 30, 1, 365),
     ...concurrencySettings(read),
-    domainName,
-    certificateArn,
+    domain: customDomain(read),
     removal,
     firewall: read.flag('firewall', true),
     firewallRateLimit,
+    edgeFirewallRateLimit: edgeFirewallOf(read),
     priceClass: priceClassOf(read.text('priceClass')),
     alarmEmail: read.matching('alarmEmail', /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address'),
     alarmTopicArn: read.matching(
