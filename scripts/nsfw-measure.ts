@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const config = loadConfig({ BUCKET_NAME: 'b', TABLE_NAME: 't', ...process.env });
   const processor = new SharpImageProcessor(imagingSettings(config), await loadNsfwClassifier());
   const score = async (bytes: Buffer): Promise<number> =>
-    (await (await processor.process(bytes, { targetWidth: undefined })).nsfwScoring) ?? NaN;
+    (await (await processor.process(bytes, { targetWidth: undefined })).nsfwScoring)?.score ?? NaN;
   const files = readdirSync(folder).filter((name) => ['.jpg', '.jpeg', '.png', '.webp'].includes(extname(name).toLowerCase()));
   const rows: Array<{ name: string; photo: number; edits: number[] }> = [];
   for (const name of files) {

@@ -58,12 +58,7 @@ export interface Services {
 }
 
 /** Everything the API needs, built once per cold start; a missing or bad setting fails here, loudly. */
-export async function buildServices(
-  env: Env,
-  logger: Logger,
-  metrics: Metrics,
-  options: BuildOptions = {},
-): Promise<Services> {
+export async function buildServices(env: Env, logger: Logger, metrics: Metrics, options: BuildOptions = {}): Promise<Services> {
   const random = options.random ?? cryptoRandom;
   const config = loadConfig(env);
   const { db, settings, images, objects, duplicates, staged, ledger, moderation, pictureBlocks, stats, reports } = buildStores(

@@ -4,7 +4,7 @@
  * contract suite per port runs against both (`test/contract`). The shapes they pass are in `records.ts`.
  */
 import type {
-  ProcessedImage,
+  ImagingRun,
   ProcessOptions,
   StoredObject,
   StagedUsage,
@@ -33,7 +33,8 @@ export interface ImageProcessor {
    * claimed while it is decoded; throws 415 for bytes that are no accepted format.
    */
   storedExtension(input: Uint8Array): string;
-  process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage>;
+  /** Starts the imaging of one upload: every promise of the run is marked as handled (it may go unread). */
+  start(input: Uint8Array, options: ProcessOptions): ImagingRun;
 }
 
 export interface ObjectStore {
@@ -233,20 +234,22 @@ export interface Logger {
  * all or none, exactly under concurrency.
  */
 export interface CounterStore {
-  /**
-   * Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. `onRoom`
-   * is called once the counters were read and had room, before the write that takes the slot (which another upload of
-   * the same client may still win).
-   */
-  take(
-    subject: CounterSubject,
-    windows: readonly CountWindow[],
-    onRoom?: () => void,
-  ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
+  /** Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. */
+  take(subject: CounterSubject, windows: readonly CountWindow[]): CounterTake;
   /** Takes one off every window that still is the one taken from (a window over since is left alone). */
   giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void>;
   /** Adds `amount` to every window, whatever its limit: work done already, counted after it (a window over is begun anew). */
   add(subject: CounterSubject, windows: readonly CountWindow[], amount: number): Promise<void>;
+}
+
+/** A take of the counters in its two phases: the read of the counters, then the write that takes the slot. */
+export interface CounterTake {
+  /**
+   * True once the counters were read and every window had room, before the write that takes the slot (which another
+   * take of the same subject may still win); false when a window was full.
+   */
+  read: Promise<boolean>;
+  outcome: Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
 }
 
 export interface DailyStats {

@@ -26,8 +26,6 @@ export interface EncodedImage {
 
 export interface ProcessedImage {
   original: EncodedImage;
-  /** md5 of the stored original's bytes. */
-  originalMd5: string;
   thumb: EncodedImage;
   medium: EncodedImage;
   exif: Record<string, unknown> | null;
@@ -36,9 +34,36 @@ export interface ProcessedImage {
   perceptual?: Perceptual | undefined;
   /**
    * The NSFW classifier's score, 0 to 1 (`docs/moderation.md`), which may come after the renditions (the upload puts
-   * them meanwhile); absent when the policy is `off`. Marked as handled: an upload that ends first leaves it unread.
+   * them meanwhile), with the time its runs took; absent when the policy is `off`. Marked as handled: an upload that
+   * ends first leaves it unread.
    */
-  nsfwScoring?: Promise<number> | undefined;
+  nsfwScoring?: Promise<NsfwScore> | undefined;
+}
+
+export interface NsfwScore {
+  /** 0 to 1: the highest of the runs' (an animation's frames are scored apart). */
+  score: number;
+  /** How long the classifier's own runs took, together (ms). */
+  runMs: number;
+}
+
+/** The stored original of an upload, as soon as its bytes are final (before the renditions are made). */
+export interface StoredOriginal {
+  image: EncodedImage;
+  /** The very bytes uploaded (nothing removed or converted): their md5 is the one the upload computed. */
+  asSent: boolean;
+}
+
+/** What the imaging of one upload will produce, each part as soon as it is known (`ImageProcessor.start`). */
+export interface ImagingRun {
+  /**
+   * Settles once the decode is handed to libvips, or with the run's failure when it fails before (the probe refused
+   * the input): the caller's own work on this thread waits for it, rather than the decode for that work
+   * (`docs/performance.md`, "The handler's own CPU").
+   */
+  decoding: Promise<void>;
+  original: Promise<StoredOriginal>;
+  processed: Promise<ProcessedImage>;
 }
 
 /** A picture's PDQ hashes (`core/pdq.ts`), made from the pixels the renditions are made from. */
@@ -57,20 +82,6 @@ export interface Perceptual {
 export interface ProcessOptions {
   /** Downscale the stored original to this width (keeps the ratio). */
   targetWidth: number | undefined;
-  /** Called with the stored original as soon as its bytes are final, before the renditions are made. */
-  onOriginal?: (original: EncodedImage, md5: string) => void;
-  /**
-   * Called once the decode is handed to libvips: the caller's own work on this thread (the md5 of the bytes, the
-   * claims) waits for it, rather than the decode for that work (`docs/performance.md`).
-   */
-  onDecoding?: () => void;
-  /**
-   * The input's md5, computed at most once and shared with the caller (the duplicate fingerprint): the stored
-   * original's md5 when the original is the input itself (nothing to remove), instead of hashing the same bytes again.
-   */
-  inputMd5?: () => string;
-  /** Told how long the NSFW classifier's own work took (ms), when there is a classifier and its run succeeds. */
-  onClassified?: (runMs: number) => void;
 }
 
 export interface StoredObject {

@@ -1,40 +1,37 @@
-import { deleteTokens } from './delete-tokens';
 import { ApiKeyCheck } from './api-key';
+import { deleteTokens } from './delete-tokens';
 import { DuplicateGuard, type DuplicatePolicy } from './duplicate-guard';
-import type { IdScheme } from './id-codec';
 import type { FloodGuard } from './flood';
-import { md5Hex } from './hashes';
-import type { IdCodecs } from './id-codec';
+import { md5HexInTurns } from './hashes';
+import type { IdCodecs, IdScheme } from './id-codec';
 import { toImageObject, type ImageObject } from './image-object';
 import { METRIC, type Metrics } from './metrics';
+import type { UploadGate } from './moderation';
 import { NameClaimer } from './name-claimer';
 import type { NamingMode } from './naming';
 import type {
   Clock,
   DuplicateIndex,
-  EncodedImage,
   ImageProcessor,
   ImageRecord,
   ImageRecords,
   ImageRemovals,
-  NameClaims,
+  ImagingRun,
   Logger,
+  NameClaims,
   ObjectStore,
   ProcessedImage,
-  ProcessOptions,
   RandomSource,
   SettingsStore,
 } from './ports';
-import type { UploadRequest } from './upload-request';
+import { awaitedLater, settled } from './settle';
 import type { StagedUploads, UploadUrl, UploadUrlRequest } from './staged-uploads';
-import type { UploadGate } from './moderation';
-import { awaitedLater, deferred, settled } from './settle';
+import { UploadAttempt, type DuplicateAnswer, type UploadAttemptDeps } from './upload-attempt';
+import { newRecord } from './upload-record';
+import type { UploadRequest } from './upload-request';
 import { readUploadOptions, readUploadSource, type SourceBytes, type UploadOptions } from './upload-source';
 import type { UploadTicket } from './upload-tokens';
-import { UploadWrites, type UploadWritesDeps } from './upload-writes';
-import { newRecord, UploadClaims } from './upload-claims';
 import { UrlSources, type UrlSourcesDeps } from './url-sources';
-
 
 /** The operator's rules that shape an upload. */
 export interface UploadRules {
@@ -52,7 +49,6 @@ export interface UploadRules {
   idScheme: IdScheme;
 }
 
-
 export interface UploadServiceDeps extends Pick<
   UrlSourcesDeps,
   'fetcher' | 'fetchFailures' | 'urlFetches' | 'urlMegabytes' | 'urlFetchesAtOnce'
@@ -62,7 +58,7 @@ export interface UploadServiceDeps extends Pick<
   images: ImageRecords & Pick<ImageRemovals, 'remove'> & NameClaims;
   objects: ObjectStore;
   processor: ImageProcessor;
-  flood: Pick<FloodGuard, 'reserve'>;
+  flood: Pick<FloodGuard, 'reserveSlot'>;
   duplicates: DuplicateIndex;
   /** The two-step upload's staging and tokens. */
   staged: StagedUploads;
@@ -78,28 +74,23 @@ export interface UploadServiceDeps extends Pick<
 /**
  * The upload operation (contract, sections 2 to 5, 11, 12), ordered so that an upload waits for as few store round
  * trips as it can. The key and the options are checked first (no store call: the key is cached). Then, while the
- * pixels decode: the flood slot (a URL source is fetched only once it is taken), the duplicate fingerprint and the
- * file name at once (the name's claim records the upload as pending, naming its three files), and the original's put
- * as soon as its bytes are known. Once the pixels are ready, only the renditions' puts and the image's record are left,
- * written at once: one round trip.
+ * pixels decode: the flood slot (a URL source is fetched only once it is taken), the claims, and the original's put as
+ * soon as its bytes are known. Once the pixels are ready, only the renditions' puts and the image's record are left,
+ * written at once: one round trip. What is written when, and how a failure is given back: `UploadAttempt`.
  */
 export class UploadService {
   private readonly keys: ApiKeyCheck;
-  private readonly claims: UploadClaims;
-  private readonly writesDeps: UploadWritesDeps;
   private readonly urlSources: UrlSources;
+  private readonly attemptDeps: UploadAttemptDeps;
 
   constructor(private readonly deps: UploadServiceDeps) {
     this.urlSources = new UrlSources({ ...deps, maxBytes: deps.rules.maxUrlUploadBytes });
-    const duplicateGuard = new DuplicateGuard({ ...deps, policy: deps.rules.duplicates });
     this.keys = new ApiKeyCheck(deps.settings);
-    this.claims = new UploadClaims({
+    this.attemptDeps = {
       ...deps,
-      duplicateGuard,
+      duplicateGuard: new DuplicateGuard({ ...deps, policy: deps.rules.duplicates }),
       names: new NameClaimer(deps.images, deps.random, deps.rules.naming),
-      show: (record, idEncoded, deleteToken) => this.imageObject(record, idEncoded, deleteToken),
-    });
-    this.writesDeps = { ...deps, duplicateGuard };
+    };
   }
 
   /** Runs one upload from the raw request to the Image object of the response: the order of its steps. */
@@ -109,18 +100,17 @@ export class UploadService {
     const given = readUploadSource(request.source, this.deps.rules.maxUploadBytes);
     // a two-step upload's token is checked before anything is taken
     const ticket = 'token' in given ? await this.deps.staged.check(given.token, key) : undefined;
-    const writes = new UploadWrites(this.writesDeps);
+    const attempt = new UploadAttempt(this.attemptDeps, request.clientIp, this.deps.clock.nowMs());
     let failure: unknown;
     try {
       // a banned client's staged bytes go with the refusal (below), as any refused upload's
       await this.deps.gate.admit(request.clientIp);
-      const nowMs = this.deps.clock.nowMs();
-      const room = writes.reserveSlot(this.deps.flood, request.clientIp, nowMs);
-      const source = await this.sourceOf(given, ticket, request.clientIp, writes);
-      return await this.store(source, options, { clientIp: request.clientIp, nowMs, room }, writes);
+      attempt.takeSlot();
+      const source = await this.sourceOf(given, ticket, request.clientIp, attempt);
+      return await this.store(source, options, attempt);
     } catch (error) {
       failure = error;
-      await writes.undo();
+      await attempt.undo();
       throw error;
     } finally {
       if (ticket) await this.deps.staged.finish(ticket, failure);
@@ -132,106 +122,82 @@ export class UploadService {
     given: SourceBytes | { url: string } | { token: string },
     ticket: UploadTicket | undefined,
     clientIp: string,
-    writes: UploadWrites,
+    attempt: UploadAttempt,
   ): Promise<SourceBytes> {
-    if ('url' in given) return writes.reserved.then(() => this.urlSources.fetch(given.url, clientIp));
-    if (ticket) return writes.reserved.then(() => this.deps.staged.take(ticket));
+    if ('url' in given) return attempt.reserved.then(() => this.urlSources.fetch(given.url, clientIp));
+    if (ticket) return attempt.reserved.then(() => this.deps.staged.take(ticket));
     return given as SourceBytes;
   }
 
   /**
-   * The decode, and meanwhile the duplicate fingerprint and the name claimed and the original put; once the pixels
-   * are ready, the renditions and the record written at once; the answer.
+   * The decode, and meanwhile the md5s, the claims and the original's put; once the pixels are ready, the checks of
+   * the picture, the renditions and the record written at once; the answer.
    */
-  private async store(
-    source: SourceBytes,
-    options: UploadOptions,
-    upload: { clientIp: string; nowMs: number; room: Promise<void> },
-    writes: UploadWrites,
-  ): Promise<ImageObject> {
+  private async store(source: SourceBytes, options: UploadOptions, attempt: UploadAttempt): Promise<ImageObject> {
     const extension = this.deps.processor.storedExtension(source.bytes);
-    // the md5 of the bytes as uploaded (the duplicate fingerprint), hashed once: also the stored original's when
-    // nothing is removed from them
-    let md5: string | undefined;
-    const sourceMd5 = (): string => (md5 ??= md5Hex(source.bytes));
-    const imaging = this.startImaging(source, options, sourceMd5);
-    // the md5 and the claims below run on this thread once the decode is under way, not before it
-    // (`docs/performance.md`, "The handler's own CPU")
-    await imaging.decoding;
-    // bytes the operator took down with --block may not come back, as sent or as stored: one read, during the decode
-    const bytesAllowed = awaitedLater(imaging.storedMd5.then((stored) => this.deps.gate.checkBytes([sourceMd5(), stored])));
+    const imaging = this.startImaging(source.bytes, options);
     try {
-      const claims = await this.claims.claim({ ...upload, md5: sourceMd5(), extension }, source, options, writes);
-      if ('answer' in claims) return await this.answeredAsDuplicate(claims.answer, imaging.processing);
-      writes.putOriginal(claims.keys.original, imaging.original, imaging.storedMd5, upload.room);
-      const processed = await imaging.processing;
+      // the md5s and the claims run on this thread once the decode is under way, not before it
+      // (`docs/performance.md`, "The handler's own CPU")
+      await imaging.decoding;
+      const sourceMd5 = await md5HexInTurns(source.bytes);
+      const original = awaitedLater(
+        imaging.original.then(async ({ image, asSent }) => ({
+          image,
+          md5: asSent ? sourceMd5 : await md5HexInTurns(image.bytes),
+        })),
+      );
+      // bytes the operator took down with --block may not come back, as sent or as stored: one read, during the decode
+      const bytesAllowed = awaitedLater(original.then(({ md5 }) => this.deps.gate.checkBytes([sourceMd5, md5])));
+      const claims = await attempt.claimAll({ md5: sourceMd5, extension, filename: source.filename }, options);
+      if ('duplicate' in claims) return await this.answeredAsDuplicate(claims.duplicate, imaging.processed);
+      attempt.putOriginal(claims.keys.original, original);
+      const processed = await imaging.processed;
       // nor its picture, however re-encoded (`docs/moderation.md`)
       await bytesAllowed;
       await this.deps.gate.checkPicture(processed);
-      await writes.reserved;
+      await attempt.reserved;
       // the renditions are put while the classifier scores the picture: its verdict is needed by the record only
-      writes.putRenditions(claims.keys, processed);
-      const nsfwScore = await processed.nsfwScoring;
-      const { flag } = this.deps.gate.checkContent(nsfwScore);
+      attempt.putRenditions(claims.keys, processed);
+      const nsfw = await processed.nsfwScoring;
+      if (nsfw) this.deps.metrics.add(METRIC.classifierTime, 'Milliseconds', nsfw.runMs);
+      const { flag } = this.deps.gate.checkContent(nsfw?.score);
       const token = deleteTokens.make(this.deps.random);
-      const claimed = writes.heldClaim !== undefined;
-      const marked = { ...options, nsfw: options.nsfw || flag };
-      const written = { tokenHash: token.hash, nowMs: upload.nowMs, claimed, nsfwScore };
-      const record = newRecord(claims, marked, processed, written);
-      await writes.write(record, (saving) => this.claims.save(saving, writes));
+      const record = newRecord(claims, { ...options, nsfw: options.nsfw || flag }, processed, {
+        originalMd5: (await original).md5,
+        tokenHash: token.hash,
+        nowMs: attempt.nowMs,
+        claimed: attempt.holdsFingerprint,
+        nsfwScore: nsfw?.score,
+      });
+      await attempt.write(record);
       this.countStored(processed);
       return this.imageObject(record, (await this.deps.codecs.codec()).encode(record.id), token.token);
     } catch (error) {
-      await settled(imaging.processing);
+      await settled(imaging.processed);
       throw error;
     }
   }
 
-  /** The decode, started at once; its stored original and md5 as soon as its bytes are final (before the renditions). */
-  private startImaging(
-    source: SourceBytes,
-    options: UploadOptions,
-    inputMd5: () => string,
-  ): {
-    processing: Promise<ProcessedImage>;
-    decoding: Promise<void>;
-    original: Promise<EncodedImage>;
-    storedMd5: Promise<string>;
-  } {
-    const original = deferred<EncodedImage>();
-    const storedMd5 = deferred<string>();
-    const decoding = deferred<void>();
-    const onOriginal = (image: EncodedImage, md5: string): void => {
-      original.resolve(image);
-      storedMd5.resolve(md5);
-    };
-    const processing = this.process(source, options, { onOriginal, onDecoding: () => decoding.resolve() }, inputMd5);
-    // A decode that fails leaves no original to put; one that fails before the decode is under way (the probe: no
-    // image, too large) is the upload's answer, with nothing claimed. Each promise takes the first outcome it is given.
-    processing.then(
-      () => decoding.resolve(),
-      (error: unknown) => {
-        original.reject(error);
-        storedMd5.reject(error);
-        decoding.reject(error);
-      },
+  /** The imaging, started at once and timed to its end (the `ImagingTime` metric). */
+  private startImaging(bytes: Uint8Array, options: UploadOptions): ImagingRun {
+    const startedMs = this.deps.clock.nowMs();
+    const imaging = this.deps.processor.start(bytes, { targetWidth: options.targetWidth });
+    imaging.processed.then(
+      () => this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs),
+      () => undefined,
     );
-    return {
-      processing,
-      decoding: decoding.promise,
-      original: awaitedLater(original.promise),
-      storedMd5: awaitedLater(storedMd5.promise),
-    };
+    return imaging;
   }
 
   /**
    * Nothing is stored, and the decode already started is let finish unused; the flood slot is kept, as for any upload
    * answered (`docs/rules.md`: otherwise a client could have the service fetch and decode without limit).
    */
-  private async answeredAsDuplicate(answer: ImageObject, processing: Promise<ProcessedImage>): Promise<ImageObject> {
+  private async answeredAsDuplicate(answer: DuplicateAnswer, processing: Promise<ProcessedImage>): Promise<ImageObject> {
     await settled(processing);
     this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
-    return answer;
+    return this.imageObject(answer.record, answer.idEncoded, answer.deleteToken);
   }
 
   private countStored(processed: ProcessedImage): void {
@@ -245,27 +211,6 @@ export class UploadService {
     const key = await this.keys.check(request.key);
     await this.deps.gate.admit(request.clientIp);
     return this.deps.staged.createUrl(request, key);
-  }
-
-  /** The decode, timed; `onOriginal` gets the stored original as soon as its bytes are final. */
-  private async process(
-    source: SourceBytes,
-    options: UploadOptions,
-    calls: Required<Pick<ProcessOptions, 'onOriginal' | 'onDecoding'>>,
-    inputMd5: () => string,
-  ): Promise<ProcessedImage> {
-    const startedMs = this.deps.clock.nowMs();
-    const { onOriginal, onDecoding } = calls;
-    const processed = await this.deps.processor.process(source.bytes, {
-      targetWidth: options.targetWidth,
-      onOriginal,
-      onDecoding,
-      inputMd5,
-      onClassified: (runMs) => this.deps.metrics.add(METRIC.classifierTime, 'Milliseconds', runMs),
-    });
-    onOriginal(processed.original, processed.originalMd5);
-    this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
-    return processed;
   }
 
   private imageObject(record: ImageRecord, idEncoded: string, deleteToken: string): ImageObject {

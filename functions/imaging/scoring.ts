@@ -1,6 +1,6 @@
 import sharp, { type Sharp } from 'sharp';
 import { DependencyError, ServiceError } from '../core/errors';
-import type { ProcessOptions } from '../core/ports';
+import type { NsfwScore } from '../core/ports';
 import { awaitedLater } from '../core/settle';
 import type { Budget } from './budget';
 import { ClassifierTimeout, fitsClassifier, type PictureClassifier } from './nsfw-classifier';
@@ -17,9 +17,12 @@ export function classify(
   classifier: PictureClassifier | undefined,
   picture: RawImage | Sharp,
   budget: Budget,
-  onRun: ProcessOptions['onClassified'],
-): Promise<number> | undefined {
+): Promise<NsfwScore> | undefined {
   if (!classifier) return undefined;
+  let runMs = 0;
+  const onRun = (ms: number): void => {
+    runMs += ms;
+  };
   const asIs = 'info' in picture && picture.depth === 'uchar' && fitsClassifier(picture.info.width, picture.info.height);
   const scoring = asIs
     ? classifier.score({ data: picture.data, ...picture.info }, onRun, budget.leftMs())
@@ -27,10 +30,13 @@ export function classify(
         classifier.score(pixels, onRun, budget.leftMs()),
       );
   return awaitedLater(
-    scoring.catch((cause: unknown) => {
-      if (cause instanceof ClassifierTimeout) throw budget.exceeded();
-      throw cause instanceof ServiceError ? cause : new DependencyError('NSFW classifier', cause);
-    }),
+    scoring.then(
+      (score) => ({ score, runMs }),
+      (cause: unknown) => {
+        if (cause instanceof ClassifierTimeout) throw budget.exceeded();
+        throw cause instanceof ServiceError ? cause : new DependencyError('NSFW classifier', cause);
+      },
+    ),
   );
 }
 
@@ -43,11 +49,16 @@ export function classifyFrames(
   stored: Uint8Array,
   probe: Probe,
   budget: Budget,
-  onRun: ProcessOptions['onClassified'],
-): Promise<number> | undefined {
+): Promise<NsfwScore> | undefined {
   if (!classifier) return undefined;
   const scores = scoredFrames(probe.delays, probe.frames).map((page) =>
-    classify(classifier, sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }), budget, onRun),
+    classify(classifier, sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }), budget),
   );
-  return awaitedLater(Promise.all(scores.map((score) => score ?? Promise.resolve(0))).then((each) => Math.max(...each)));
+  const none: NsfwScore = { score: 0, runMs: 0 };
+  return awaitedLater(
+    Promise.all(scores.map((score) => score ?? Promise.resolve(none))).then((each) => ({
+      score: Math.max(...each.map(({ score }) => score)),
+      runMs: each.reduce((sum, { runMs }) => sum + runMs, 0),
+    })),
+  );
 }

@@ -1,13 +1,13 @@
 import sharp, { type Sharp } from 'sharp';
 import { ServiceError } from '../core/errors';
-import { md5Hex } from '../core/hashes';
-import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../core/ports';
+import type { EncodedImage, ImageProcessor, ImagingRun, ProcessedImage, ProcessOptions } from '../core/ports';
 import { settled } from '../core/settle';
 import { Budget } from './budget';
 import { completeBmpHeader } from './decode-foreign';
 import { encode } from './encode';
 import { DecodeTimeout, foreignDecoder } from './foreign-decoder';
 import { fitGifScreen } from './gif-screen';
+import { imagingRun, type Milestones } from './imaging-run';
 import type { PictureClassifier } from './nsfw-classifier';
 import { framesPerceptual, fromPixels, fromRaw, toRaw, workingPerceptual, type RawImage } from './pixel-copies';
 import {
@@ -64,16 +64,25 @@ export class SharpImageProcessor implements ImageProcessor {
     return storedExtensionOf(input);
   }
 
-  async process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
+  start(input: Uint8Array, options: ProcessOptions): ImagingRun {
+    return imagingRun((reached) => this.run(input, options, reached));
+  }
+
+  /** The whole imaging at once (tests and tools): `start(...).processed`. */
+  process(input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
+    return this.start(input, options).processed;
+  }
+
+  private async run(input: Uint8Array, options: ProcessOptions, reached: Milestones): Promise<ProcessedImage> {
     const budget = new Budget(this.settings.timeLimitSeconds);
     try {
       const probe = await probeOf(input, this.settings);
       const size = targetSizeOf(probe, options.targetWidth);
       let processed: ProcessedImage;
-      if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget, options);
+      if (probe.frames > 1) processed = await this.processAnimated(input, probe, size, budget, reached);
       else if (probe.format === probe.output && keepsOrientation(probe) && size.width === probe.width)
-        processed = await this.processKept(input, probe, budget, options);
-      else processed = await this.processConverted(input, probe, size, budget, options);
+        processed = await this.processKept(input, probe, budget, reached);
+      else processed = await this.processConverted(input, probe, size, budget, reached);
       budget.check();
       if (budget.decodedBytes > RELEASED_PIXEL_BYTES)
         void settled(processed.nsfwScoring ?? Promise.resolve()).then(collectGarbageSoon);
@@ -90,13 +99,13 @@ export class SharpImageProcessor implements ImageProcessor {
    * The stored original is the upload with its metadata removed. Its pixels are decoded once, at the size the
    * renditions need (JPEG and WebP shrink on load), while the md5s are computed on this thread.
    */
-  private async processKept(input: Uint8Array, probe: Probe, budget: Budget, options: ProcessOptions): Promise<ProcessedImage> {
+  private async processKept(input: Uint8Array, probe: Probe, budget: Budget, reached: Milestones): Promise<ProcessedImage> {
     const stored = this.storedBytes(input, probe);
     const workingWidth = this.workingWidth(probe.width, probe.height);
     // never enlarged: a GIF whose frames decode smaller than its header said (its screen) is not blown up to it
     const shrunk = sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width: workingWidth, withoutEnlargement: true });
     const decoding = toRaw(shrunk, probe, 'uchar', budget);
-    options.onDecoding?.();
+    reached.decoding();
     const original: EncodedImage = {
       bytes: stored,
       width: probe.width,
@@ -105,11 +114,11 @@ export class SharpImageProcessor implements ImageProcessor {
       bits: probe.sixteenBit ? 16 : 8,
       channels: probe.channels,
     };
-    const originalMd5 = storedMd5(stored, input, options);
-    options.onOriginal?.(original, originalMd5);
+    // every step that changes the bytes (metadata removal, a GIF's screen) works on a copy: the same object means the same bytes
+    reached.original({ image: original, asSent: stored === input });
     const working = await decoding;
-    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget, options);
-    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
+    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget);
+    return { original, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
   }
 
   /**
@@ -130,10 +139,10 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     size: { width: number; height: number },
     budget: Budget,
-    options: ProcessOptions,
+    reached: Milestones,
   ): Promise<ProcessedImage> {
     const decodingWhole = this.decodeWhole(input, probe, size, budget);
-    options.onDecoding?.();
+    reached.decoding();
     const whole = await decodingWhole;
     budget.check();
     const encodingOriginal = encode(fromRaw(whole), probe, 'original', budget, this.settings.keepMetadata);
@@ -143,10 +152,9 @@ export class SharpImageProcessor implements ImageProcessor {
         ? whole
         : await toRaw(fromRaw(whole).resize({ width: workingWidth }), probe, 'uchar', budget);
     const original = await encodingOriginal;
-    const originalMd5 = md5Hex(original.bytes);
-    options.onOriginal?.(original, originalMd5);
-    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget, options);
-    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
+    reached.original({ image: original, asSent: false });
+    const { thumb, medium, perceptual, nsfwScoring } = await this.fromWorking(working, original, probe, budget);
+    return { original, thumb, medium, exif: readExif(probe.exif), animated: false, perceptual, nsfwScoring };
   }
 
   /**
@@ -160,9 +168,8 @@ export class SharpImageProcessor implements ImageProcessor {
     original: EncodedImage,
     probe: Probe,
     budget: Budget,
-    options: ProcessOptions,
   ): Promise<Pick<ProcessedImage, 'thumb' | 'medium' | 'perceptual' | 'nsfwScoring'>> {
-    const nsfwScoring = classify(this.classifier, working, budget, options.onClassified);
+    const nsfwScoring = classify(this.classifier, working, budget);
     const rendering = this.renditions(working, original, probe, budget);
     const perceptual = this.settings.withoutPerceptual ? undefined : await workingPerceptual(working, budget);
     const { thumb, medium } = await rendering;
@@ -235,12 +242,12 @@ export class SharpImageProcessor implements ImageProcessor {
     probe: Probe,
     size: { width: number; height: number },
     budget: Budget,
-    options: ProcessOptions,
+    reached: Milestones,
   ): Promise<ProcessedImage> {
     let stored = this.storedBytes(input, probe);
     const animated = (): Sharp => sharp(stored, { ...DECODE_OPTIONS, animated: true });
     // several pipelines, each of every frame: the caller's work goes alongside them all
-    options.onDecoding?.();
+    reached.decoding();
     let original: EncodedImage;
     if (size.width !== probe.width) {
       original = await encode(animated().resize({ width: size.width }), probe, 'original', budget, this.settings.keepMetadata);
@@ -255,11 +262,10 @@ export class SharpImageProcessor implements ImageProcessor {
         channels: probe.channels,
       };
     }
-    const originalMd5 = storedMd5(stored, input, options);
-    options.onOriginal?.(original, originalMd5);
+    reached.original({ image: original, asSent: stored === input });
     const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, size.width);
-    const nsfwScoring = classifyFrames(this.classifier, stored, probe, budget, options.onClassified);
+    const nsfwScoring = classifyFrames(this.classifier, stored, probe, budget);
     const [thumb, medium, perceptual] = await Promise.all([
       encode(
         animated().resize(side, side, { fit: 'cover', position: 'centre' }),
@@ -273,14 +279,6 @@ export class SharpImageProcessor implements ImageProcessor {
         : encode(animated().resize({ width: mediumWidth }), probe, 'rendition', budget, this.settings.keepMetadata),
       this.settings.withoutPerceptual ? undefined : framesPerceptual(stored, probe, budget),
     ]);
-    return { original, originalMd5, thumb, medium, exif: readExif(probe.exif), animated: true, nsfwScoring, perceptual };
+    return { original, thumb, medium, exif: readExif(probe.exif), animated: true, nsfwScoring, perceptual };
   }
-}
-
-/**
- * The stored original's md5: the input's, shared with the caller, when the original is the input itself. The same
- * object means the same bytes: every step that changes them (metadata removal, a GIF's screen) works on a copy.
- */
-function storedMd5(stored: Uint8Array, input: Uint8Array, options: ProcessOptions): string {
-  return stored === input && options.inputMd5 ? options.inputMd5() : md5Hex(stored);
 }

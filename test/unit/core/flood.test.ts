@@ -1,3 +1,4 @@
+import { deferred } from '../../../functions/core/settle';
 import {
   FETCH_FAILURE_RULE,
   FloodGuard,
@@ -87,5 +88,32 @@ describe('FloodGuard', () => {
       kind: 'FetchFailuresExceeded',
       message: 'Too many URL sources that could not be fetched - max 1 per hour',
     });
+  });
+
+  it('takes a slot in two phases: room once the counters were read, then the slot; a full window fails both', async () => {
+    const store = new InMemoryCounterStore();
+    const written = deferred<void>();
+    store.beforeWrite = () => written.promise;
+    const guard = new FloodGuard(store, async () => ({ minute: 1, hour: 0, day: 0, week: 0, month: 0 }));
+    const taking = guard.reserveSlot('203.0.113.1', now);
+    // room is known while the slot's write still waits
+    await taking.room;
+    expect(store.count('uploads', '203.0.113.1', 'minute')).toBe(0);
+    written.resolve();
+    await taking.reservation;
+    expect(store.count('uploads', '203.0.113.1', 'minute')).toBe(1);
+    store.beforeWrite = undefined;
+    const refused = guard.reserveSlot('203.0.113.1', now);
+    await expect(refused.room).rejects.toMatchObject({ kind: 'Flooding' });
+    await expect(refused.reservation).rejects.toMatchObject({ kind: 'Flooding' });
+  });
+
+  it('gives room at once, and a slot, when every window is off', async () => {
+    const store = new InMemoryCounterStore();
+    const guard = new FloodGuard(store, async () => ({ minute: 0, hour: 0, day: 0, week: 0, month: 0 }));
+    const taking = guard.reserveSlot('203.0.113.1', now);
+    await expect(taking.room).resolves.toBeUndefined();
+    await (await taking.reservation).release();
+    expect(store.counts.size).toBe(0);
   });
 });

@@ -11,11 +11,18 @@ import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/stage
 import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
 import { ServiceError } from '../../../functions/core/errors';
-import { NO_METRICS } from '../../../functions/core/metrics';
-import type { EncodedImage, ImageProcessor, ProcessedImage, ProcessOptions } from '../../../functions/core/ports';
+import { METRIC, type Metrics } from '../../../functions/core/metrics';
+import type {
+  EncodedImage,
+  ImageProcessor,
+  ImagingRun,
+  NsfwScore,
+  ProcessedImage,
+  StoredOriginal,
+} from '../../../functions/core/ports';
 import type { UploadRequest } from '../../../functions/core/upload-request';
 import { UploadService, type UploadRules } from '../../../functions/core/upload-service';
-import { deferred } from '../../../functions/core/settle';
+import { awaitedLater, deferred } from '../../../functions/core/settle';
 import {
   CallLog,
   FakeClock,
@@ -31,11 +38,15 @@ import {
 } from '../../support/in-memory';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
+const md5 = (bytes: Uint8Array): string => createHash('md5').update(bytes).digest('hex');
+const CLIENT = '203.0.113.5';
 /** All an upload that failed leaves: its name claim, settled (names are never given out again). */
 const GIVEN_BACK = { records: 0, files: 0, claims: 1, pendingClaims: 0, duplicateClaims: 0, slots: 0 };
+/** What an upload stored leaves: its record, three files, its claims (the name's pending for the sweep), its slot. */
+const STORED = { records: 1, files: 3, claims: 1, pendingClaims: 1, duplicateClaims: 1, slots: 1 };
 
-const encoded = (width: number): EncodedImage => ({
-  bytes: Buffer.alloc(width),
+const encoded = (width: number, bytes: Uint8Array = Buffer.alloc(width, width)): EncodedImage => ({
+  bytes,
   width,
   height: width,
   mime: 'image/png',
@@ -44,14 +55,31 @@ const encoded = (width: number): EncodedImage => ({
   channels: 3,
 });
 
-/** A processor whose decode ends when the test says so, logging that moment. */
-class ControlledProcessor implements ImageProcessor {
-  private finish: (() => void) | undefined;
+/** Waits until a condition holds, turning the event loop; fails after a second (the behaviour did not happen). */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 1000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The imaging as the service sees it (`ImageProcessor.start`): by default the decode is under way at once and the
+ * run ends at once, the original being the bytes as sent. A test holds a phase back, or makes it fail, by what it sets.
+ */
+class StubProcessor implements ImageProcessor {
+  /** When the decode is under way (default: at once). */
+  decoding: Promise<void> = Promise.resolve();
+  /** When the run ends, after the decode (default: at once). */
+  ending: Promise<void> = Promise.resolve();
+  /** Stored as something other than the bytes sent (metadata removed, converted): these bytes then. */
+  storedAs: Uint8Array | undefined;
+  /** The run's failure, after the decode is under way. */
   failing: Error | undefined;
-  /** The score a classifier gives the picture (a stub's: the NSFW policy's input), when it comes; none by default. */
-  nsfwScoring: Promise<number> | undefined;
-  /** The options of the last decode. */
-  options: ProcessOptions | undefined;
+  /** The classifier's verdict, when there is one: none by default. */
+  nsfwScoring: Promise<NsfwScore> | undefined;
+  readonly inputs: Uint8Array[] = [];
 
   constructor(private readonly log: CallLog) {}
 
@@ -59,48 +87,75 @@ class ControlledProcessor implements ImageProcessor {
     return 'png';
   }
 
-  process(_input: Uint8Array, options: ProcessOptions): Promise<ProcessedImage> {
-    this.log.record('processor.process');
-    this.options = options;
-    // its decode is under way at once
-    options.onDecoding?.();
-    return new Promise((resolve, reject) => {
-      this.finish = () => {
-        this.log.record('-- imaging done --');
-        if (this.failing) reject(this.failing);
-        else
-          resolve({
-            original: encoded(40),
-            originalMd5: 'm'.repeat(32),
-            thumb: encoded(10),
-            medium: encoded(20),
-            exif: null,
-            animated: false,
-            nsfwScoring: this.nsfwScoring,
-          });
+  start(input: Uint8Array): ImagingRun {
+    this.log.record('processor.start');
+    this.inputs.push(input);
+    const original: Promise<StoredOriginal> = this.decoding.then(() => {
+      this.log.record('-- decoding --');
+      if (this.failing) throw this.failing;
+      return { image: encoded(40, this.storedAs ?? input), asSent: this.storedAs === undefined };
+    });
+    const processed = original.then(async ({ image }): Promise<ProcessedImage> => {
+      await this.ending;
+      this.log.record('-- imaging done --');
+      return {
+        original: image,
+        thumb: encoded(10),
+        medium: encoded(20),
+        exif: null,
+        animated: false,
+        nsfwScoring: this.nsfwScoring,
       };
     });
-  }
-
-  /** Ends the decode once every store call that can go alongside it is done. */
-  async endWhenIdle(): Promise<void> {
-    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
-    this.finish?.();
+    return {
+      decoding: awaitedLater(this.decoding),
+      original: awaitedLater(original),
+      processed: awaitedLater(processed),
+    };
   }
 }
 
-function setup(
-  rules: Partial<UploadRules> = {},
-  floodLimits = '{"minute":50,"hour":0,"day":0,"week":0,"month":0}',
-  nsfw: NsfwRule = NSFW_OFF,
-) {
+/** Faults the stores meet, set in the builder: each as a store call that fails, or whose answer is lost. */
+interface Faults {
+  /** Puts of keys containing this fail (after storing the file when `putAnswerLost`). */
+  putFails?: string;
+  putAnswerLost?: boolean;
+  existFails?: boolean;
+  saveAnswerLost?: boolean;
+  removeFails?: boolean;
+}
+
+/** The one builder of the service under test, over in-memory stores that speak the ports' contracts. */
+function serviceUnderTest(given: { rules?: Partial<UploadRules>; floodLimits?: string; nsfw?: NsfwRule; faults?: Faults } = {}) {
+  const floodLimits = given.floodLimits ?? '{"minute":50,"hour":0,"day":0,"week":0,"month":0}';
+  const faults = given.faults ?? {};
   const log = new CallLog();
   const clock = new FakeClock();
-  const images = new InMemoryImageRepository(log);
+  const images = new (class extends InMemoryImageRepository {
+    override async saveActive(record: Parameters<InMemoryImageRepository['saveActive']>[0]): Promise<boolean> {
+      const saved = await super.saveActive(record);
+      if (faults.saveAnswerLost) throw new Error('injected: the answer of the record was lost');
+      return saved;
+    }
+    override async remove(id: number): Promise<boolean> {
+      if (faults.removeFails) throw new Error('injected: the table is down');
+      return super.remove(id);
+    }
+  })(log);
+  const objects = new (class extends InMemoryObjectStore {
+    override async put(object: Parameters<InMemoryObjectStore['put']>[0]): Promise<void> {
+      if (faults.putFails === undefined || !object.key.includes(faults.putFails)) return super.put(object);
+      if (faults.putAnswerLost) await super.put(object);
+      throw new Error(`injected: the put of ${object.key} failed`);
+    }
+    override async exist(keys: readonly string[]): Promise<boolean> {
+      if (faults.existFails) throw new Error('injected: the object store is down');
+      return super.exist(keys);
+    }
+  })(log);
   const duplicates = new InMemoryDuplicateIndex(log);
-  const objects = new InMemoryObjectStore(log);
   const counters = new InMemoryCounterStore();
-  const processor = new ControlledProcessor(log);
+  const processor = new StubProcessor(log);
   const settings = new InMemorySettings({ apiKey: 'k', floodLimits });
   const draws: number[] = [];
   let hex = 0;
@@ -110,9 +165,11 @@ function setup(
   };
   const staged = new InMemoryStagedStore();
   const moderation = new InMemoryModeration();
-  const ledger = new InMemoryTokenLedger();
+  const measured: Array<{ name: string; value: number }> = [];
+  const metrics: Metrics = { add: (name, _unit, value) => measured.push({ name, value }), flush: () => undefined };
   const limits = async () =>
     JSON.parse(floodLimits) as { minute: number; hour: number; day: number; week: number; month: number };
+  const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
   const service = new UploadService({
     rules: {
       publicUrl: 'https://img.example',
@@ -123,7 +180,7 @@ function setup(
       forcedExpirationSeconds: undefined,
       duplicates: 'return-existing',
       idScheme: 'random',
-      ...rules,
+      ...given.rules,
     },
     settings,
     images,
@@ -136,25 +193,25 @@ function setup(
     urlMegabytes: new FloodGuard(counters, limits, URL_MEGABYTE_RULE),
     urlFetchesAtOnce: new FloodGuard(counters, limits, URL_FETCHES_AT_ONCE_RULE),
     duplicates,
-    gate: new UploadGate(moderation, moderation, new InMemoryPictureBlocks(), clock, 0, nsfw),
+    gate: new UploadGate(moderation, moderation, new InMemoryPictureBlocks(), clock, 0, given.nsfw ?? NSFW_OFF),
     staged: new StagedUploads({
       settings,
       staged,
-      ledger,
+      ledger: new InMemoryTokenLedger(),
       issuance: new FloodGuard(counters, limits, UPLOAD_URL_RULE),
       random,
       clock,
-      logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      logger,
       maxStagedBytes: 5_000_000,
     }),
     codecs: new IdCodecs(() => settings.idSalt(), 999),
     clock,
     random,
-    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
-    metrics: NO_METRICS,
+    logger,
+    metrics,
   });
-  const upload = async (fields: Partial<UploadRequest> = {}) => {
-    const request: UploadRequest = {
+  const upload = (fields: Partial<UploadRequest> = {}) =>
+    service.upload({
       key: 'k',
       source: { kind: 'file', bytes: PNG, filename: 'cat.png', truncated: false },
       imgbb: false,
@@ -164,14 +221,13 @@ function setup(
       nsfw: undefined,
       expiration: undefined,
       width: undefined,
-      clientIp: '203.0.113.5',
+      clientIp: CLIENT,
       ...fields,
-    };
-    const answer = service.upload(request);
-    answer.catch(() => undefined); // looked at by the caller
-    await processor.endWhenIdle();
-    return answer;
-  };
+    });
+  /** Another picture's bytes (another duplicate fingerprint). */
+  const other = (n: number) => ({
+    source: { kind: 'file' as const, bytes: Buffer.concat([PNG, Buffer.from([n])]), filename: `c${n}.png`, truncated: false },
+  });
   /** What the stores keep of the uploads: records, files, name claims (and those still pending), duplicate claims, slots. */
   const kept = () => ({
     records: images.records.size,
@@ -179,20 +235,9 @@ function setup(
     claims: images.claims.size,
     pendingClaims: [...images.claims.values()].filter((claim) => claim.pending !== undefined).length,
     duplicateClaims: duplicates.entries.size,
-    slots: counters.count('uploads', '203.0.113.5', 'minute'),
+    slots: counters.count('uploads', CLIENT, 'minute'),
   });
-  /**
-   * Makes the put of every file whose key contains `marker` fail; `answerLost`: after storing the file (a timeout on
-   * the answer).
-   */
-  const failPutsOf = (marker: string, answerLost = false): void => {
-    const put = objects.put.bind(objects);
-    objects.put = async (object) => {
-      if (!object.key.includes(marker)) return put(object);
-      if (answerLost) await put(object);
-      throw new Error(`injected: the put of ${object.key} failed`);
-    };
-  };
+  const records = () => [...images.records.values()];
   return {
     log,
     images,
@@ -201,248 +246,214 @@ function setup(
     counters,
     processor,
     upload,
+    other,
     kept,
-    failPutsOf,
+    records,
     draws,
     service,
     staged,
-    ledger,
     clock,
     settings,
-    moderation,
+    measured,
   };
 }
 
-describe('UploadService', () => {
-  it('after the decode ends, waits only for the three files and the image record, written at once', async () => {
-    const { log, upload, images, objects } = setup();
-    // the puts end only once the record is written: an upload that waited for them before writing it never ends
+describe('UploadService: what an upload stores and answers', () => {
+  it('stores the record and the three files, answers the image, and leaves its name claim pending for the sweep', async () => {
+    const { upload, kept, records, images, duplicates } = serviceUnderTest();
+    const image = await upload();
+    expect(image.url).toMatch(/^https:\/\/img\.example\/images\/2026\/11\/23\/cat\.png$/);
+    expect(kept()).toEqual(STORED);
+    const [record] = records();
+    expect(record).toMatchObject({ status: 'active', sourceMd5: md5(PNG), original: { md5: md5(PNG) } });
+    expect(await images.findPending('images/2026/11/23/cat.png')).toMatchObject({ imageId: record?.id });
+    expect([...duplicates.entries.keys()]).toEqual([`${CLIENT} ${md5(PNG)} -`]);
+  });
+
+  it('keeps the md5 of the bytes sent as the fingerprint, and of the bytes stored as the original', async () => {
+    const { upload, processor, records, objects } = serviceUnderTest();
+    processor.storedAs = Buffer.from('the same picture, its metadata removed');
+    await upload();
+    const [record] = records();
+    expect(record?.sourceMd5).toBe(md5(PNG));
+    expect(record?.original.md5).toBe(md5(processor.storedAs));
+    // the put carries the stored bytes' md5, which S3 checks
+    expect(objects.objects.get(record?.original.key ?? '')?.md5).toBe(md5(processor.storedAs));
+  });
+
+  it('writes the record without waiting for the files: the renditions here are put only once it is written', async () => {
+    const { upload, images, objects, kept } = serviceUnderTest();
+    const recordWritten = deferred<void>();
+    const save = images.saveActive.bind(images);
+    images.saveActive = async (record) => {
+      const saved = await save(record);
+      recordWritten.resolve();
+      return saved;
+    };
     const put = objects.put.bind(objects);
-    const recordWritten = new Promise<void>((resolve) => {
-      const save = images.saveActive.bind(images);
-      images.saveActive = async (record) => {
-        const saved = await save(record);
-        resolve();
-        return saved;
-      };
-    });
     objects.put = async (object) => {
-      if (!object.key.endsWith('/cat.png')) await recordWritten;
+      if (!object.key.endsWith('/cat.png')) await recordWritten.promise;
       return put(object);
     };
-    const image = await upload();
-    expect(image.url).toMatch(/\/images\/2026\/11\/23\/cat\.png$/);
-    // the claims (the name's recording the upload as pending) went alongside the decode
-    expect(log.calls.slice(0, log.calls.indexOf('-- imaging done --'))).toEqual(
-      expect.arrayContaining(['duplicates.claim', 'images.claimName', 'processor.process']),
-    );
-    expect(log.after('-- imaging done --').sort()).toEqual(['images.saveActive', 'objects.put', 'objects.put', 'objects.put']);
-    expect([...images.records.values()].map((record) => record.status)).toEqual(['active']);
-    expect(objects.objects.size).toBe(3);
-    // the claim stays pending for the sweep to settle, off the upload's path
-    expect(await images.findPending('images/2026/11/23/cat.png')).toMatchObject({ imageId: [...images.records.keys()][0] });
-  });
-
-  it('hashes the bytes as uploaded once: the duplicate claim and the decode (for an original kept as sent) share it', async () => {
-    const { upload, processor, duplicates } = setup();
-    // the module object the service's code calls into (an `import * as` here would be a copy of it)
-    const crypto = jest.requireActual<typeof import('node:crypto')>('node:crypto');
-    const realCreateHash = crypto.createHash.bind(crypto);
-    // what each md5 made was fed: the upload's bytes, or a rendition's (whose md5 goes with its put)
-    const fed: Buffer[] = [];
-    const hashing = jest.spyOn(crypto, 'createHash').mockImplementation((algorithm, options) => {
-      const hash = realCreateHash(algorithm, options);
-      if (algorithm !== 'md5') return hash;
-      const update = hash.update.bind(hash);
-      return Object.assign(hash, {
-        update: (data: Buffer) => {
-          fed.push(Buffer.from(data));
-          return update(data);
-        },
-      });
-    });
-    try {
-      await upload();
-      const md5 = createHash('md5').update(PNG).digest('hex');
-      expect(processor.options?.inputMd5?.()).toBe(md5);
-      expect([...duplicates.entries.keys()]).toEqual([`203.0.113.5 ${md5} -`]);
-      // the upload's bytes twice: the test's own md5 above, and the upload's one
-      expect(fed.filter((data) => data.equals(PNG))).toHaveLength(2);
-    } finally {
-      hashing.mockRestore();
-    }
-  });
-
-  it('writes nothing but the claims when the flood limit is reached, and gives the duplicate claim back', async () => {
-    const { upload, images, duplicates, objects } = setup({}, '{"minute":1,"hour":0,"day":0,"week":0,"month":0}');
+    // an upload that waited for the puts before writing the record would never end
     await upload();
-    const refused = upload({
-      source: { kind: 'file', bytes: Buffer.concat([PNG, Buffer.from([1])]), filename: 'b.png', truncated: false },
-    });
-    await expect(refused).rejects.toMatchObject({ kind: 'Flooding' });
-    expect(images.records.size).toBe(1);
-    expect(objects.objects.size).toBe(3);
-    expect(duplicates.entries.size).toBe(1);
+    expect(kept()).toEqual(STORED);
   });
 
-  it('puts the original once the counters show room, and removes it when the slot goes to another upload', async () => {
-    const { upload, objects, counters, clock, kept } = setup({}, '{"minute":1,"hour":0,"day":0,"week":0,"month":0}');
-    let putBeforeSlot = 0;
-    counters.beforeWrite = async () => {
-      counters.beforeWrite = undefined;
-      // the decode ends and the original is put while the slot is not yet written...
-      for (let tick = 0; tick < 200 && objects.objects.size === 0; tick += 1)
-        await new Promise((resolve) => setImmediate(resolve));
-      putBeforeSlot = objects.objects.size;
-      // ...and another upload of the same client takes the last slot first
-      const minute = { window: 'minute' as const, limit: 1, ...windowBounds('minute', clock.nowMs()) };
-      expect(await counters.take({ rule: 'uploads', client: '203.0.113.5' }, [minute])).toEqual({ taken: true });
-    };
-    await expect(upload()).rejects.toMatchObject({ kind: 'Flooding' });
-    expect(putBeforeSlot).toBeGreaterThan(0);
-    expect(kept()).toEqual({ ...GIVEN_BACK, slots: 1 }); // the other upload's slot
+  it('claims the name and the fingerprint, and puts the original, while the pixels are still being made', async () => {
+    const { upload, processor, kept, objects } = serviceUnderTest();
+    const end = deferred<void>();
+    processor.ending = end.promise;
+    const answer = upload();
+    // an upload that claimed or put only after the imaging would never get here
+    await until(() => kept().claims === 1 && kept().duplicateClaims === 1 && objects.objects.size === 1, 'claims and put');
+    expect(kept().records).toBe(0);
+    end.resolve();
+    await answer;
+    expect(kept()).toEqual(STORED);
   });
 
-  it('answers a duplicate with the stored image and a delete link of its own, leaving no file and no pending claim, counted as an upload', async () => {
-    const { upload, counters, images, objects } = setup();
+  it('claims nothing before the decode is under way', async () => {
+    const { upload, processor, log } = serviceUnderTest();
+    processor.decoding = new Promise((resolve) => setTimeout(resolve, 20));
+    await upload();
+    expect(log.calls.slice(0, log.calls.indexOf('-- decoding --'))).toEqual(['processor.start']);
+  });
+
+  it('records how long the imaging and the classifier took', async () => {
+    const { upload, processor, measured } = serviceUnderTest({ nsfw: { policy: 'flag', threshold: 0.6 } });
+    processor.nsfwScoring = Promise.resolve({ score: 0.1, runMs: 37 });
+    await upload();
+    expect(measured.filter(({ name }) => name === METRIC.classifierTime)).toEqual([{ name: METRIC.classifierTime, value: 37 }]);
+    expect(measured.filter(({ name }) => name === METRIC.imagingTime)).toHaveLength(1);
+  });
+});
+
+describe('UploadService: duplicates and ids', () => {
+  it('answers a duplicate with the stored image and a delete link of its own, storing nothing, its slot kept', async () => {
+    const { upload, kept, images, records } = serviceUnderTest();
     const first = await upload();
     const second = await upload();
     expect(second.id_encoded).toBe(first.id_encoded);
     expect(second.delete_url).not.toBe(first.delete_url);
-    expect(images.records.size).toBe(1);
-    expect(objects.objects.size).toBe(3);
-    // the name claimed alongside the duplicate check is settled at once (and stays taken)
+    // the second name claim is settled at once (and stays taken); the first stays pending for the sweep
+    expect(kept()).toEqual({ ...STORED, claims: 2, slots: 2 });
     const pending = [...images.claims.values()].filter((claim) => claim.pending !== undefined);
-    expect(pending.map((claim) => claim.imageId)).toEqual([[...images.records.keys()][0]]);
-    expect(images.claims.size).toBe(2);
-    // the duplicate keeps its flood slot: otherwise a client could have the service decode without limit
-    expect(counters.count('uploads', '203.0.113.5', 'minute')).toBe(2);
+    expect(pending.map((claim) => claim.imageId)).toEqual([records()[0]?.id]);
+  });
+
+  it('marks a duplicate sensitive when it says so, never the reverse', async () => {
+    const { upload, records } = serviceUnderTest();
+    await upload();
+    expect((await upload({ nsfw: '1' })).nsfw).toBe('1');
+    expect((await upload({ nsfw: '0' })).nsfw).toBe('1');
+    expect(records()).toHaveLength(1);
+    expect(records()[0]?.nsfw).toBe(true);
   });
 
   it('draws another id when the one drawn is taken, and points its duplicate claim at it', async () => {
-    const { upload, draws, duplicates } = setup();
+    const { upload, other, draws, duplicates } = serviceUnderTest();
     draws.push(42);
     await upload();
     draws.push(42, 43);
-    const second = await upload({
-      source: { kind: 'file', bytes: Buffer.concat([PNG, Buffer.from([2])]), filename: 'c.png', truncated: false },
-    });
-    expect(second.id_encoded).not.toBe('');
+    await upload(other(2));
     expect([...duplicates.entries.values()].map((entry) => entry.imageId).sort()).toEqual([42, 43]);
   });
+});
 
-  it('settles its name claim and gives back its slot and claim when the files cannot be written', async () => {
-    const { upload, objects, kept } = setup();
-    objects.failing = true;
-    await expect(upload()).rejects.toThrow(/object store is down/);
-    expect(kept()).toEqual(GIVEN_BACK);
+describe('UploadService: the flood slot', () => {
+  const oneAMinute = '{"minute":1,"hour":0,"day":0,"week":0,"month":0}';
+
+  it('refuses past the limit, writing nothing and giving its claims back', async () => {
+    const { upload, other, kept } = serviceUnderTest({ floodLimits: oneAMinute });
+    await upload();
+    await expect(upload(other(1))).rejects.toMatchObject({ kind: 'Flooding' });
+    // the first upload's, and the second's name claim settled
+    expect(kept()).toEqual({ ...STORED, claims: 2 });
   });
 
-  it('takes back the record written alongside a rendition whose put fails, and everything else', async () => {
-    const { upload, kept, failPutsOf } = setup();
-    failPutsOf('.th.');
-    await expect(upload()).rejects.toThrow(/the put of .*\.th\.png failed/);
-    expect(kept()).toEqual(GIVEN_BACK);
-  });
-
-  it('answers its image when a put answered as failed had stored its file all the same (its answer lost)', async () => {
-    const { upload, kept, failPutsOf, images } = setup();
-    failPutsOf('.th.', true);
-    const image = await upload();
-    expect(image.url).toMatch(/\/images\/2026\/11\/23\/cat\.png$/);
-    // as any stored upload: its record, three files, its duplicate claim and slot, its name claim pending for the sweep
-    expect(kept()).toEqual({ records: 1, files: 3, claims: 1, pendingClaims: 1, duplicateClaims: 1, slots: 1 });
-    expect([...images.records.values()].map((record) => record.status)).toEqual(['active']);
-  });
-
-  it('takes everything back when a put failed and its file cannot be looked for', async () => {
-    const { upload, kept, failPutsOf, objects } = setup();
-    failPutsOf('.th.', true);
-    objects.exist = async () => {
-      throw new Error('injected: the object store is down');
+  it('puts the original once the counters show room, and removes it when the slot goes to another upload', async () => {
+    const { upload, objects, counters, clock, kept } = serviceUnderTest({ floodLimits: oneAMinute });
+    let putBeforeSlot = 0;
+    counters.beforeWrite = async () => {
+      counters.beforeWrite = undefined;
+      // the original is put while the slot is not yet written...
+      await until(() => objects.objects.size > 0, 'the original put');
+      putBeforeSlot = objects.objects.size;
+      // ...and another upload of the same client takes the last slot first
+      const minute = { window: 'minute' as const, limit: 1, ...windowBounds('minute', clock.nowMs()) };
+      expect(await counters.take({ rule: 'uploads', client: CLIENT }, [minute]).outcome).toEqual({ taken: true });
     };
-    await expect(upload()).rejects.toThrow(/the put of .*\.th\.png failed/);
+    await expect(upload()).rejects.toMatchObject({ kind: 'Flooding' });
+    expect(putBeforeSlot).toBe(1);
+    expect(kept()).toEqual({ ...GIVEN_BACK, slots: 1 }); // the other upload's slot
+  });
+});
+
+describe('UploadService: what a failure leaves', () => {
+  it.each<[string, Faults, RegExp]>([
+    ['no file can be written', { putFails: 'images/' }, /the put of .* failed/],
+    ['a rendition cannot be written', { putFails: '.th.' }, /the put of .*\.th\.png failed/],
+    [
+      'a put failed and its file cannot be looked for',
+      { putFails: '.th.', putAnswerLost: true, existFails: true },
+      /\.th\.png failed/,
+    ],
+    ["the record's answer was lost (it is read, then taken back)", { saveAnswerLost: true }, /answer of the record was lost/],
+  ])('gives everything back when %s', async (_case, faults, error) => {
+    const { upload, kept } = serviceUnderTest({ faults });
+    await expect(upload()).rejects.toThrow(error);
     expect(kept()).toEqual(GIVEN_BACK);
   });
 
-  it('takes back a record written but answered as failed, once it reads it there', async () => {
-    const { upload, images, kept } = setup();
-    const save = images.saveActive.bind(images);
-    images.saveActive = async (record) => {
-      await save(record);
-      throw new Error('injected: the answer of the record was lost');
-    };
-    await expect(upload()).rejects.toThrow(/the answer of the record was lost/);
-    expect(kept()).toEqual(GIVEN_BACK);
+  it('answers its image when a put answered as failed had stored its file all the same', async () => {
+    const { upload, kept } = serviceUnderTest({ faults: { putFails: '.th.', putAnswerLost: true } });
+    expect((await upload()).url).toMatch(/cat\.png$/);
+    expect(kept()).toEqual(STORED);
   });
 
-  it('leaves the name claim pending for the sweep when that record cannot be taken back', async () => {
-    const { upload, images, kept, failPutsOf } = setup();
-    failPutsOf('.md.');
-    images.remove = async () => {
-      throw new Error('injected: the table is down');
-    };
+  it('leaves the name claim pending for the sweep when the record cannot be taken back', async () => {
+    const { upload, kept, images, records } = serviceUnderTest({ faults: { putFails: '.md.', removeFails: true } });
     await expect(upload()).rejects.toThrow(/the put of .*\.md\.png failed/);
     // the sweep finds the claim past its grace, the record, and a file missing: it removes them (sweep tests)
     expect(kept()).toEqual({ ...GIVEN_BACK, records: 1, files: 2, pendingClaims: 1 });
-    expect([...images.claims.values()][0]?.imageId).toBe([...images.records.keys()][0]);
+    expect([...images.claims.values()][0]?.imageId).toBe(records()[0]?.id);
   });
 
-  it('answers a decode that fails after its claims with its error, giving everything back and writing no file', async () => {
-    const { upload, processor, kept } = setup();
-    processor.failing = Object.assign(new Error('Image too large'), { kind: 'TooManyPixels' });
+  it('answers a decode that fails after its claims with its error, giving everything back', async () => {
+    const { upload, processor, kept } = serviceUnderTest();
+    processor.ending = Promise.reject(Object.assign(new Error('Image too large'), { kind: 'TooManyPixels' }));
+    processor.ending.catch(() => undefined);
     await expect(upload()).rejects.toThrow('Image too large');
     expect(kept()).toEqual(GIVEN_BACK);
   });
 
-  it('claims nothing before the decode is under way (the md5 the claims need waits too)', async () => {
-    const { upload, processor, log } = setup();
-    const process = processor.process.bind(processor);
-    // a probe that takes a few turns of the event loop before the decode is handed over
-    processor.process = (input, options) =>
-      process(input, {
-        ...options,
-        onDecoding: () => {
-          void (async () => {
-            for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setImmediate(resolve));
-            log.record('-- decoding --');
-            options.onDecoding?.();
-          })();
-        },
-      });
-    await upload();
-    const before = log.calls.slice(0, log.calls.indexOf('-- decoding --'));
-    expect(before).toEqual(['processor.process']);
-  });
-
-  it('refuses an image its probe refuses (before the decode) without claiming anything', async () => {
-    const { upload, log, processor, kept } = setup();
-    processor.process = (_input, _options) => {
-      log.record('processor.process');
-      return Promise.reject(Object.assign(new Error('Image too large - max 4 megapixels'), { kind: 'ImageTooLarge' }));
-    };
+  it('refuses what the probe refuses before the decode, claiming nothing', async () => {
+    const { upload, processor, log, kept } = serviceUnderTest();
+    processor.decoding = Promise.reject(
+      Object.assign(new Error('Image too large - max 4 megapixels'), { kind: 'ImageTooLarge' }),
+    );
+    processor.decoding.catch(() => undefined);
     await expect(upload()).rejects.toThrow('Image too large - max 4 megapixels');
-    // no claim, no put; the flood slot taken alongside the probe is given back, as for any refusal
-    expect(log.calls).toEqual(['processor.process']);
+    expect(log.calls).toEqual(['processor.start']);
     expect(kept()).toEqual({ ...GIVEN_BACK, claims: 0 });
   });
 
-  it('refuses bytes that are no image before it claims anything', async () => {
-    const { upload, log, processor } = setup();
+  it('refuses bytes that are no image before it calls any store', async () => {
+    const { upload, log, processor } = serviceUnderTest();
     processor.storedExtension = () => {
-      throw Object.assign(new Error('Unavailable image format'), { kind: 'UnsupportedFormat' });
+      throw new ServiceError('UnsupportedFormat', 'Unavailable image format');
     };
     await expect(upload()).rejects.toThrow('Unavailable image format');
     expect(log.calls).toEqual([]);
   });
 });
 
-describe('UploadService, the NSFW policy on the score of a stub classifier', () => {
-  const upload = async (policy: NsfwRule['policy'], score: number | undefined, nsfw?: string) => {
-    const context = setup({}, undefined, { policy, threshold: 0.6 });
-    context.processor.nsfwScoring = score === undefined ? undefined : Promise.resolve(score);
-    const answer = await context.upload({ nsfw });
-    return { answer, record: [...context.images.records.values()][0], kept: context.kept };
+describe('UploadService: the NSFW policy on the score of a stub classifier', () => {
+  const withScore = (policy: NsfwRule['policy'], score: number | undefined) => {
+    const context = serviceUnderTest({ nsfw: { policy, threshold: 0.6 } });
+    context.processor.nsfwScoring = score === undefined ? undefined : Promise.resolve({ score, runMs: 5 });
+    return context;
   };
 
   it.each([
@@ -456,83 +467,77 @@ describe('UploadService, the NSFW policy on the score of a stub classifier', () 
     ['off', 0.99, undefined, '0'],
     ['flag', undefined, undefined, '0'],
   ] as const)('under %s, a score of %s with the client\'s nsfw %s answers nsfw "%s"', async (policy, score, given, expected) => {
-    const { answer, record } = await upload(policy, score, given);
-    expect(answer.nsfw).toBe(expected);
-    expect(record?.nsfw).toBe(expected === '1');
+    const { upload, records } = withScore(policy, score);
+    expect((await upload({ nsfw: given })).nsfw).toBe(expected);
+    expect(records()[0]?.nsfw).toBe(expected === '1');
     // the score is kept on the record, to three places, whatever the policy made of it
-    expect(record?.nsfwScore).toBe(score === undefined ? undefined : Math.round(score * 1000) / 1000);
+    expect(records()[0]?.nsfwScore).toBe(score === undefined ? undefined : Math.round(score * 1000) / 1000);
   });
 
   it.each([0.6, 0.999])('under reject, refuses a score of %s as adult content and keeps nothing of it', async (score) => {
-    const context = setup({}, undefined, { policy: 'reject', threshold: 0.6 });
-    context.processor.nsfwScoring = Promise.resolve(score);
-    const refused = context.upload();
-    await expect(refused).rejects.toMatchObject({ kind: 'AdultContent', message: 'Adult content is not accepted here' });
-    expect(context.kept()).toEqual(GIVEN_BACK);
+    const { upload, kept } = withScore('reject', score);
+    await expect(upload()).rejects.toMatchObject({ kind: 'AdultContent', message: 'Adult content is not accepted here' });
+    expect(kept()).toEqual(GIVEN_BACK);
   });
-});
 
-describe('UploadService, the NSFW score coming after the renditions', () => {
   it('puts the renditions while the classifier runs, and writes the record once its score is in', async () => {
-    const { upload, processor, log, objects, images } = setup({}, undefined, { policy: 'flag', threshold: 0.6 });
-    const score = deferred<number>();
+    const { upload, processor, objects, kept } = serviceUnderTest({ nsfw: { policy: 'flag', threshold: 0.6 } });
+    const score = deferred<NsfwScore>();
     processor.nsfwScoring = score.promise;
     const answer = upload();
-    // the decode has ended, the score is not in: the three files are put, no record is written
-    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
-    expect([...objects.objects.keys()].map((key) => key.replace(/^.*\//, '')).sort()).toEqual([
-      'cat.md.png',
-      'cat.png',
-      'cat.th.png',
-    ]);
-    expect(images.records.size).toBe(0);
-    log.record('-- score in --');
-    score.resolve(0.9);
+    await until(() => objects.objects.size === 3, 'the three files put');
+    expect(kept().records).toBe(0);
+    score.resolve({ score: 0.9, runMs: 5 });
     expect((await answer).nsfw).toBe('1');
-    const after = log.calls.slice(log.calls.indexOf('-- imaging done --'));
-    expect(after.findIndex((call) => call.startsWith('images.saveActive'))).toBeGreaterThan(after.indexOf('-- score in --'));
+    expect(kept()).toEqual(STORED);
   });
 
   it('takes the renditions put meanwhile back when the score refuses the upload', async () => {
-    const context = setup({}, undefined, { policy: 'reject', threshold: 0.6 });
-    const score = deferred<number>();
-    context.processor.nsfwScoring = score.promise;
-    const refused = context.upload();
-    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
-    score.resolve(0.7);
+    const { upload, processor, objects, kept } = serviceUnderTest({ nsfw: { policy: 'reject', threshold: 0.6 } });
+    const score = deferred<NsfwScore>();
+    processor.nsfwScoring = score.promise;
+    const refused = upload();
+    refused.catch(() => undefined);
+    await until(() => objects.objects.size === 3, 'the three files put');
+    score.resolve({ score: 0.7, runMs: 5 });
     await expect(refused).rejects.toMatchObject({ kind: 'AdultContent' });
-    expect(context.kept()).toEqual(GIVEN_BACK);
+    expect(kept()).toEqual(GIVEN_BACK);
   });
 });
 
 describe('UploadService, two-step uploads', () => {
   /** Step 1, then the client's PUT of `bytes` (or nothing), then step 2 with the token. */
-  async function twoStep(setupResult: ReturnType<typeof setup>, bytes: Uint8Array | undefined, declared = bytes?.length ?? 10) {
-    const ticket = await setupResult.service.createUploadUrl({
+  async function twoStep(
+    context: ReturnType<typeof serviceUnderTest>,
+    bytes: Uint8Array | undefined,
+    declared = bytes?.length ?? 10,
+  ) {
+    const ticket = await context.service.createUploadUrl({
       key: 'k',
       size: String(declared),
       filename: 'big.png',
-      clientIp: '203.0.113.5',
+      clientIp: CLIENT,
     });
-    const id = setupResult.staged.urls.at(-1)?.id ?? '';
-    if (bytes) setupResult.staged.put(id, bytes);
-    return { ticket, id, upload: (key = 'k') => setupResult.upload({ key, source: { kind: 'staged', token: ticket.token } }) };
+    const id = context.staged.urls.at(-1)?.id ?? '';
+    if (bytes) context.staged.put(id, bytes);
+    return { ticket, id, upload: (key = 'k') => context.upload({ key, source: { kind: 'staged', token: ticket.token } }) };
   }
 
   it('answers an upload URL for the declared size, and stores the staged bytes under the file name given', async () => {
-    const context = setup();
+    const context = serviceUnderTest();
     const { ticket, id, upload } = await twoStep(context, PNG);
     expect(ticket).toMatchObject({ method: 'PUT', maxBytes: PNG.length, headers: { 'Content-Length': String(PNG.length) } });
     expect(ticket.expiresAtMs - context.clock.nowMs()).toBe(UPLOAD_URL_SECONDS * 1000);
     const image = await upload();
     expect(image.original_filename).toBe('big.png');
+    expect(context.processor.inputs).toEqual([PNG]);
     expect(context.staged.objects.has(id)).toBe(false); // removed once stored
   });
 
   it('refuses a size over the staged limit (413) or no size, before anything is signed', async () => {
-    const context = setup();
+    const context = serviceUnderTest();
     const ask = (size: string | undefined) =>
-      context.service.createUploadUrl({ key: 'k', size, filename: undefined, clientIp: '203.0.113.5' });
+      context.service.createUploadUrl({ key: 'k', size, filename: undefined, clientIp: CLIENT });
     await expect(ask('5000001')).rejects.toMatchObject({ kind: 'FileTooBig', message: 'File too big - max 5 MB' });
     await expect(ask(undefined)).rejects.toMatchObject({ kind: 'InvalidSize' });
     await expect(ask('-3')).rejects.toMatchObject({ kind: 'InvalidSize' });
@@ -543,12 +548,11 @@ describe('UploadService, two-step uploads', () => {
   });
 
   it('uses a token once, refuses it for another key, after its expiry, and when nothing or another size was staged', async () => {
-    const context = setup();
+    const context = serviceUnderTest();
     const first = await twoStep(context, PNG);
     await first.upload();
     await expect(first.upload()).rejects.toMatchObject({ kind: 'UploadTokenUsed' });
     const other = await twoStep(context, PNG);
-    await context.service.createUploadUrl({ key: 'k', size: '10', filename: undefined, clientIp: '203.0.113.5' });
     await expect(other.upload('another key')).rejects.toMatchObject({ kind: 'InvalidKey' });
     // the key rotated between the two steps: the token was made for the old one
     context.settings.values.apiKey = 'k2';
@@ -560,22 +564,22 @@ describe('UploadService, two-step uploads', () => {
     context.clock.advance(UPLOAD_URL_SECONDS * 1000);
     await expect(other.upload()).rejects.toMatchObject({ kind: 'UploadTokenExpired' });
 
-    const nothing = await twoStep(setup(), undefined);
+    const nothing = await twoStep(serviceUnderTest(), undefined);
     await expect(nothing.upload()).rejects.toMatchObject({ kind: 'NothingStaged' });
-    const mismatch = setup();
+    const mismatch = serviceUnderTest();
     const wrongSize = await twoStep(mismatch, PNG, PNG.length + 5);
     await expect(wrongSize.upload()).rejects.toMatchObject({ kind: 'StagedSizeMismatch' });
     expect(mismatch.staged.objects.has(wrongSize.id)).toBe(false);
   });
 
   it('lets a token be tried again when nothing was staged yet, or when a store failed', async () => {
-    const context = setup();
+    const context = serviceUnderTest();
     const early = await twoStep(context, undefined, PNG.length);
     await expect(early.upload()).rejects.toMatchObject({ kind: 'NothingStaged' });
     context.staged.put(early.id, PNG);
     await expect(early.upload()).resolves.toMatchObject({ original_filename: 'big.png' });
 
-    const failing = setup();
+    const failing = serviceUnderTest();
     const later = await twoStep(failing, PNG);
     failing.objects.failing = true;
     await expect(later.upload()).rejects.toThrow(/object store is down/);
@@ -585,9 +589,9 @@ describe('UploadService, two-step uploads', () => {
   });
 
   it('a staged file that is no image: refused, and its bytes removed', async () => {
-    const context = setup();
+    const context = serviceUnderTest();
     context.processor.storedExtension = () => {
-      throw Object.assign(new ServiceError('UnsupportedFormat', 'Unavailable image format'));
+      throw new ServiceError('UnsupportedFormat', 'Unavailable image format');
     };
     const junk = await twoStep(context, Buffer.from('not an image at all'));
     await expect(junk.upload()).rejects.toMatchObject({ kind: 'UnsupportedFormat' });

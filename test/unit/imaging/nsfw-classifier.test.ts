@@ -76,7 +76,7 @@ const pixelAt = (rgb: Uint8Array, x: number, y: number): number[] => [
 
 /** The processing of an image and its score, which may come after the rest. */
 async function scored(processor: SharpImageProcessor, input: Buffer): Promise<number | undefined> {
-  return (await processor.process(input, { targetWidth: undefined })).nsfwScoring;
+  return (await (await processor.process(input, { targetWidth: undefined })).nsfwScoring)?.score;
 }
 
 /** A picture red in its left half and blue in its right half, as raw RGB. */
@@ -101,7 +101,7 @@ describe('the NSFW classifier in the imaging', () => {
     const classifier = new RecordingClassifier(0.42);
     const input = await make();
     const processed = await new SharpImageProcessor(SETTINGS, classifier).process(input, { targetWidth: undefined });
-    await expect(processed.nsfwScoring).resolves.toBe(0.42);
+    await expect(processed.nsfwScoring).resolves.toEqual({ score: 0.42, runMs: expect.any(Number) as number });
     expect(classifier.handed).toHaveLength(1);
     const [{ width, height, channels, data }] = classifier.handed as [ClassifierPixels];
     expect(width).toBe(handedWidth);
@@ -124,13 +124,18 @@ describe('the NSFW classifier in the imaging', () => {
       const delay = [10, ...Array.from({ length: frames - 1 }, () => 1000)];
       const animation = await (format === 'gif' ? raw.gif({ loop: 0, delay }) : raw.webp({ loop: 0, delay })).toBuffer();
       const handed: ClassifierPixels[] = [];
-      // a classifier that finds the red frames explicit and the white one not
+      // a classifier that finds the red frames explicit and the white one not, each run taking 7 ms of its own
       const classifier: PictureClassifier = {
-        score: (pixels) => (handed.push(pixels), Promise.resolve((pixels.data[1] ?? 0) < 128 ? 0.95 : 0.01)),
+        score: (pixels, onRun) => {
+          handed.push(pixels);
+          onRun?.(7);
+          return Promise.resolve((pixels.data[1] ?? 0) < 128 ? 0.95 : 0.01);
+        },
       };
       const processed = await new SharpImageProcessor(SETTINGS, classifier).process(animation, { targetWidth: undefined });
       expect(processed.animated).toBe(true);
-      await expect(processed.nsfwScoring).resolves.toBe(0.95);
+      // the highest frame's score, and the time of every run together (the ClassifierTime metric of the upload)
+      await expect(processed.nsfwScoring).resolves.toEqual({ score: 0.95, runMs: 7 * scoredFrames(delay, frames).length });
       expect(handed).toHaveLength(scoredFrames(delay, frames).length);
     },
   );
@@ -292,8 +297,8 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
       const bytes = readFileSync(join(FIXTURES, name));
       const first = await processor.process(bytes, { targetWidth: undefined });
       const again = await processor.process(bytes, { targetWidth: undefined });
-      const score = await first.nsfwScoring;
-      expect(await again.nsfwScoring).toBe(score);
+      const score = (await first.nsfwScoring)?.score;
+      expect((await again.nsfwScoring)?.score).toBe(score);
       scores.set(name, score ?? NaN);
     }
     for (const score of scores.values()) expect(score).toBeGreaterThanOrEqual(0);

@@ -38,14 +38,22 @@ describe('SharpImageProcessor', () => {
     ['a JPEG kept as sent', () => makeJpeg(120, 80)],
     ['a BMP (converted)', () => Promise.resolve(makeBmp(40, 30, 24))],
     ['an animated GIF', () => makeAnimated('gif', 60, 40, 3)],
-  ])('says when the decode of %s is under way, once, before the original is known', async (_name, make) => {
+  ])('runs the decode of %s with the decode under way first, then the original, then the rest', async (_name, make) => {
     const calls: string[] = [];
-    await processor.process(await make(), {
-      targetWidth: undefined,
-      onDecoding: () => calls.push('decoding'),
-      onOriginal: () => calls.push('original'),
-    });
-    expect(calls).toEqual(['decoding', 'original']);
+    const run = processor.start(await make(), { targetWidth: undefined });
+    await Promise.all([
+      run.decoding.then(() => calls.push('decoding')),
+      run.original.then(() => calls.push('original')),
+      run.processed.then(() => calls.push('processed')),
+    ]);
+    expect(calls).toEqual(['decoding', 'original', 'processed']);
+    expect((await run.original).image).toBe((await run.processed).original);
+  });
+
+  it('fails every promise of a run its probe refuses, none left unhandled', async () => {
+    const run = processor.start(Buffer.from('no image at all'), { targetWidth: undefined });
+    for (const step of [run.decoding, run.original, run.processed])
+      await expect(step).rejects.toMatchObject({ kind: 'UnsupportedFormat' });
   });
 
   it('keeps a clean JPEG byte for byte and makes a square thumb and a 50 px medium', async () => {
@@ -240,31 +248,23 @@ describe('SharpImageProcessor: formats browsers cannot show and metadata', () =>
     ]);
     expect(Buffer.from(result.original.bytes).includes('Secret')).toBe(false);
     expect(result.exif).toMatchObject({ Make: 'TestCam', GPSLatitudeRef: 'N' });
-    expect(result.originalMd5).toBe(createHash('md5').update(result.original.bytes).digest('hex'));
-    expect(result.originalMd5).not.toBe(createHash('md5').update(input).digest('hex'));
+    expect(Buffer.compare(Buffer.from(result.original.bytes), input)).not.toBe(0);
   });
 
-  it("takes the caller's md5 of the input as the stored original's only when the original is the input itself", async () => {
-    const md5 = (bytes: Uint8Array): string => createHash('md5').update(bytes).digest('hex');
+  it('says the stored original is the bytes as sent only when it is, so that their md5 is hashed once', async () => {
+    const asSent = async (input: Uint8Array, targetWidth?: number) => {
+      const original = await processor.start(input, { targetWidth }).original;
+      // the flag is true exactly when the bytes are the same
+      expect(Buffer.compare(Buffer.from(original.image.bytes), Buffer.from(input)) === 0).toBe(original.asSent);
+      return original.asSent;
+    };
     const clean = await makeJpeg(120, 80);
-    const shared = jest.fn(() => md5(clean));
-    const kept = await processor.process(clean, { targetWidth: undefined, inputMd5: shared });
-    expect(shared).toHaveBeenCalledTimes(1);
-    expect(kept.originalMd5).toBe(md5(clean));
-    const animation = await makeAnimated('gif', 40, 30, 3);
-    const sharedAnimated = jest.fn(() => md5(animation));
-    const animated = await processor.process(animation, { targetWidth: undefined, inputMd5: sharedAnimated });
-    expect([animated.animated, animated.original.bytes]).toEqual([true, animation]);
-    expect(sharedAnimated).toHaveBeenCalledTimes(1);
-    expect(animated.originalMd5).toBe(md5(animation));
-    // metadata removed, or downscaled: other bytes, hashed as stored
-    const withMetadata = await makeJpegWithMetadata(64, 48);
-    const notShared = jest.fn(() => md5(withMetadata));
-    const stripped = await processor.process(withMetadata, { targetWidth: undefined, inputMd5: notShared });
-    const downscaled = await processor.process(clean, { targetWidth: 60, inputMd5: notShared });
-    expect(notShared).not.toHaveBeenCalled();
-    expect(stripped.originalMd5).toBe(md5(stripped.original.bytes));
-    expect(downscaled.originalMd5).toBe(md5(downscaled.original.bytes));
+    expect(await asSent(clean)).toBe(true);
+    expect(await asSent(await makeAnimated('gif', 40, 30, 3))).toBe(true);
+    // metadata removed, downscaled, converted: other bytes
+    expect(await asSent(await makeJpegWithMetadata(64, 48))).toBe(false);
+    expect(await asSent(clean, 60)).toBe(false);
+    expect(await asSent(makeBmp(40, 30, 24))).toBe(false);
   });
 
   it('keeps metadata in stored originals when the operator says so', async () => {
