@@ -20,3 +20,10 @@ export class RequestError extends Error {
     this.name = 'RequestError';
   }
 }
+
+/** A method the path does not take: answered 405 with `Allow`, the methods it takes (`ROUTES` in `router.ts`). */
+export class MethodNotAllowed extends RequestError {
+  constructor(readonly allow: readonly string[]) {
+    super('MethodNotAllowed', 'Method not allowed');
+  }
+}

@@ -12,7 +12,7 @@ import type { UploadService } from '../core/upload-service';
 import { bodyBytes, headerValue, queryParameters } from './api-event';
 import { deleteConfirmPage, deletedPage, homePage, notFoundPage, reportedPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
-import { RequestError } from './request-errors';
+import { MethodNotAllowed, RequestError } from './request-errors';
 import { uploadAsset, uploadPageResponse } from './upload-page';
 import {
   cameThroughDistribution,
@@ -61,7 +61,6 @@ export type Router = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyRes
 
 type ApiRoute = Extract<Route, { page: 'api' }>;
 
-const UPLOAD_METHODS = ['GET', 'POST'];
 const READ_METHODS = ['GET', 'HEAD'];
 
 /**
@@ -104,6 +103,12 @@ export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Prom
 }
 
 async function answerError(deps: RouterDeps, error: unknown, as: Answering): Promise<APIGatewayProxyResult> {
+  const response = await answerOf(deps, error, as);
+  // a method the path does not take: the methods it takes, whatever the kind of answer
+  return error instanceof MethodNotAllowed ? withHeaders(response, { Allow: error.allow.join(', ') }) : response;
+}
+
+async function answerOf(deps: RouterDeps, error: unknown, as: Answering): Promise<APIGatewayProxyResult> {
   const notFound = error instanceof ServiceError && error.kind === 'NotFound';
   switch (as.by) {
     case 'envelope':
@@ -111,8 +116,6 @@ async function answerError(deps: RouterDeps, error: unknown, as: Answering): Pro
     case 'api': {
       const response = errorResponse(error, as.format, deps.logger);
       await countRefusal(deps, error, response.statusCode, as.given.key);
-      if (error instanceof RequestError && error.kind === 'MethodNotAllowed')
-        response.headers = { ...response.headers, Allow: as.cors ? 'GET, POST, OPTIONS' : 'GET, POST' };
       return withHeaders(response, as.cors);
     }
     case 'page':
@@ -122,60 +125,88 @@ async function answerError(deps: RouterDeps, error: unknown, as: Answering): Pro
   }
 }
 
-/** Refuses what came around the distribution, then hands the request to what its path names. */
+/** A route of the table: the methods it takes, how its errors are answered, and what answers it. */
+interface RouteEntry<R extends Route> {
+  /** Any other method is answered 405 with these as `Allow`, before the route runs; none: every method. */
+  methods?: readonly string[];
+  /** How its errors are answered (default: in the envelope). */
+  answering?: (event: APIGatewayProxyEvent) => Answering;
+  handle(
+    deps: RouterDeps,
+    event: APIGatewayProxyEvent,
+    target: R,
+    answering: { as: Answering },
+  ): Promise<APIGatewayProxyResult> | APIGatewayProxyResult;
+}
+
+type RouteTable = { [P in Route['page']]: RouteEntry<Extract<Route, { page: P }>> };
+
+const acceptsJson = (event: APIGatewayProxyEvent): boolean =>
+  (headerValue(event, 'accept') ?? '').toLowerCase().includes('application/json');
+
+/** Every route of the function, as `routeOf` reads a path: the one table of the methods each takes. */
+const ROUTES: RouteTable = {
+  home: { methods: READ_METHODS, handle: (deps) => page(deps, 200, homePage(deps.settings.publicUrl)) },
+  // its methods are its actions' (API_ACTIONS)
+  api: { handle: api },
+  viewer: { methods: READ_METHODS, answering: () => ({ by: 'page' }), handle: viewer },
+  delete: {
+    methods: [...READ_METHODS, 'POST'],
+    answering: (event) => ({ by: 'link', json: acceptsJson(event) }),
+    handle: deleteLink,
+  },
+  report: { methods: ['POST'], answering: () => ({ by: 'page' }), handle: report },
+  upload: {
+    methods: READ_METHODS,
+    handle: async (deps) => uploadPageResponse(deps.settings.publicUrl, await deps.stagingOrigin?.()),
+  },
+  // a share target's POST the page's service worker did not take (not installed yet): the page says so
+  share: {
+    handle: (_deps, event) =>
+      respond(303, undefined, '', {
+        Location: event.httpMethod === 'POST' ? `${UPLOAD_PAGE.page}?shared=missed` : UPLOAD_PAGE.page,
+      }),
+  },
+  asset: {
+    methods: READ_METHODS,
+    handle: (deps, _event, target) => uploadAsset(target.path) ?? page(deps, 404, notFoundPage()),
+  },
+  none: { handle: (deps) => page(deps, 404, notFoundPage()) },
+};
+
+/** Refuses what came around the distribution, then hands the request to the route its path names. */
 async function dispatch(
   deps: RouterDeps,
   event: APIGatewayProxyEvent,
   answering: { as: Answering },
 ): Promise<APIGatewayProxyResult> {
-  const { settings, logger } = deps;
-  if (settings.originVerify && !(await cameThroughDistribution(event, deps.originSecrets)))
-    return errorResponse(new RequestError('Forbidden', 'Forbidden'), 'json', logger);
+  if (deps.settings.originVerify && !(await cameThroughDistribution(event, deps.originSecrets)))
+    throw new RequestError('Forbidden', 'Forbidden');
   const target = routeOf(event.path);
-  switch (target.page) {
-    case 'home':
-      return READ_METHODS.includes(event.httpMethod)
-        ? page(deps, 200, homePage(settings.publicUrl))
-        : page(deps, 404, notFoundPage());
-    case 'api':
-      return api(deps, event, target, answering);
-    case 'viewer':
-      answering.as = { by: 'page' };
-      return viewer(deps, event, target.idEncoded);
-    case 'delete':
-      answering.as = { by: 'link', json: (headerValue(event, 'accept') ?? '').toLowerCase().includes('application/json') };
-      return deleteLink(deps, event, target.idEncoded, target.token, answering.as.json);
-    case 'report':
-      answering.as = { by: 'page' };
-      return report(deps, event, target.idEncoded);
-    case 'upload':
-      return READ_METHODS.includes(event.httpMethod)
-        ? uploadPageResponse(settings.publicUrl, await deps.stagingOrigin?.())
-        : notAllowed(deps, READ_METHODS);
-    case 'share':
-      // a share target's POST the page's service worker did not take (not installed yet): the page says so
-      return respond(303, undefined, '', {
-        Location: event.httpMethod === 'POST' ? `${UPLOAD_PAGE.page}?shared=missed` : UPLOAD_PAGE.page,
-      });
-    case 'asset': {
-      const asset = uploadAsset(target.path);
-      if (!asset) return page(deps, 404, notFoundPage());
-      return READ_METHODS.includes(event.httpMethod) ? asset : notAllowed(deps, READ_METHODS);
-    }
-    case 'none':
-      return page(deps, 404, notFoundPage());
-  }
+  const entry = ROUTES[target.page] as RouteEntry<Route>;
+  if (entry.methods && !entry.methods.includes(event.httpMethod)) throw new MethodNotAllowed(entry.methods);
+  if (entry.answering) answering.as = entry.answering(event);
+  return entry.handle(deps, event, target, answering);
 }
 
 function page(deps: RouterDeps, status: number, html: string): APIGatewayProxyResult {
   return pageResponse(status, html, deps.settings.publicUrl);
 }
 
-/** 405 in the envelope (or as text, for `format=txt`), with the methods the path takes. */
-function notAllowed(deps: RouterDeps, methods: readonly string[], format: ResponseFormat = 'json'): APIGatewayProxyResult {
-  const refused = errorResponse(new RequestError('MethodNotAllowed', 'Method not allowed'), format, deps.logger);
-  return { ...refused, headers: { ...refused.headers, Allow: methods.join(', ') } };
+type ApiAnswering = Extract<Answering, { by: 'api' }>;
+
+/** An action of `/api/1/`: the methods it takes, whether other sites' browsers may call it (CORS), what answers it. */
+interface ApiAction {
+  methods: readonly string[];
+  preflight: boolean;
+  handle(deps: RouterDeps, event: APIGatewayProxyEvent, as: ApiAnswering): Promise<APIGatewayProxyResult> | APIGatewayProxyResult;
 }
+
+const API_ACTIONS: Readonly<Record<string, ApiAction>> = {
+  upload: { methods: ['GET', 'POST'], preflight: true, handle: upload },
+  'upload-url': { methods: ['POST'], preflight: true, handle: uploadUrl },
+  'openapi.json': { methods: READ_METHODS, preflight: false, handle: (deps) => openapiResponse(deps.settings.publicUrl) },
+};
 
 /** `/api/{v}/{action}`: the upload, the two-step upload's first step, the OpenAPI document; errors in the envelope. */
 async function api(
@@ -186,36 +217,33 @@ async function api(
 ): Promise<APIGatewayProxyResult> {
   const cors = corsHeaders(event, deps.settings);
   // the key the request carried, once it is read: a refusal of it counts apart from anonymous ones
-  const as = { by: 'api' as const, format: formatFromQuery(event), cors, given: {} };
+  const as: ApiAnswering = { by: 'api', format: formatFromQuery(event), cors, given: {} };
   answering.as = as;
   if (target.version !== '1') throw new RequestError('InvalidVersion', 'Invalid API version.');
-  if (target.action === 'openapi.json' && !target.extra) return openapi(deps, event, as.format);
-  if (target.action === 'upload-url' && !target.extra) return uploadUrl(deps, event, cors, as.given);
-  if (target.action !== 'upload' || target.extra) throw new RequestError('InvalidAction', 'Invalid API action');
-  if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
-  if (!UPLOAD_METHODS.includes(event.httpMethod)) throw new RequestError('MethodNotAllowed', 'Method not allowed');
+  const action =
+    target.action !== undefined && !target.extra && Object.hasOwn(API_ACTIONS, target.action)
+      ? API_ACTIONS[target.action]
+      : undefined;
+  if (!action) throw new RequestError('InvalidAction', 'Invalid API action');
+  const preflight = action.preflight && cors !== undefined;
+  if (preflight && event.httpMethod === 'OPTIONS') return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
+  if (!action.methods.includes(event.httpMethod))
+    throw new MethodNotAllowed(preflight ? [...action.methods, 'OPTIONS'] : action.methods);
+  return action.handle(deps, event, as);
+}
+
+/** The upload (GET or POST): the Image object, in the format asked. */
+async function upload(deps: RouterDeps, event: APIGatewayProxyEvent, as: ApiAnswering): Promise<APIGatewayProxyResult> {
   const request = await readApiRequest(deps, event, as.given, parseUploadRequest);
   as.format = request.format;
   const image = await deps.service.upload(request);
-  return withHeaders(uploadResponse(image, request.imgbb, as.format), cors);
-}
-
-function openapi(deps: RouterDeps, event: APIGatewayProxyEvent, format: ResponseFormat): APIGatewayProxyResult {
-  if (READ_METHODS.includes(event.httpMethod)) return openapiResponse(deps.settings.publicUrl);
-  return notAllowed(deps, READ_METHODS, format);
+  return withHeaders(uploadResponse(image, request.imgbb, as.format), as.cors);
 }
 
 /** Step 1 of a two-step upload (POST only): an upload URL to put the bytes to, and the token of step 2. */
-async function uploadUrl(
-  deps: RouterDeps,
-  event: APIGatewayProxyEvent,
-  cors: Record<string, string> | undefined,
-  given: { key?: string | undefined },
-): Promise<APIGatewayProxyResult> {
-  if (event.httpMethod === 'OPTIONS' && cors) return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
-  if (event.httpMethod !== 'POST') return withHeaders(notAllowed(deps, ['POST']), cors);
-  const request = await readApiRequest(deps, event, given, parseUploadUrlRequest);
-  return withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), cors);
+async function uploadUrl(deps: RouterDeps, event: APIGatewayProxyEvent, as: ApiAnswering): Promise<APIGatewayProxyResult> {
+  const request = await readApiRequest(deps, event, as.given, parseUploadUrlRequest);
+  return withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), as.cors);
 }
 
 /** What both API actions do first: refuse a cross-site browser, then read the request, noting the key it gave. */
@@ -232,8 +260,11 @@ async function readApiRequest<T extends { key?: string | undefined }>(
 }
 
 /** The viewer page (GET, HEAD); 404 for an image not shown (anymore). */
-async function viewer(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
-  if (!READ_METHODS.includes(event.httpMethod)) return notAllowed(deps, READ_METHODS);
+async function viewer(
+  deps: RouterDeps,
+  event: APIGatewayProxyEvent,
+  { idEncoded }: { idEncoded: string },
+): Promise<APIGatewayProxyResult> {
   const image = await deps.access.view(idEncoded);
   const nowMs = Date.now();
   const token = reportToken(await deps.formSecret(), idEncoded, clientIp(event, deps.settings), nowMs);
@@ -244,8 +275,11 @@ async function viewer(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: 
 const MAX_REPORT_BODY_BYTES = 8192;
 
 /** POST from the viewer page's report form (same site only): a viewer's report of the image, answered with a page. */
-async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: string): Promise<APIGatewayProxyResult> {
-  if (event.httpMethod !== 'POST') return notAllowed(deps, ['POST']);
+async function report(
+  deps: RouterDeps,
+  event: APIGatewayProxyEvent,
+  { idEncoded }: { idEncoded: string },
+): Promise<APIGatewayProxyResult> {
   const body = bodyBytes(event);
   if (body.length > MAX_REPORT_BODY_BYTES) throw new ServiceError('InvalidReport', 'The report is too long');
   const form = new URLSearchParams(body.toString('utf8'));
@@ -267,13 +301,11 @@ async function report(deps: RouterDeps, event: APIGatewayProxyEvent, idEncoded: 
 async function deleteLink(
   deps: RouterDeps,
   event: APIGatewayProxyEvent,
-  idEncoded: string,
-  token: string,
-  json: boolean,
+  { idEncoded, token }: { idEncoded: string; token: string },
 ): Promise<APIGatewayProxyResult> {
   if (READ_METHODS.includes(event.httpMethod))
     return page(deps, 200, deleteConfirmPage(await deps.access.deletable(idEncoded, token)));
-  if (event.httpMethod !== 'POST') return notAllowed(deps, [...READ_METHODS, 'POST']);
+  const json = acceptsJson(event);
   const outcome = await deps.access.delete(idEncoded, token);
   return json ? deletedResponse(outcome) : page(deps, 200, deletedPage(outcome));
 }

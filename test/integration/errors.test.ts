@@ -214,6 +214,8 @@ describe('a method a path does not take', () => {
       ['GET', '/image/abc/report', 'POST'],
       ['PUT', '/image/abc/delete/token', 'GET, HEAD, POST'],
       ['POST', '/upload', 'GET, HEAD'],
+      ['POST', '/', 'GET, HEAD'],
+      ['DELETE', '/upload-worker.js', 'GET, HEAD'],
     ];
     for (const [method, path, allow] of cases) {
       const response = await service.send(

@@ -172,6 +172,12 @@ describe('CORS', () => {
     );
     expect(stranger.statusCode).toBe(405);
     expect(stranger.headers?.['Access-Control-Allow-Origin']).toBeUndefined();
+    // a method an allowed origin's browser may not use: the methods, OPTIONS among them, with the CORS headers
+    const deleting = await service.send(
+      new Request(`${PUBLIC_URL}/api/1/upload-url`, { method: 'DELETE', headers: { Origin: 'https://app.example.test' } }),
+    );
+    expect([deleting.statusCode, deleting.headers?.['Allow']]).toEqual([405, 'POST, OPTIONS']);
+    expect(deleting.headers?.['Access-Control-Allow-Origin']).toBe('https://app.example.test');
     const upload = multipartUpload({ key: service.apiKey, source: { bytes: await makePng(10, 10), filename: 'c.png' } });
     upload.headers.set('Origin', 'https://app.example.test');
     expect((await service.send(upload)).headers?.['Access-Control-Allow-Origin']).toBe('https://app.example.test');
