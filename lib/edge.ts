@@ -1,4 +1,4 @@
-import { Annotations, Duration } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -11,9 +11,10 @@ import type { SettingsParameters } from '../functions/adapters/parameter-names';
 import { IMAGES_PREFIX } from '../functions/core/links';
 import { ORIGIN_VERIFY_HEADER, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import type { EdgeGuardStack } from './edge-guard-stack';
-import type { ImageUploadStack } from './image-upload-stack';
+import type { Construct } from 'constructs';
 import { acknowledge } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
+import { StackPart, uniqueIdWithoutParts } from './stack-part';
 import { viewerRequestCode } from './viewer-request';
 
 /**
@@ -28,28 +29,37 @@ const PRICE_CLASSES = {
   '100': cloudfront.PriceClass.PRICE_CLASS_100,
 } as const;
 
-export class Edge {
+export interface EdgeProps {
+  settings: DeploymentSettings;
+  api: apigateway.RestApi;
+  bucket: s3.IBucket;
+  /** The value CloudFront sends in the origin header. */
+  originSecret: string;
+  names: SettingsParameters;
+  /** The certificate and web ACL made in us-east-1, when asked for. */
+  guard?: Pick<EdgeGuardStack, 'certificate' | 'webAclArn'>;
+}
+
+export class Edge extends StackPart {
   readonly distribution: cloudfront.Distribution;
   readonly baseUrl: string;
 
-  constructor(
-    stack: ImageUploadStack,
-    settings: DeploymentSettings,
-    sources: {
-      api: apigateway.RestApi;
-      bucket: s3.IBucket;
-      originSecret: string;
-      names: SettingsParameters;
-      /** The certificate and web ACL made in us-east-1, when asked for. */
-      guard?: Pick<EdgeGuardStack, 'certificate' | 'webAclArn'>;
-    },
-  ) {
+  constructor(scope: Construct, id: string, sources: EdgeProps) {
+    super(scope, id);
+    const { settings } = sources;
+    const stack = Stack.of(this);
     // CloudFront's names are the account's, whatever the region: each made of the stack's name and region
     const cloudFrontName = (what: string): string => `${settings.stackName}-${stack.region}-${what}`;
-    const { securityHeaders, imageHeaders } = headerPolicies(stack, cloudFrontName);
-    const apiOrigin = new origins.RestApiOrigin(sources.api, { customHeaders: { [ORIGIN_VERIFY_HEADER]: sources.originSecret } });
+    const { securityHeaders, imageHeaders } = headerPolicies(this, cloudFrontName);
+    // the origins' ids CDK made from their paths before the parts: a distribution keeps its configuration
+    const originId = (index: number): string => uniqueIdWithoutParts(this, 'Distribution', `Origin${index}`);
+    const apiOrigin = new origins.RestApiOrigin(sources.api, {
+      customHeaders: { [ORIGIN_VERIFY_HEADER]: sources.originSecret },
+      originId: originId(1),
+    });
     // Answers requests too large for the function's event, and writes the client's IP for the API (overwriting
-    // whatever a client sent in that header).
+    // whatever a client sent in that header). In the stack's own scope: CDK names a CloudFront function after its
+    // construct path, and a new name would replace the deployed one.
     const viewerRequest = new cloudfront.Function(stack, 'ViewerAddress', {
       runtime: cloudfront.FunctionRuntime.JS_2_0,
       comment: 'Answers 413 to bodies the API cannot take; writes the viewer IP into the request',
@@ -67,10 +77,10 @@ export class Edge {
     };
     const { domain } = settings;
     const certificate = domain?.certificateArn
-      ? acm.Certificate.fromCertificateArn(stack, 'Certificate', domain.certificateArn)
+      ? acm.Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn)
       : sources.guard?.certificate;
     if (domain && !certificate) throw new Error(`no certificate for ${domain.name}`);
-    this.distribution = new cloudfront.Distribution(stack, 'Distribution', {
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Image upload service',
       defaultBehavior: toApi,
       additionalBehaviors: {
@@ -80,6 +90,7 @@ export class Edge {
           // LIST as well as READ: S3 then answers a missing file with 404, not 403 (it hides what it may not list)
           origin: origins.S3BucketOrigin.withOriginAccessControl(sources.bucket, {
             originAccessLevels: [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
+            originId: originId(2),
           }),
           allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
           cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
@@ -98,13 +109,13 @@ export class Edge {
         : {}),
       ...(sources.guard?.webAclArn === undefined ? {} : { webAclId: sources.guard.webAclArn }),
     });
-    if (domain?.hostedZoneId !== undefined) this.pointDomainHere(stack, domain.name, domain.hostedZoneId);
+    if (domain?.hostedZoneId !== undefined) this.pointDomainHere(domain.name, domain.hostedZoneId);
     this.nameAccessControl(cloudFrontName('images'));
     this.acknowledgeFindings(domain !== undefined, sources.guard?.webAclArn !== undefined);
     this.baseUrl = `https://${domain?.name ?? this.distribution.distributionDomainName}`;
     // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
-    new ssm.StringParameter(stack, 'PublicUrl', { parameterName: sources.names.publicUrl, stringValue: this.baseUrl });
-    new ssm.StringParameter(stack, 'DistributionIdParameter', {
+    new ssm.StringParameter(this, 'PublicUrl', { parameterName: sources.names.publicUrl, stringValue: this.baseUrl });
+    new ssm.StringParameter(this, 'DistributionIdParameter', {
       parameterName: sources.names.distributionId,
       stringValue: this.distribution.distributionId,
     });
@@ -122,16 +133,16 @@ export class Edge {
   }
 
   /** The domain's IPv4 and IPv6 alias records in its hosted zone, to the distribution (alias queries cost nothing). */
-  private pointDomainHere(stack: ImageUploadStack, domainName: string, hostedZoneId: string): void {
+  private pointDomainHere(domainName: string, hostedZoneId: string): void {
     const aliasTarget = {
       dnsName: this.distribution.distributionDomainName,
-      hostedZoneId: CloudFrontTarget.getHostedZoneId(stack),
+      hostedZoneId: CloudFrontTarget.getHostedZoneId(this),
     };
     for (const [id, type] of [
       ['DomainRecord', 'A'],
       ['DomainRecordIpv6', 'AAAA'],
     ] as const)
-      new route53.CfnRecordSet(stack, id, { hostedZoneId, name: `${domainName}.`, type, aliasTarget });
+      new route53.CfnRecordSet(this, id, { hostedZoneId, name: `${domainName}.`, type, aliasTarget });
   }
 
   private acknowledgeFindings(ownDomain: boolean, edgeFirewall: boolean): void {
@@ -158,7 +169,7 @@ export class Edge {
 
 /** The security headers of every answer; the files' add a browser lifetime of hours (the edge keeps them a year). */
 function headerPolicies(
-  stack: ImageUploadStack,
+  scope: Construct,
   nameOf: (what: string) => string,
 ): {
   securityHeaders: cloudfront.ResponseHeadersPolicy;
@@ -170,11 +181,11 @@ function headerPolicies(
     referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: false },
   };
   return {
-    securityHeaders: new cloudfront.ResponseHeadersPolicy(stack, 'SecurityHeaders', {
+    securityHeaders: new cloudfront.ResponseHeadersPolicy(scope, 'SecurityHeaders', {
       responseHeadersPolicyName: nameOf('security-headers'),
       securityHeadersBehavior: security,
     }),
-    imageHeaders: new cloudfront.ResponseHeadersPolicy(stack, 'ImageHeaders', {
+    imageHeaders: new cloudfront.ResponseHeadersPolicy(scope, 'ImageHeaders', {
       responseHeadersPolicyName: nameOf('image-headers'),
       securityHeadersBehavior: {
         ...security,

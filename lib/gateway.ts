@@ -4,9 +4,10 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import { ERROR_STATUS, envelopeJson } from '../functions/http/error-envelope';
 import { BINARY_MEDIA_TYPES, maxBodyBytes, requestTooLargeMessage } from '../functions/http/edge-contract';
 import { ApiFirewall } from './api-firewall';
-import type { ImageUploadStack } from './image-upload-stack';
+import type { Construct } from 'constructs';
 import { acknowledge, acknowledgeServerless, NO_TRACING } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
+import { StackPart } from './stack-part';
 
 const STAGE = 'v1';
 
@@ -57,21 +58,25 @@ const GATEWAY_RESPONSES: Array<{
   { type: apigateway.ResponseType.DEFAULT_5XX, kind: 'DependencyFailed', message: UNAVAILABLE },
 ];
 
+export interface GatewayProps {
+  settings: DeploymentSettings;
+  apiFunction: lambda.IFunction;
+  /** The value CloudFront sends in the origin header, and the one it sent before a rotation (the firewall's). */
+  originSecrets: { current: string; previous: string };
+}
+
 /** API Gateway: one root proxy to the function, throttled, logged, its own answers in the envelope, and the firewall. */
-export class Gateway {
+export class Gateway extends StackPart {
   readonly api: apigateway.RestApi;
   readonly accessLogs: logs.LogGroup;
 
   readonly firewall: ApiFirewall | undefined;
 
-  constructor(
-    stack: ImageUploadStack,
-    settings: DeploymentSettings,
-    apiFunction: lambda.IFunction,
-    originSecrets: { current: string; previous: string },
-  ) {
-    this.accessLogs = stack.logGroup('GatewayAccessLogs');
-    this.api = new apigateway.RestApi(stack, 'Gateway', {
+  constructor(scope: Construct, id: string, props: GatewayProps) {
+    super(scope, id);
+    const { settings, apiFunction, originSecrets } = props;
+    this.accessLogs = this.logGroup('GatewayAccessLogs');
+    this.api = new apigateway.RestApi(this, 'Gateway', {
       // the stack's name: the 5xx alarm counts this API's answers by its name
       restApiName: settings.stackName,
       description: 'Image upload API v1 (reached through CloudFront only)',
@@ -94,11 +99,11 @@ export class Gateway {
     // CDK's own output of the stage's URL: the stack names it once, as DirectApiUrl, which docs/deployment.md lists
     this.api.node.tryRemoveChild('Endpoint');
     // API Gateway makes its execution log group itself, on the first error, without a retention; made here first.
-    const executionLogs = stack.logGroup('GatewayExecutionLogs', `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`);
+    const executionLogs = this.logGroup('GatewayExecutionLogs', `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`);
     this.api.deploymentStage.node.addDependency(executionLogs);
     this.acknowledgeFindings(settings.firewall);
     this.firewall = settings.firewall
-      ? new ApiFirewall(stack, 'ApiFirewall', {
+      ? new ApiFirewall(this, 'ApiFirewall', {
           stage: this.api.deploymentStage,
           metricPrefix: settings.stackName,
           originSecrets,

@@ -1,9 +1,8 @@
-import { Annotations, CfnOutput, CfnResource, RemovalPolicy, Stack, type CfnElement, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, CfnResource, Stack, type CfnElement, type StackProps } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { parameterNames, type SettingsParameters } from '../functions/adapters/parameter-names';
@@ -15,16 +14,14 @@ import { Monitoring } from './monitoring';
 import { API_TIMEOUT, ServiceFunctions } from './service-functions';
 import { readDeploymentSettings, type DeploymentSettings } from './settings';
 import { SetupStep } from './setup-step';
+import { logGroupIn, logicalIdWithoutParts } from './stack-part';
 import { Storage } from './storage';
-
-/** How long every log group of the stack keeps its lines. */
-const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 
 /**
  * The image upload service: CloudFront in front of API Gateway (the function) and S3 (the files), DynamoDB for the
  * records, SSM for the key and the flood limits, and an EventBridge schedule for the expiration sweep. Each part is a
- * class of its own (`docs/architecture.md`) that makes its resources in this stack's scope: their logical ids, and so
- * a deployed stack's resources, stay what they were.
+ * construct of its own (`docs/architecture.md`, `StackPart`), left out of its resources' logical ids, so that they,
+ * and so a deployed stack's resources, stay what they were.
  */
 export class ImageUploadStack extends Stack {
   readonly apiFunction: nodejs.NodejsFunction;
@@ -38,14 +35,27 @@ export class ImageUploadStack extends Stack {
     super(scope, id, stackProps);
     const settings = readDeploymentSettings(this.node);
     const names = parameterNames(settings.parameterPrefix);
-    const storage = new Storage(this, settings);
-    const setup = new SetupStep(this, settings.parameterPrefix, names, settings.originSecretRotation);
-    const functions = new ServiceFunctions(this, settings, storage, setup.originSecretSha256);
+    const storage = new Storage(this, 'Storage', settings);
+    const setup = new SetupStep(this, 'SetupStep', {
+      prefix: settings.parameterPrefix,
+      names,
+      rotation: settings.originSecretRotation,
+    });
+    const functions = new ServiceFunctions(this, 'Functions', {
+      settings,
+      storage,
+      names,
+      originSecretSha256: setup.originSecretSha256,
+    });
     functions.api.node.addDependency(setup.resource);
-    functions.grantStores(names);
-    const gateway = new Gateway(this, settings, functions.api, setup.originSecrets);
+    const gateway = new Gateway(this, 'Gateway', {
+      settings,
+      apiFunction: functions.api,
+      originSecrets: setup.originSecrets,
+    });
     const bucket = storage.bucket as s3.IBucket;
-    const edge = new Edge(this, settings, {
+    const edge = new Edge(this, 'Edge', {
+      settings,
       api: gateway.api,
       bucket,
       originSecret: setup.originSecrets.current,
@@ -54,7 +64,7 @@ export class ImageUploadStack extends Stack {
     });
     setup.settleAfter(edge.distribution, functions.api, ...(gateway.firewall ? [gateway.firewall] : []));
     setup.openToUploadPage(bucket, edge.baseUrl);
-    functions.grantPurgeAndSchedule(edge.distribution);
+    functions.grantPurge(edge.distribution);
     this.apiFunction = functions.api;
     this.sweepFunction = functions.sweep;
     this.api = gateway.api;
@@ -78,9 +88,17 @@ export class ImageUploadStack extends Stack {
     this.outputs(settings, names, storage, edge.baseUrl);
   }
 
-  /** The ARN of an SSM parameter of this stack's account and region. */
-  readonly parameterArn = (name: string): string =>
-    this.formatArn({ service: 'ssm', resource: 'parameter', resourceName: name.replace(/^\//, '') });
+  /** Logical ids as CDK gives them, the stack's parts left out of the path (`StackPart`); two alike fail the synth. */
+  private readonly logicalIds = new Map<string, string>();
+
+  protected override allocateLogicalId(element: CfnElement): string {
+    const id = logicalIdWithoutParts(this, element);
+    const held = this.logicalIds.get(id);
+    if (held !== undefined && held !== element.node.path)
+      throw new Error(`${element.node.path} and ${held} would share the logical id ${id}: rename one`);
+    this.logicalIds.set(id, element.node.path);
+    return id;
+  }
 
   /** What synth says loudly: alarms nobody receives, a throttle above what the functions can run. */
   private warnOfSettings(settings: DeploymentSettings): void {
@@ -125,15 +143,6 @@ export class ImageUploadStack extends Stack {
     });
   }
 
-  /** A log group of the stack: kept a month, removed with the stack. */
-  logGroup(id: string, logGroupName?: string): logs.LogGroup {
-    return new logs.LogGroup(this, id, {
-      retention: LOG_RETENTION,
-      removalPolicy: RemovalPolicy.DESTROY,
-      ...(logGroupName === undefined ? {} : { logGroupName }),
-    });
-  }
-
   /**
    * Every function's logs go to a log group with a retention: CDK's own providers (the bucket's auto-delete) get one
    * here; a function of this stack without one fails the synth, rather than logging forever.
@@ -145,14 +154,9 @@ export class ImageUploadStack extends Stack {
         if (!construct.loggingConfig) throw new Error(`the function ${construct.node.path} has no log group of the stack`);
         continue;
       }
-      const group = this.logGroup(`${construct.node.scope?.node.id ?? construct.node.id}Logs`.replace(/[^A-Za-z0-9]/g, ''));
+      const group = logGroupIn(this, `${construct.node.scope?.node.id ?? construct.node.id}Logs`.replace(/[^A-Za-z0-9]/g, ''));
       construct.node.addDependency(group);
       construct.addPropertyOverride('LoggingConfig.LogGroup', group.logGroupName);
     }
-  }
-
-  /** The logical id CloudFormation knows a construct's resource by (cdk-nag names findings with it). */
-  logicalIdOf(construct: Construct): string {
-    return this.getLogicalId(construct.node.defaultChild as CfnElement);
   }
 }

@@ -10,10 +10,10 @@ import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
 import { apiParameters, type SettingsParameters } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { NSFW_MODEL_FILE } from '../functions/imaging/nsfw-classifier';
-import type { IConstruct } from 'constructs';
-import type { ImageUploadStack } from './image-upload-stack';
+import type { Construct, IConstruct } from 'constructs';
 import { acknowledge, acknowledgeNoTracing, acknowledgeServerless } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
+import { StackPart } from './stack-part';
 import type { Storage } from './storage';
 
 export const FUNCTIONS = path.join(__dirname, '..', 'functions');
@@ -79,20 +79,28 @@ export function acknowledgeLogsRole(scope: IConstruct): void {
   );
 }
 
+export interface ServiceFunctionsProps {
+  settings: DeploymentSettings;
+  storage: Pick<Storage, 'bucket' | 'table'>;
+  /** The parameters the functions read. */
+  names: SettingsParameters;
+  /** SHA-256 of the origin secret CloudFront sends, which the API function accepts whatever the parameter says. */
+  originSecretSha256: string;
+}
+
 /**
- * The API function and the sweep, with exactly the rights their code uses (`docs/deployment.md`, "Who may do what":
- * the IAM-enforced twin proves them sufficient), and the sweep's schedule.
+ * The API function and the sweep, with exactly the rights their code uses on the stores (`docs/deployment.md`, "Who
+ * may do what": the IAM-enforced twin proves them sufficient), and the sweep's schedule.
  */
-export class ServiceFunctions {
+export class ServiceFunctions extends StackPart {
   readonly api: nodejs.NodejsFunction;
   readonly sweep: nodejs.NodejsFunction;
+  private readonly storage: Pick<Storage, 'bucket' | 'table'>;
 
-  constructor(
-    private readonly stack: ImageUploadStack,
-    settings: DeploymentSettings,
-    private readonly storage: Storage,
-    originSecretSha256: string,
-  ) {
+  constructor(scope: Construct, id: string, props: ServiceFunctionsProps) {
+    super(scope, id);
+    const { settings, storage, originSecretSha256 } = props;
+    this.storage = storage;
     const environment = {
       ...settings.functionEnv,
       BUCKET_NAME: storage.bucket.bucketName,
@@ -106,7 +114,7 @@ export class ServiceFunctions {
       // fewer glibc malloc arenas: libvips' threads otherwise fragment native memory (docs/reliability.md)
       MALLOC_ARENA_MAX: '2',
     };
-    this.api = new nodejs.NodejsFunction(stack, 'ApiFunction', {
+    this.api = new nodejs.NodejsFunction(this, 'ApiFunction', {
       entry: path.join(FUNCTIONS, 'api', 'handler.ts'),
       handler: 'handler',
       runtime: RUNTIME,
@@ -118,10 +126,10 @@ export class ServiceFunctions {
       // "Cold start"); the asset keeps them, for `npm run map-stack`
       // the digest of the origin secret CloudFront sends, accepted whatever its parameter says (docs/deployment.md)
       environment: { ...environment, ORIGIN_SECRET_SHA256: originSecretSha256 },
-      logGroup: stack.logGroup('ApiLogs'),
+      logGroup: this.logGroup('ApiLogs'),
       bundling: API_BUNDLING,
     });
-    this.sweep = new nodejs.NodejsFunction(stack, 'SweepFunction', {
+    this.sweep = new nodejs.NodejsFunction(this, 'SweepFunction', {
       entry: path.join(FUNCTIONS, 'api', 'sweep.ts'),
       handler: 'handler',
       runtime: RUNTIME,
@@ -131,7 +139,7 @@ export class ServiceFunctions {
       // No reserved concurrency: a new account's quota is often 10, and reserving any fails the deploy. Two runs that
       // overlap are safe: every step of a removal is idempotent.
       environment: { ...environment, NODE_OPTIONS: SOURCE_MAPS },
-      logGroup: stack.logGroup('SweepLogs'),
+      logGroup: this.logGroup('SweepLogs'),
       bundling: { bundleAwsSDK: true, sourceMap: true },
     });
     for (const fn of [this.api, this.sweep]) acknowledgeLogsRole(fn);
@@ -142,10 +150,12 @@ export class ServiceFunctions {
       'Invoked synchronously by API Gateway: every failure is answered to the client; a DLQ holds only asynchronous invocations.',
     );
     acknowledgeServerless(this.sweep, 'LambdaDLQ', SWEEP_RETRIED);
+    this.grantStores(props.names);
+    this.schedule();
   }
 
   /** The rights on the bucket, the table and the parameters, each statement with the code that needs it. */
-  grantStores(names: SettingsParameters): void {
+  private grantStores(names: SettingsParameters): void {
     const { bucket, table } = this.storage;
     const allow = (fn: nodejs.NodejsFunction, actions: string[], resources: string[]): void =>
       fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
@@ -194,20 +204,28 @@ export class ServiceFunctions {
     allow(this.sweep, ['dynamodb:Query'], [`${table.tableArn}/index/${TABLE_SCHEMA.sweepIndex.name}`]);
     // settings are read in one GetParameters call (IAM authorizes it on its own, apart from GetParameter): the API
     // reads all of them, the sweep only the distribution it purges
-    allow(this.api, ['ssm:GetParameters'], Object.values(apiParameters(names)).map(this.stack.parameterArn));
-    allow(this.sweep, ['ssm:GetParameters'], [this.stack.parameterArn(names.distributionId)]);
+    allow(
+      this.api,
+      ['ssm:GetParameters'],
+      Object.values(apiParameters(names)).map((name) => this.parameterArn(name)),
+    );
+    allow(this.sweep, ['ssm:GetParameters'], [this.parameterArn(names.distributionId)]);
   }
 
   /**
-   * Deleted, expired and taken-down images are invalidated in CloudFront by the sweep alone, in batches of a bounded
-   * number of paths (a delete link leaves its purge to it), so no request to the API can spend invalidations; and the
-   * sweep runs every few minutes.
+   * Lets the sweep invalidate the distribution's cached files: deleted, expired and taken-down images are invalidated
+   * by the sweep alone, in batches of a bounded number of paths (a delete link leaves its purge to it), so that no
+   * request to the API can spend invalidations.
    */
-  grantPurgeAndSchedule(distribution: cloudfront.Distribution): void {
+  grantPurge(distribution: cloudfront.IDistribution): void {
     this.sweep.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [distribution.distributionArn] }),
     );
-    const schedule = new events.Rule(this.stack, 'SweepSchedule', {
+  }
+
+  /** The sweep runs every few minutes. */
+  private schedule(): void {
+    const schedule = new events.Rule(this, 'SweepSchedule', {
       description: 'Removes expired images, dead uploads and unfinished deletes',
       schedule: events.Schedule.rate(SWEEP_EVERY),
       targets: [new targets.LambdaFunction(this.sweep)],
@@ -216,6 +234,6 @@ export class ServiceFunctions {
   }
 
   private acknowledgePrefix(fn: nodejs.NodejsFunction, prefix: 'images' | 'staging' | 'moderation', reason: string): void {
-    acknowledge(fn, `IAM5[Resource::<${this.stack.logicalIdOf(this.storage.bucket)}.Arn>/${prefix}/*]`, reason);
+    acknowledge(fn, `IAM5[Resource::<${this.logicalIdOf(this.storage.bucket)}.Arn>/${prefix}/*]`, reason);
   }
 }

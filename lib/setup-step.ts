@@ -1,27 +1,35 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { type CfnResource, CustomResource, Duration, Lazy } from 'aws-cdk-lib';
+import { type CfnResource, CustomResource, Duration, Lazy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import type { IConstruct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { SettingsParameters } from '../functions/adapters/parameter-names';
-import type { ImageUploadStack } from './image-upload-stack';
 import { acknowledge, acknowledgeNoTracing, acknowledgeServerless } from './nag-suppressions';
 import { acknowledgeLogsRole, FUNCTIONS, RUNTIME } from './service-functions';
+import { StackPart } from './stack-part';
 
 /** The attributes the setup step answers (`functions/setup/handler.ts`). */
 const SETUP_ANSWERS = ['OriginSecret', 'PreviousOriginSecret', 'OriginSecretSha256'] as const;
+
+export interface SetupStepProps {
+  /** The start of the parameters' names (`-c parameterPrefix`, or the stack's name in kebab case). */
+  prefix: string;
+  names: SettingsParameters;
+  /** A new value (any text) rotates the origin secret (`-c originSecretRotation`); empty: none asked. */
+  rotation: string;
+}
 
 /**
  * The stack's setup step (a custom resource and its function): the parameters the operator owns (the key, the flood
  * limits) and the secrets (id salt, origin secret), made once when missing and never overwritten by a deploy; and,
  * for retained data, the table's deletion protection, turned on last.
  */
-export class SetupStep {
+export class SetupStep extends StackPart {
   readonly fn: nodejs.NodejsFunction;
   readonly provider: cr.Provider;
   readonly resource: CustomResource;
@@ -29,36 +37,38 @@ export class SetupStep {
   readonly originSecrets: { current: string; previous: string };
   /** SHA-256 of the current origin secret, which the API function accepts whatever the parameter says. */
   readonly originSecretSha256: string;
-  private protection: CustomResource | undefined;
+  private readonly prefix: string;
+  private readonly rotation: string;
 
-  constructor(
-    private readonly stack: ImageUploadStack,
-    private readonly prefix: string,
-    names: SettingsParameters,
-    /** A new value (any text) rotates the origin secret (`-c originSecretRotation`); empty: none asked. */
-    private readonly rotation: string,
-  ) {
-    this.fn = new nodejs.NodejsFunction(stack, 'SetupFunction', {
+  constructor(scope: Construct, id: string, props: SetupStepProps) {
+    super(scope, id);
+    const { prefix, names } = props;
+    this.prefix = prefix;
+    this.rotation = props.rotation;
+    this.fn = new nodejs.NodejsFunction(this, 'SetupFunction', {
       entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: 256,
       timeout: Duration.seconds(30),
-      logGroup: stack.logGroup('SetupLogs'),
+      logGroup: this.logGroup('SetupLogs'),
       // the SDK version the code was tested with, not the runtime's (timeouts and retries depend on it)
       bundling: { bundleAwsSDK: true },
     });
     const owned = [names.apiKey, names.floodLimits, names.idSalt, names.originSecret, names.originSecretDeployed];
     this.fn.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['ssm:GetParameter', 'ssm:PutParameter'], resources: owned.map(stack.parameterArn) }),
+      new iam.PolicyStatement({
+        actions: ['ssm:GetParameter', 'ssm:PutParameter'],
+        resources: owned.map((name) => this.parameterArn(name)),
+      }),
     );
-    this.provider = new cr.Provider(stack, 'SetupProvider', {
+    this.provider = new cr.Provider(this, 'SetupProvider', {
       onEventHandler: this.fn,
-      logGroup: stack.logGroup('SetupProviderLogs'),
+      logGroup: this.logGroup('SetupProviderLogs'),
     });
     acknowledge(
       this.provider,
-      `IAM5[Resource::<${stack.logicalIdOf(this.fn)}.Arn>:*]`,
+      `IAM5[Resource::<${this.logicalIdOf(this.fn)}.Arn>:*]`,
       "The provider framework may invoke any version of the setup function; CDK's own construct.",
     );
     acknowledge(this.provider, 'L1', "The provider framework's own function; CDK chooses its runtime.");
@@ -71,7 +81,7 @@ export class SetupStep {
       );
     acknowledgeNoTracing([this.fn, this.provider]);
     for (const scope of [this.fn, this.provider]) acknowledgeLogsRole(scope);
-    this.resource = new CustomResource(stack, 'Setup', {
+    this.resource = new CustomResource(this, 'Setup', {
       serviceToken: this.provider.serviceToken,
       // The names it looks after and the attributes it answers: a change of either (a parameter added, an attribute
       // the stack reads) runs the setup again on the next deploy, so that a stack deployed before gets them.
@@ -98,7 +108,7 @@ export class SetupStep {
    * function) have the new one: CloudFormation updates it after them, and waits for the distribution to be deployed.
    */
   settleAfter(...dependencies: IConstruct[]): void {
-    const settled = new CustomResource(this.stack, 'OriginSecretSettled', {
+    const settled = new CustomResource(this, 'OriginSecretSettled', {
       serviceToken: this.provider.serviceToken,
       properties: { ParameterPrefix: this.prefix, SettleOriginSecret: 'true', ...this.rotationProperty() },
     });
@@ -111,7 +121,7 @@ export class SetupStep {
    * (the bucket, which the distribution reads from, cannot name it itself).
    */
   openToUploadPage(bucket: s3.IBucket, baseUrl: string): void {
-    new CustomResource(this.stack, 'UploadPageCors', {
+    new CustomResource(this, 'UploadPageCors', {
       serviceToken: this.provider.serviceToken,
       properties: { CorsBucket: bucket.bucketName, CorsOrigin: baseUrl },
     });
@@ -125,20 +135,23 @@ export class SetupStep {
    * Call once every other resource exists.
    */
   protectLast(table: dynamodb.TableV2): void {
-    const definition = Lazy.string({ produce: () => tableDigest(this.stack, table) });
-    this.protection = new CustomResource(this.stack, 'ProtectRecords', {
+    const stack = Stack.of(this);
+    const definition = Lazy.string({ produce: () => tableDigest(stack, table) });
+    const protection = new CustomResource(this, 'ProtectRecords', {
       serviceToken: this.provider.serviceToken,
       properties: { ProtectTable: table.tableName, TableDefinition: definition },
     });
     this.fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['dynamodb:DescribeTable', 'dynamodb:UpdateTable'], resources: [table.tableArn] }),
     );
-    for (const child of this.stack.node.children) if (child !== this.protection) this.protection.node.addDependency(child);
+    // after everything else of the stack: the other parts, and the rest of this one
+    const others = [...stack.node.children, ...this.node.children].filter((child) => child !== this && child !== protection);
+    for (const child of others) protection.node.addDependency(child);
   }
 }
 
 /** A digest of the table's resource as the template holds it: any change of its definition changes it. */
-function tableDigest(stack: ImageUploadStack, table: dynamodb.TableV2): string {
+function tableDigest(stack: Stack, table: dynamodb.TableV2): string {
   const resource = table.node.defaultChild as CfnResource;
   const rendered = (resource as unknown as { _toCloudFormation(): unknown })._toCloudFormation();
   return createHash('sha256')

@@ -1,25 +1,29 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import type { Stack } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
 import { BUCKET_LAYOUT } from '../functions/adapters/bucket-layout';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { acknowledge } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
+import { StackPart } from './stack-part';
+
+export type StorageProps = Pick<DeploymentSettings, 'removal' | 'keepDeletedDays'>;
 
 /**
- * The data: the bucket of the files and the table of the records. Made in the stack's own scope, as they always were,
- * so that their logical ids stay: a resource whose id moved would be replaced, and a new bucket and table would start
- * empty beside the kept ones.
+ * The data: the bucket of the files and the table of the records. Their logical ids are the ones they always had (a
+ * part is left out of them, `StackPart`): a resource whose id moved would be replaced, and a new bucket and table would
+ * start empty beside the kept ones.
  */
-export class Storage {
+export class Storage extends StackPart {
   readonly bucket: s3.Bucket;
   readonly table: dynamodb.TableV2;
 
-  constructor(stack: Stack, settings: DeploymentSettings) {
+  constructor(scope: Construct, id: string, settings: StorageProps) {
+    super(scope, id);
     // retain: the data outlives the stack and every update, but a first deploy that fails removes it, empty as it is
     const removalPolicy = settings.removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
-    this.bucket = new s3.Bucket(stack, 'Images', {
+    this.bucket = new s3.Bucket(this, 'Images', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -50,7 +54,7 @@ export class Storage {
       'S1',
       'Objects are read only through CloudFront and written only by the function; S3 access logs would hold CloudFront origin fetches and function writes, which API Gateway access logs and the function logs already record.',
     );
-    this.table = new dynamodb.TableV2(stack, 'Records', {
+    this.table = new dynamodb.TableV2(this, 'Records', {
       partitionKey: { name: TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
       billing: dynamodb.Billing.onDemand(),
       timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,

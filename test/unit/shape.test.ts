@@ -99,6 +99,18 @@ describe('the shape of the code', () => {
     expect(callbacks).toEqual([]);
   });
 
+  it("builds the stack from parts that take their props, not the stack: no part of lib/ imports the stack's module", () => {
+    const importers = filesUnder(join(ROOT, 'lib'))
+      .filter((file) => !/(image-upload-stack|app)\.ts$/.test(file))
+      .filter((file) =>
+        ts
+          .preProcessFile(readFileSync(file, 'utf8'), true, true)
+          .importedFiles.some((ref) => /\/image-upload-stack$/.test(ref.fileName)),
+      )
+      .map((file) => relative(ROOT, file));
+    expect(importers).toEqual([]);
+  });
+
   /** Files of these folders longer than 300 lines. */
   const longFiles = (...folders: string[][]): string[] =>
     folders
