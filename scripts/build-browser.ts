@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { commandLine } from './command-line';
 
 const ROOT = join(__dirname, '..');
 export const GENERATED = join(ROOT, 'functions', 'http', 'generated', 'browser-assets.ts');
@@ -61,6 +62,9 @@ ${icons.join('\n')}
 }
 
 if (require.main === module) {
+  commandLine(
+    'usage: npm run build:browser   (writes functions/http/generated/browser-assets.ts) (exit codes: 0 done, 1 failed, 2 usage)',
+  );
   browserAssets()
     .then((text) => {
       writeFileSync(GENERATED, text);

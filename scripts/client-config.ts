@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CLIENTS, clientConfig, KEY_PLACEHOLDER, type ClientName } from '../functions/http/client-configs';
+import { parseProblem } from './parse-problem';
 
 const USAGE = `usage: npm run client-config -- ${CLIENTS.join('|')} BASE_URL [KEY] [--out FILE]`;
 
@@ -18,8 +19,12 @@ function main(argv: readonly string[]): number {
   try {
     parsed = parseOptions(argv);
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    process.stderr.write(`${parseProblem(error)}\n${USAGE}\n`);
     return 2;
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   const [client, baseUrl, key, ...extra] = parsed.positionals;
   if (extra.length > 0) {
@@ -64,7 +69,12 @@ function main(argv: readonly string[]): number {
 }
 
 function parseOptions(argv: readonly string[]) {
-  return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: { out: { type: 'string' } } });
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
 }
 
 process.exitCode = main(process.argv.slice(2));

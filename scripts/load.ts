@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { commandLine } from './command-line';
 import { freePort, startLocalProcess } from '../test/support/local-process';
 
 /**
@@ -222,4 +223,7 @@ async function main(): Promise<void> {
   if (samples.some((sample) => !sample.ok)) process.exitCode = 1;
 }
 
+commandLine(
+  'usage: npm run load   (settings in the environment: LOAD_SECONDS, LOAD_WARMUP_SECONDS, LOAD_CONNECTIONS; docs/reliability.md) (exit codes: 0 done, 1 failed, 2 usage)',
+);
 void main();

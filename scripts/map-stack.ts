@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { SourceMap, type SourceMapPayload } from 'node:module';
 import { join } from 'node:path';
 import { NSFW_MODEL_FILE } from '../functions/imaging/nsfw-classifier';
+import { commandLine } from './command-line';
 
 /**
  * `npm run map-stack [-- MAP_FILE] < trace.txt`: a stack trace from the API function's logs, its `index.js:LINE:COL`
@@ -30,7 +31,11 @@ export function mapStack(text: string, map: SourceMap): string {
 }
 
 function main(): void {
-  const file = process.argv[2] ?? apiMapFile();
+  const [given] = commandLine(
+    "usage: npm run map-stack -- [MAP_FILE] < trace.txt   (default: the API bundle's map in cdk.out) (exit codes: 0 done, 1 failed, 2 usage)",
+    1,
+  );
+  const file = given ?? apiMapFile();
   const map = new SourceMap(JSON.parse(readFileSync(file, 'utf8')) as SourceMapPayload);
   process.stdout.write(mapStack(readFileSync(0, 'utf8'), map));
 }

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { commandLine } from './command-line';
 
 /**
  * `npm run openapi`: writes `docs/openapi.yaml` (the document people read and edit) as the JSON the service serves at
@@ -16,6 +17,9 @@ export function openapiFromYaml(): unknown {
 }
 
 if (require.main === module) {
+  commandLine(
+    'usage: npm run openapi   (writes functions/http/openapi.json from docs/openapi.yaml) (exit codes: 0 done, 1 failed, 2 usage)',
+  );
   writeFileSync(OPENAPI_JSON, `${JSON.stringify(openapiFromYaml(), null, 2)}\n`);
   process.stdout.write(`wrote ${OPENAPI_JSON}\n`);
 }

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { contextKeyOf, REPLACED_SETTINGS, SETTINGS, type SettingName } from '../functions/config';
 import { DEPLOYMENT_CONTEXT } from '../lib/settings';
+import { commandLine } from './command-line';
 
 /**
  * `npm run docs:settings`: writes the tables of `docs/settings.md` from the one definition of each setting
@@ -68,6 +69,7 @@ export function settingsDoc(current: string): string {
 }
 
 if (require.main === module) {
+  commandLine('usage: npm run docs:settings   (writes the tables of docs/settings.md) (exit codes: 0 done, 1 failed, 2 usage)');
   writeFileSync(SETTINGS_DOC, settingsDoc(readFileSync(SETTINGS_DOC, 'utf8')));
   process.stdout.write(`wrote ${SETTINGS_DOC}\n`);
 }

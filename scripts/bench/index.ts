@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { commandLine } from '../command-line';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +50,43 @@ function peakRss(file: string, which: 'service' | 'floor'): { beforeMiB: number;
   return { beforeMiB: beforeKiB / 1024, peakMiB: peakKiB / 1024 };
 }
 
+/** The whole upload through the handler, on stand-ins behind latency proxies: the table of its critical path. */
+async function printWholeUpload(latencies: number[]): Promise<void> {
+  const wholeRows = await measureWholeUpload(Math.max(least(5), Math.floor(ITERATIONS / 2)), latencies);
+  process.stdout.write(
+    [
+      'Whole upload through the handler, on the stand-ins behind proxies that add a latency to every store call, interleaved with the floor job:',
+      '',
+      '| input | stores | store latency (ms) | upload p50 (ms) | floor p50 (ms) | upload / floor | handler CPU / floor CPU | (upload - floor) / latency | its imaging p50 (ms) | (upload - its imaging) / latency | latencies the upload waited (vs. 0 ms) | round trips after the imaging | round trips in all | table write units | index write units | store calls |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+      ...wholeRows.map((row) => {
+        // how many times the added latency the upload grew by, against the same input through the same proxies
+        // without it: the round trips that are really on its critical path, the stand-ins' own time taken out
+        const base = wholeRows.find((other) => other.input === row.input && other.latencyMs === 0 && !other.direct);
+        const waited = row.latencyMs > 0 && base ? ((row.uploadP50 - base.uploadP50) / row.latencyMs).toFixed(1) : '-';
+        const calls = row.direct
+          ? ['-', '-', '-', '-', '(not recorded)']
+          : [row.roundTripsAfterImaging, row.roundTripsInAll, row.tableWriteUnits, row.indexWriteUnits, row.storeCalls];
+        return `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.cpuRatio.toFixed(2)} | ${row.latencyMs > 0 ? row.extraOverFloor.toFixed(1) : '-'} | ${row.imagingP50.toFixed(0)} | ${row.latencyMs > 0 ? (row.outsideImagingP50 / row.latencyMs).toFixed(1) : '-'} | ${waited} | ${calls.join(' | ')} |`;
+      }),
+      '',
+      'What moderation adds to the whole upload: each upload of the table above beside one by a handler with `NSFW_POLICY=off`, and one with neither the classifier nor the perceptual hashes:',
+      '',
+      '| input | stores | store latency (ms) | upload p50 (ms) | NSFW_POLICY=off p50 (ms) | neither p50 (ms) | upload / NSFW_POLICY=off (median of pairs) | upload / neither (median of pairs) |',
+      '|---|---|---|---|---|---|---|---|',
+      ...wholeRows.map(
+        (row) =>
+          `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.withoutClassifierP50.toFixed(0)} | ${row.withoutModerationP50.toFixed(0)} | ${row.classifierRatio.toFixed(3)} | ${row.moderationRatio.toFixed(3)} |`,
+      ),
+      '',
+    ].join('\n'),
+  );
+}
+
 async function main(): Promise<void> {
+  // BENCH_PART=whole-upload: that table alone (`docs/performance.md`, "The upload core, before and after")
+  if (process.env['BENCH_PART'] === 'whole-upload')
+    return printWholeUpload((process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number));
   // BENCH_ONLY=JPEG measures only the inputs whose name starts with it
   const processor = await defaultProcessor();
   const fixtures = await benchFixtures();
@@ -172,35 +209,10 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  const wholeRows = await measureWholeUpload(Math.max(least(5), Math.floor(ITERATIONS / 2)), latencies);
-  process.stdout.write(
-    [
-      'Whole upload through the handler, on the stand-ins behind proxies that add a latency to every store call, interleaved with the floor job:',
-      '',
-      '| input | stores | store latency (ms) | upload p50 (ms) | floor p50 (ms) | upload / floor | handler CPU / floor CPU | (upload - floor) / latency | its imaging p50 (ms) | (upload - its imaging) / latency | latencies the upload waited (vs. 0 ms) | round trips after the imaging | round trips in all | table write units | index write units | store calls |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-      ...wholeRows.map((row) => {
-        // how many times the added latency the upload grew by, against the same input through the same proxies
-        // without it: the round trips that are really on its critical path, the stand-ins' own time taken out
-        const base = wholeRows.find((other) => other.input === row.input && other.latencyMs === 0 && !other.direct);
-        const waited = row.latencyMs > 0 && base ? ((row.uploadP50 - base.uploadP50) / row.latencyMs).toFixed(1) : '-';
-        const calls = row.direct
-          ? ['-', '-', '-', '-', '(not recorded)']
-          : [row.roundTripsAfterImaging, row.roundTripsInAll, row.tableWriteUnits, row.indexWriteUnits, row.storeCalls];
-        return `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.floorP50.toFixed(0)} | ${row.ratio.toFixed(2)} | ${row.cpuRatio.toFixed(2)} | ${row.latencyMs > 0 ? row.extraOverFloor.toFixed(1) : '-'} | ${row.imagingP50.toFixed(0)} | ${row.latencyMs > 0 ? (row.outsideImagingP50 / row.latencyMs).toFixed(1) : '-'} | ${waited} | ${calls.join(' | ')} |`;
-      }),
-      '',
-      'What moderation adds to the whole upload: each upload of the table above beside one by a handler with `NSFW_POLICY=off`, and one with neither the classifier nor the perceptual hashes:',
-      '',
-      '| input | stores | store latency (ms) | upload p50 (ms) | NSFW_POLICY=off p50 (ms) | neither p50 (ms) | upload / NSFW_POLICY=off (median of pairs) | upload / neither (median of pairs) |',
-      '|---|---|---|---|---|---|---|---|',
-      ...wholeRows.map(
-        (row) =>
-          `| ${row.input} | ${row.direct ? 'straight' : 'through the proxies'} | ${row.latencyMs} | ${row.uploadP50.toFixed(0)} | ${row.withoutClassifierP50.toFixed(0)} | ${row.withoutModerationP50.toFixed(0)} | ${row.classifierRatio.toFixed(3)} | ${row.moderationRatio.toFixed(3)} |`,
-      ),
-      '',
-    ].join('\n'),
-  );
+  await printWholeUpload(latencies);
 }
 
+commandLine(
+  'usage: npm run bench   (settings in the environment: BENCH_ITERATIONS, BENCH_ONLY, BENCH_LATENCIES, BENCH_BLOCK_LISTS, BENCH_SKIP_HANDLER, BENCH_PART, BENCH_SMOKE; docs/performance.md) (exit codes: 0 done, 1 failed, 2 usage)',
+);
 void main();

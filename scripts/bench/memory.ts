@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { commandLine } from '../command-line';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
@@ -134,4 +135,7 @@ async function main(): Promise<void> {
   }
 }
 
+commandLine(
+  'usage: npm run load:memory   (settings in the environment: MEMORY_UPLOADS; docs/performance.md) (exit codes: 0 done, 1 failed, 2 usage)',
+);
 void main();

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -45,5 +45,106 @@ describe('tools told a mistake', () => {
     }
     const help = tsx('scripts/smoke.ts', ['--help']);
     expect([help.status, help.stdout]).toEqual([0, expect.stringMatching(/^usage: npm run smoke -- BASE_URL KEY/)]);
+  });
+
+  /** The tools whose settings are in the environment, and client-config, by their npm name and script. */
+  const TOOLS: Array<[string, string, number]> = [
+    ['bench', 'scripts/bench/index.ts', 0],
+    ['load', 'scripts/load.ts', 0],
+    ['load:memory', 'scripts/bench/memory.ts', 0],
+    ['openapi', 'scripts/openapi.ts', 0],
+    ['build:browser', 'scripts/build-browser.ts', 0],
+    ['docs:settings', 'scripts/settings-doc.ts', 0],
+    ['map-stack', 'scripts/map-stack.ts', 1],
+    ['client-config', 'scripts/client-config.ts', 3],
+  ];
+
+  it.each(TOOLS)(
+    'npm run %s: --help exits 0 with its usage; an unknown option or an extra argument exits 2 in a line',
+    (name, script, takes) => {
+      const help = tsx(script, ['--help']);
+      expect([help.status, help.stdout.split('\n')[0]]).toEqual([
+        0,
+        expect.stringMatching(new RegExp(`^usage: npm run ${name}\\b`)),
+      ]);
+      const unknown = tsx(script, ['--nonsense']);
+      expect([unknown.status, unknown.stderr.split('\n')[0]]).toEqual([2, 'unknown option --nonsense']);
+      // more arguments than it takes (client-config's are a client, a URL and a key)
+      const extra =
+        takes === 3
+          ? ['sharex', 'http://127.0.0.1:9', 'key', 'more']
+          : Array.from({ length: takes + 1 }, (_, at) => `extra${at}`);
+      const run = tsx(script, extra);
+      expect([run.status, run.stderr.split('\n')[0]]).toEqual([2, `unexpected argument: ${extra.at(-1) ?? ''}`]);
+    },
+  );
+});
+
+/** Each command line of a tool the docs show, in a code block or a code span (not the usage forms: `[KEY]`, `a|b`, `FILE...`). */
+function documentedLines(): Array<{ where: string; name: string; args: string[] }> {
+  const docs = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
+  const found: Array<{ where: string; name: string; args: string[] }> = [];
+  for (const path of docs) {
+    const text = readFileSync(join(ROOT, path), 'utf8');
+    const fence = /```[a-z]*\n([\s\S]*?)```/g;
+    const blocks = [...text.matchAll(fence)].map((match) => match[1] ?? '');
+    const spans = [...text.replace(fence, '').matchAll(/`([^`\n]+)`/g)].map((match) => match[1] ?? '');
+    for (const match of [...blocks, ...spans].join('\n').matchAll(/npm run (?:-s )?([a-z][a-z:-]*) -- ([^\n<#]*)/g)) {
+      const [, name = '', line = ''] = match;
+      if (name === 'admin' || /[[\]|]|\.\.\./.test(line)) continue;
+      // quoted values ("Holiday") as the shell passes them; every URL to a closed port of this machine
+      const args = [...line.trim().matchAll(/"([^"]*)"|(\S+)/g)].map((token) => token[1] ?? token[2] ?? '');
+      found.push({
+        where: `${path}: npm run ${name} -- ${line.trim()}`,
+        name,
+        args: args.map((arg) => (/^https?:\/\//.test(arg) || /^[A-Z_]*URL$/.test(arg) ? 'http://127.0.0.1:9' : arg)),
+      });
+    }
+  }
+  return found;
+}
+
+describe('the command lines the docs show', () => {
+  it('are taken by their tools: none is a usage error (exit 2), whatever else comes of it here', () => {
+    const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const lines = documentedLines();
+    expect(lines.map(({ name }) => name).sort()).toEqual(
+      expect.arrayContaining(['client-config', 'map-stack', 'smoke', 'upload']),
+    );
+    const cwd = mkdtempSync(join(tmpdir(), 'documented-'));
+    try {
+      const refused = lines.flatMap(({ where, name, args }) => {
+        const script = /^tsx (\S+)$/.exec(scripts[name] ?? '')?.[1];
+        if (!script) return [`${where}: not a tsx script`];
+        const run = spawnSync(
+          process.execPath,
+          [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, script), ...args],
+          {
+            cwd,
+            encoding: 'utf8',
+            input: '',
+            env: { PATH: process.env['PATH'] ?? '' },
+            timeout: 60_000,
+          },
+        );
+        return run.status === 2 ? [`${where}: ${run.stderr.split('\n')[0]}`] : [];
+      });
+      expect(refused).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('npm itself', () => {
+  it("reads the project's .npmrc without a warning: every key in it is one npm knows", () => {
+    const run = spawnSync('npm', ['config', 'get', 'ignore-scripts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect([run.status, run.stdout.trim()]).toEqual([0, 'true']);
+    expect(run.stderr).not.toMatch(/Unknown (project|user|env|cli|builtin) config/i);
   });
 });
