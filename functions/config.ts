@@ -1,10 +1,10 @@
 import { parameterNames, type SettingsParameters } from './adapters/parameter-names';
 import { isValidTimeZone } from './core/formatting';
-import type { NsfwRule } from './core/moderation';
-import type { NamingMode } from './core/naming';
-import type { DuplicatePolicy } from './core/duplicate-guard';
+import type { NsfwRule } from './core/moderation/moderation';
+import type { NamingMode } from './core/upload/naming';
+import type { DuplicatePolicy } from './core/upload/duplicate-guard';
 import type { IdScheme } from './core/id-codec';
-import { parseExpirationSeconds } from './core/upload-request';
+import { parseExpirationSeconds } from './core/upload/upload-request';
 
 /** Everything the function reads from its environment, checked once at cold start. */
 export interface Config {

@@ -115,7 +115,7 @@ export class ServiceFunctions extends StackPart {
       MALLOC_ARENA_MAX: '2',
     };
     this.api = new nodejs.NodejsFunction(this, 'ApiFunction', {
-      entry: path.join(FUNCTIONS, 'api', 'handler.ts'),
+      entry: path.join(FUNCTIONS, 'roots', 'handler.ts'),
       handler: 'handler',
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
@@ -130,7 +130,7 @@ export class ServiceFunctions extends StackPart {
       bundling: API_BUNDLING,
     });
     this.sweep = new nodejs.NodejsFunction(this, 'SweepFunction', {
-      entry: path.join(FUNCTIONS, 'api', 'sweep.ts'),
+      entry: path.join(FUNCTIONS, 'roots', 'sweep.ts'),
       handler: 'handler',
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,

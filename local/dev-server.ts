@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { GetObjectCommand, NoSuchKey, type S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import type { ApiHandler } from '../functions/api/handler';
+import type { ApiHandler } from '../functions/roots/handler';
 import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import { errorEnvelope, respond } from '../functions/http/responses';
 import { eventBytes, localContext, toApiGatewayEvent } from './api-gateway-event';

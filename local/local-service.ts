@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { allowBrowserUploads } from '../functions/adapters/browser-uploads';
-import { createHandler } from '../functions/api/handler';
-import { createSweepHandler } from '../functions/api/sweep';
+import { createHandler } from '../functions/roots/handler';
+import { createSweepHandler } from '../functions/roots/sweep';
 import { loadConfig, SETTINGS } from '../functions/config';
 import { METRIC_SERVICE } from '../functions/core/metrics';
 import { DEFAULT_INVOCATIONS, startDevServer } from './dev-server';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { MIN_PDQ_QUALITY } from '../functions/core/pdq';
+import { MIN_PDQ_QUALITY } from '../functions/core/moderation/pdq';
 import { IN_FORCE, jsonOf, plural, UsageError, utc, type Verb } from './admin-verbs';
 
 /** The admin tool's block verbs (`docs/operations.md`, "Blocks"): `blocks`, `unblock`, `block-hashes import|remove`. */

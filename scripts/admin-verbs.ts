@@ -1,7 +1,7 @@
-import type { Admin } from '../functions/core/admin';
+import type { Admin } from '../functions/core/admin/admin';
 import { formatDateTime, formatSize } from '../functions/core/formatting';
-import { parseIsoDuration } from '../functions/core/upload-request';
-import { AdminError } from '../functions/core/admin-error';
+import { parseIsoDuration } from '../functions/core/upload/upload-request';
+import { AdminError } from '../functions/core/admin/admin-error';
 
 /** The options a verb may take, besides the target's (`--data-dir`, `--stack`, `--outputs`, `--id-padding`). */
 export const VERB_OPTIONS = {

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { loadNsfwClassifier } from '../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../functions/imaging/sharp-image-processor';
 import { makePhoto } from '../test/support/images';
-import { imagingSettings } from '../functions/api/build';
+import { imagingSettings } from '../functions/roots/build';
 import { loadConfig } from '../functions/config';
 import { EDITS } from './pdq-measure';
 

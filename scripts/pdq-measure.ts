@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import sharp from 'sharp';
-import { pdqDistance } from '../functions/core/pdq';
+import { pdqDistance } from '../functions/core/moderation/pdq';
 import type { Perceptual } from '../functions/core/ports';
 import { blockedCropHashes } from '../functions/imaging/centred-crops';
 import { defaultProcessor } from './bench/processor';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreateInvalidationCommand, type CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { CachePurger } from '../core/ports';
-import type { PurgeRequest } from '../core/purge-plan';
+import type { PurgeRequest } from '../core/ports';
 
 /**
  * Invalidates removed files in the CloudFront distribution, in one invalidation per request (a key is the path

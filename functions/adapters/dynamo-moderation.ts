@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { Ban, BanList, BlockList } from '../core/moderation';
+import type { Ban, BanList, BlockList } from '../core/moderation/moderation';
 import type { BlockedBytes } from '../core/ports';
 import { DynamoTable, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, SINGLE_ITEM } from './table-schema';

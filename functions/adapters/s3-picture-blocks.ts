@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HASH_BYTES } from '../core/hash-index';
-import { NO_PICTURE_BLOCKS, withBatch } from '../core/picture-blocks';
-import type { PictureBlockBatch, PictureBlockList, PictureBlockStore } from '../core/picture-blocks';
+import { HASH_BYTES } from '../core/moderation/hash-index';
+import { NO_PICTURE_BLOCKS, withBatch } from '../core/moderation/picture-blocks';
+import type { PictureBlockBatch, PictureBlockList, PictureBlockStore } from '../core/moderation/picture-blocks';
 import { BUCKET_LAYOUT } from './bucket-layout';
 import { DynamoTable, retrySafe, sendConditional, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, SINGLE_ITEM } from './table-schema';

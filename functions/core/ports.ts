@@ -21,10 +21,10 @@ import type {
   Report,
   Ban,
   MetricUnit,
+  PurgeRequest,
 } from './records';
 
 export type * from './records';
-import type { PurgeRequest } from './purge-plan';
 
 /** Turns uploaded bytes into what is stored. Throws ServiceError for refused input. */
 export interface ImageProcessor {

@@ -66,7 +66,7 @@ export interface ImagingRun {
   processed: Promise<ProcessedImage>;
 }
 
-/** A picture's PDQ hashes (`core/pdq.ts`), made from the pixels the renditions are made from. */
+/** A picture's PDQ hashes (`core/moderation/pdq.ts`), made from the pixels the renditions are made from. */
 export interface Perceptual {
   /**
    * The picture's hash, and, when it has a plain border, the hash of the picture without it: what a record keeps;
@@ -249,3 +249,9 @@ export interface Ban {
 }
 
 export type MetricUnit = 'Count' | 'Milliseconds' | 'Bytes' | 'Seconds';
+
+/** What a CDN purge removes: single stored files, and whole folders (everything under them). */
+export interface PurgeRequest {
+  keys: string[];
+  folders: string[];
+}

@@ -1,7 +1,7 @@
 import { formatDateTime, formatSize, howLongAgo, howLongUntil } from '../core/formatting';
-import type { FileView, ImageView } from '../core/image-view';
+import type { FileView, ImageView } from '../core/lifecycle/image-view';
 import { reportPath, UPLOAD_PAGE, uploadUrl } from '../core/links';
-import { MAX_REPORT_NOTE, REPORT_REASONS } from '../core/reports';
+import { MAX_REPORT_NOTE, REPORT_REASONS } from '../core/moderation/reports';
 import { KEY_PLACEHOLDER, sharexConfig } from './client-configs';
 import { embedCodes } from './embed-codes';
 import { cspHash } from './csp';
@@ -172,7 +172,7 @@ ${group.codes
 
 /**
  * A report form folded away under its summary: no script, posted to this site only (its CSP's form-action), with the
- * token that vouches for it where a browser does not say where a request comes from (`core/report-tokens.ts`).
+ * token that vouches for it where a browser does not say where a request comes from (`core/moderation/report-tokens.ts`).
  */
 function reportSection(image: ImageView, reportToken: string): string {
   const reasons = Object.entries(REPORT_REASONS)

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { RequestError } from './request-errors';
-import { parseFormat, type ResponseFormat, type SourceInput, type UploadRequest } from '../core/upload-request';
-import type { UploadUrlRequest } from '../core/staged-uploads';
+import { parseFormat, type ResponseFormat, type SourceInput, type UploadRequest } from '../core/upload/upload-request';
+import type { UploadUrlRequest } from '../core/upload/staged-uploads';
 import { bodyBytes, headerValue, queryParameters } from './api-event';
 import { mediaTypeOf } from './edge-contract';
 import { parseMultipart, type FilePart } from './multipart';

@@ -4,8 +4,8 @@ import { ENVELOPE_HEADERS, envelopeJson, ERROR_STATUS } from './error-envelope';
 import { RequestError } from './request-errors';
 import type { ImageObject } from '../core/image-object';
 import type { Logger } from '../core/ports';
-import type { ResponseFormat } from '../core/upload-request';
-import type { UploadUrl } from '../core/staged-uploads';
+import type { ResponseFormat } from '../core/upload/upload-request';
+import type { UploadUrl } from '../core/upload/staged-uploads';
 import openapiDocument from './openapi.json';
 import { errorPage, PAGE_SCRIPT_SOURCE, PAGE_STYLE_SOURCE } from './pages';
 

@@ -1,14 +1,14 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ServiceError } from '../core/errors';
 import type { RefusalCounter } from '../core/daily-stats';
-import type { ImageAccess } from '../core/image-access';
-import { isReportToken, reportToken } from '../core/report-tokens';
-import type { ImageReports } from '../core/reports';
+import type { ImageAccess } from '../core/lifecycle/image-access';
+import { isReportToken, reportToken } from '../core/moderation/report-tokens';
+import type { ImageReports } from '../core/moderation/reports';
 import { redactedPath, routeOf, UPLOAD_PAGE, type Route } from '../core/links';
 import { METRIC, type Metrics } from '../core/metrics';
 import type { Logger } from '../core/ports';
-import type { ResponseFormat } from '../core/upload-request';
-import type { UploadService } from '../core/upload-service';
+import type { ResponseFormat } from '../core/upload/upload-request';
+import type { UploadService } from '../core/upload/upload-service';
 import { bodyBytes, headerValue, queryParameters } from './api-event';
 import { deleteConfirmPage, deletedPage, homePage, notFoundPage, reportedPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
@@ -47,7 +47,7 @@ export interface RouterDeps {
   settings: RouterSettings;
   /** The values CloudFront may send in `X-Origin-Verify`. */
   originSecrets: OriginSecrets;
-  /** The deployment's secret the report form's tokens are made with (`core/report-tokens.ts`). */
+  /** The deployment's secret the report form's tokens are made with (`core/moderation/report-tokens.ts`). */
   formSecret: () => Promise<string>;
   logger: Logger;
   metrics: Metrics;

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../core/pdq';
+import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
 
 /**
  * Hashes of a picture's centred crops, for the edits PDQ does not survive by itself: a crop of a few percent a side

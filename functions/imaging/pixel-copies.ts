@@ -1,5 +1,5 @@
 import sharp, { type Sharp } from 'sharp';
-import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels } from '../core/pdq';
+import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels } from '../core/moderation/pdq';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
 import { CROPPED_SIDE, cropHashes, UPLOAD_CROPS } from './centred-crops';

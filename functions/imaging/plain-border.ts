@@ -1,4 +1,4 @@
-import type { PdqPixels } from '../core/pdq';
+import type { PdqPixels } from '../core/moderation/pdq';
 
 /**
  * The picture inside a plain border (rows and columns at its edges of the top-left pixel's colour, each sample within

@@ -4,17 +4,17 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
-import { createHandler } from '../../functions/api/handler';
+import { createHandler } from '../../functions/roots/handler';
 import {
   decodePictureBlocks,
   encodePictureBlocks,
   hashesOfStored,
   S3PictureBlocks,
 } from '../../functions/adapters/s3-picture-blocks';
-import { HASH_BYTES, HashIndex } from '../../functions/core/hash-index';
-import { NO_PICTURE_BLOCKS } from '../../functions/core/picture-blocks';
+import { HASH_BYTES, HashIndex } from '../../functions/core/moderation/hash-index';
+import { NO_PICTURE_BLOCKS } from '../../functions/core/moderation/picture-blocks';
 import { UPLOAD_CROPS } from '../../functions/imaging/centred-crops';
-import type { PictureBlockList } from '../../functions/core/picture-blocks';
+import type { PictureBlockList } from '../../functions/core/moderation/picture-blocks';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';

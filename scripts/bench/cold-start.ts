@@ -83,7 +83,7 @@ export async function measureBundleColdStart(runs: number): Promise<BundleColdSt
   writeFileSync(join(dir, 'minimal.ts'), MINIMAL_ENTRY);
   const bundles = { api: join(dir, 'api', 'index.js'), minimal: join(dir, 'minimal', 'index.js') };
   for (const [which, entry] of [
-    ['api', join(FUNCTIONS, 'api', 'handler.ts')],
+    ['api', join(FUNCTIONS, 'roots', 'handler.ts')],
     ['minimal', join(dir, 'minimal.ts')],
   ] as const) {
     await bundleApi(entry, bundles[which], { sourcemap: Boolean(API_BUNDLING.sourceMap), minify: API_BUNDLING.minify ?? false });

@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
-import { createHandler, type HandlerOptions } from '../../functions/api/handler';
+import { createHandler, type HandlerOptions } from '../../functions/roots/handler';
 import { METRIC, type Metrics } from '../../functions/core/metrics';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';

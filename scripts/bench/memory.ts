@@ -42,7 +42,7 @@ interface Report {
 /** The handler bundled as the stack bundles it: its node modules left out, the NSFW model beside it. */
 async function bundle(): Promise<string> {
   const outfile = join(ROOT, 'cdk.out', 'memory-bundle', 'handler.js');
-  await bundleApi(join(ROOT, 'functions', 'api', 'handler.ts'), outfile);
+  await bundleApi(join(ROOT, 'functions', 'roots', 'handler.ts'), outfile);
   return outfile;
 }
 

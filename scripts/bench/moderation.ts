@@ -1,4 +1,4 @@
-import { imagingSettings } from '../../functions/api/build';
+import { imagingSettings } from '../../functions/roots/build';
 import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 import type { BenchFixture } from './fixtures';

@@ -1,4 +1,4 @@
-import { imageProcessor, imagingSettings } from '../../functions/api/build';
+import { imageProcessor, imagingSettings } from '../../functions/roots/build';
 import { loadConfig, type Config } from '../../functions/config';
 import { SharpImageProcessor } from '../../functions/imaging/sharp-image-processor';
 

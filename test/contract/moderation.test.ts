@@ -1,10 +1,10 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../../functions/core/errors';
-import { packHashes } from '../../functions/core/hash-index';
-import { countedBatches, withBatch } from '../../functions/core/picture-blocks';
+import { packHashes } from '../../functions/core/moderation/hash-index';
+import { countedBatches, withBatch } from '../../functions/core/moderation/picture-blocks';
 import type { BanList, BlockList, Report, ReportList } from '../../functions/core/ports';
-import type { PictureBlockStore } from '../../functions/core/picture-blocks';
+import type { PictureBlockStore } from '../../functions/core/moderation/picture-blocks';
 import { InMemoryModeration, InMemoryPictureBlocks, InMemoryReports } from '../support/in-memory';
 import { createTestService, storesOf, type TestService } from '../support/test-service';
 

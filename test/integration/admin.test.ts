@@ -1,5 +1,5 @@
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store';
-import { createSweepHandler } from '../../functions/api/sweep';
+import { createSweepHandler } from '../../functions/roots/sweep';
 import type { ImageObject } from '../../functions/core/image-object';
 import { NO_METRICS } from '../../functions/core/metrics';
 import sharp from 'sharp';

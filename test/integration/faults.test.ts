@@ -1,10 +1,10 @@
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
-import { createSweepHandler } from '../../functions/api/sweep';
+import { createSweepHandler } from '../../functions/roots/sweep';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { clockAheadBy } from '../support/in-memory';
 import { makePng } from '../support/images';
 import { callRefs, injectFaults, loseFirstAnswer, type CallRef, type FaultInjector } from '../support/faults';
-import { withBatch } from '../../functions/core/picture-blocks';
+import { withBatch } from '../../functions/core/moderation/picture-blocks';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, storesOf, type TestService } from '../support/test-service';
 
 jest.setTimeout(120_000);

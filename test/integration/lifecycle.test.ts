@@ -1,4 +1,4 @@
-import { createSweepHandler } from '../../functions/api/sweep';
+import { createSweepHandler } from '../../functions/roots/sweep';
 import { makePng } from '../support/images';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, type TestService } from '../support/test-service';
 

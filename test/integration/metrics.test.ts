@@ -1,5 +1,5 @@
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { MEASURE, measureCalls } from '../../functions/api/stores';
+import { MEASURE, measureCalls } from '../../functions/roots/stores';
 import { makePng } from '../support/images';
 import { clearOfMinuteEnd } from '../support/in-memory';
 import { createTestService, InMemoryMetrics, multipartUpload, type TestService } from '../support/test-service';

@@ -1,9 +1,9 @@
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
-import { createSweepHandler } from '../../functions/api/sweep';
-import { buildStores } from '../../functions/api/stores';
+import { createSweepHandler } from '../../functions/roots/sweep';
+import { buildStores } from '../../functions/roots/stores';
 import { loadConfig } from '../../functions/config';
 import { NO_METRICS } from '../../functions/core/metrics';
-import { makeUploadToken, readUploadToken, tokenSecret } from '../../functions/core/upload-tokens';
+import { makeUploadToken, readUploadToken, tokenSecret } from '../../functions/core/upload/upload-tokens';
 import { makePng } from '../support/images';
 import { clearOfMinuteEnd, clockAheadBy } from '../support/in-memory';
 import { createTestService, PUBLIC_URL, type TestService } from '../support/test-service';

@@ -3,9 +3,9 @@ import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { sha256Hex } from '../../functions/core/hashes';
 import { NO_METRICS } from '../../functions/core/metrics';
 import type { CachePurger, Logger } from '../../functions/core/ports';
-import type { PurgeRequest } from '../../functions/core/purge-plan';
-import { removeImage } from '../../functions/core/remove-image';
-import { Sweeper, type SweepOptions } from '../../functions/core/sweeper';
+import type { PurgeRequest } from '../../functions/core/ports';
+import { removeImage } from '../../functions/core/lifecycle/remove-image';
+import { Sweeper, type SweepOptions } from '../../functions/core/lifecycle/sweeper';
 import { makePng } from '../support/images';
 import { clockAheadBy } from '../support/in-memory';
 import {

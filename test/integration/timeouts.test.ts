@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { STORE_CALL_LIMITS } from '../../functions/api/stores';
+import { STORE_CALL_LIMITS } from '../../functions/roots/stores';
 import { makePng } from '../support/images';
 import { createTestService, multipartUpload } from '../support/test-service';
 

@@ -1,7 +1,12 @@
 import type { CounterStore, CounterSubject, CounterTake, CountWindow, FloodWindow } from '../../functions/core/ports';
 import { inTwoPhases } from '../../functions/core/settle';
-import type { Ban, BanList, BlockList } from '../../functions/core/moderation';
-import { NO_PICTURE_BLOCKS, withBatch, type PictureBlockList, type PictureBlockStore } from '../../functions/core/picture-blocks';
+import type { Ban, BanList, BlockList } from '../../functions/core/moderation/moderation';
+import {
+  NO_PICTURE_BLOCKS,
+  withBatch,
+  type PictureBlockList,
+  type PictureBlockStore,
+} from '../../functions/core/moderation/picture-blocks';
 import type {
   BlockedBytes,
   Clock,

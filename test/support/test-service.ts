@@ -4,11 +4,11 @@ import { DeleteParameterCommand, GetParameterCommand, PutParameterCommand } from
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createHandler, type HandlerOptions } from '../../functions/api/handler';
-import { buildPurger } from '../../functions/api/purger';
-import { buildStores, STORE_CALL_LIMITS, type StoreCallLimits } from '../../functions/api/stores';
+import { createHandler, type HandlerOptions } from '../../functions/roots/handler';
+import { buildPurger } from '../../functions/roots/purger';
+import { buildStores, STORE_CALL_LIMITS, type StoreCallLimits } from '../../functions/roots/stores';
 import { loadConfig } from '../../functions/config';
-import { Admin } from '../../functions/core/admin';
+import { Admin } from '../../functions/core/admin/admin';
 import { blockedCropHashes } from '../../functions/imaging/centred-crops';
 import { IdCodec, IdCodecs } from '../../functions/core/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';

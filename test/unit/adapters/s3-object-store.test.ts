@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildStores } from '../../../functions/api/stores';
+import { buildStores } from '../../../functions/roots/stores';
 import { loadConfig } from '../../../functions/config';
 
 /** What an S3 endpoint received: one request's method, path, headers and body. */

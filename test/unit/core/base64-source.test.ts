@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { decodeBase64Source } from '../../../functions/core/base64-source';
+import { decodeBase64Source } from '../../../functions/core/upload/base64-source';
 import { ServiceError } from '../../../functions/core/errors';
 
 // V8 does not always optimise a regular expression; unoptimised, an anchored `[...]+$` keeps one backtrack entry per

@@ -1,6 +1,11 @@
-import { DuplicateGuard, IN_FLIGHT_WAIT_MS, STALE_CLAIM_MS, type DuplicatePolicy } from '../../../functions/core/duplicate-guard';
+import {
+  DuplicateGuard,
+  IN_FLIGHT_WAIT_MS,
+  STALE_CLAIM_MS,
+  type DuplicatePolicy,
+} from '../../../functions/core/upload/duplicate-guard';
 import type { ImageRecord } from '../../../functions/core/ports';
-import { PENDING_GRACE_MS } from '../../../functions/core/lifecycle';
+import { PENDING_GRACE_MS } from '../../../functions/core/lifecycle/lifecycle';
 import { FakeClock, InMemoryDuplicateIndex, InMemoryImageRepository, InMemoryObjectStore } from '../../support/in-memory';
 
 const fingerprint = { clientIp: '203.0.113.5', md5: 'a'.repeat(32), width: undefined };

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { HASH_BYTES, HashIndex, hashAt, hashWords, MAX_INDEXED_DISTANCE, packHashes } from '../../../functions/core/hash-index';
-import { pdqDistance } from '../../../functions/core/pdq';
+import {
+  HASH_BYTES,
+  HashIndex,
+  hashAt,
+  hashWords,
+  MAX_INDEXED_DISTANCE,
+  packHashes,
+} from '../../../functions/core/moderation/hash-index';
+import { pdqDistance } from '../../../functions/core/moderation/pdq';
 
 /** The hash with these bits flipped (bit 0: the first hex digit's highest). */
 function flipped(hex: string, bits: Iterable<number>): string {

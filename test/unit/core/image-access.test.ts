@@ -1,5 +1,5 @@
 import { IdCodecs } from '../../../functions/core/id-codec';
-import { ImageAccess } from '../../../functions/core/image-access';
+import { ImageAccess } from '../../../functions/core/lifecycle/image-access';
 import type { ImageRecord, StoredFile } from '../../../functions/core/ports';
 import {
   FakeClock,

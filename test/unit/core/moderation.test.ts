@@ -5,7 +5,7 @@ import {
   parseHashList,
   PICTURE_MATCH_DISTANCE,
   UploadGate,
-} from '../../../functions/core/moderation';
+} from '../../../functions/core/moderation/moderation';
 import { FakeClock, InMemoryModeration, InMemoryPictureBlocks } from '../../support/in-memory';
 
 describe('canonicalRange', () => {

@@ -1,4 +1,4 @@
-import { NameClaimer } from '../../../functions/core/name-claimer';
+import { NameClaimer } from '../../../functions/core/upload/name-claimer';
 import type { PendingUpload } from '../../../functions/core/ports';
 import { InMemoryImageRepository } from '../../support/in-memory';
 

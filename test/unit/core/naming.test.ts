@@ -1,4 +1,4 @@
-import { baseNameOf, cleanOriginalFilename, sanitizeName, titleFromFilename } from '../../../functions/core/naming';
+import { baseNameOf, cleanOriginalFilename, sanitizeName, titleFromFilename } from '../../../functions/core/upload/naming';
 
 describe('sanitizeName', () => {
   it.each([

@@ -1,5 +1,13 @@
 import sharp from 'sharp';
-import { DIHEDRAL, isPdqHash, pdqCells, pdqDistance, pdqHash, turnedOfHash, type PdqPixels } from '../../../functions/core/pdq';
+import {
+  DIHEDRAL,
+  isPdqHash,
+  pdqCells,
+  pdqDistance,
+  pdqHash,
+  turnedOfHash,
+  type PdqPixels,
+} from '../../../functions/core/moderation/pdq';
 import { makePhoto } from '../../support/images';
 import { pdqCellsOfPlanes } from '../../support/pdq-planes';
 

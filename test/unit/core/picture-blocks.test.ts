@@ -1,4 +1,4 @@
-import { hashAt } from '../../../functions/core/hash-index';
+import { hashAt } from '../../../functions/core/moderation/hash-index';
 import {
   blockedCount,
   countedBatches,
@@ -6,8 +6,8 @@ import {
   withBatch,
   withoutBatch,
   withoutHashes,
-} from '../../../functions/core/picture-blocks';
-import type { PictureBlockList } from '../../../functions/core/picture-blocks';
+} from '../../../functions/core/moderation/picture-blocks';
+import type { PictureBlockList } from '../../../functions/core/moderation/picture-blocks';
 
 const hash = (n: number): string => n.toString(16).padStart(64, '0').replace(/^0/, 'c');
 const hashesOf = (list: PictureBlockList): string[] =>

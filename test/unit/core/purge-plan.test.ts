@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { planPurge, PURGE_PATHS_PER_RUN, purgePaths } from '../../../functions/core/purge-plan';
+import { planPurge, PURGE_PATHS_PER_RUN, purgePaths } from '../../../functions/core/lifecycle/purge-plan';
 
 const keysIn = (folder: string, count: number): string[] =>
   Array.from({ length: count }, (_, index) => `images/${folder}/i${index}.png`);

@@ -1,6 +1,5 @@
-import type { ImageRecord } from '../../../functions/core/ports';
-import type { PurgeRequest } from '../../../functions/core/purge-plan';
-import { removeImage, type RemovalDeps } from '../../../functions/core/remove-image';
+import type { ImageRecord, PurgeRequest } from '../../../functions/core/ports';
+import { removeImage, type RemovalDeps } from '../../../functions/core/lifecycle/remove-image';
 
 const file = (key: string) => ({ key, width: 1, height: 1, size: 1, mime: 'image/png', extension: 'png', bits: 8, channels: 3 });
 const record = {

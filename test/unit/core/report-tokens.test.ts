@@ -1,4 +1,4 @@
-import { isReportToken, REPORT_TOKEN_MAX_AGE_MS, reportToken } from '../../../functions/core/report-tokens';
+import { isReportToken, REPORT_TOKEN_MAX_AGE_MS, reportToken } from '../../../functions/core/moderation/report-tokens';
 
 describe("the report form's token", () => {
   const secret = 'deployment-secret';

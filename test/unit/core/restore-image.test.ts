@@ -1,4 +1,4 @@
-import { restoreImage } from '../../../functions/core/restore-image';
+import { restoreImage } from '../../../functions/core/lifecycle/restore-image';
 import type { ImageRecord } from '../../../functions/core/ports';
 import {
   FakeClock,

@@ -1,8 +1,8 @@
-import { Admin } from '../../../functions/core/admin';
+import { Admin } from '../../../functions/core/admin/admin';
 import { IdCodecs } from '../../../functions/core/id-codec';
 import type { ImageRecord } from '../../../functions/core/ports';
-import { restoreImage } from '../../../functions/core/restore-image';
-import { Sweeper } from '../../../functions/core/sweeper';
+import { restoreImage } from '../../../functions/core/lifecycle/restore-image';
+import { Sweeper } from '../../../functions/core/lifecycle/sweeper';
 import { NO_METRICS } from '../../../functions/core/metrics';
 import {
   FakeClock,

@@ -6,7 +6,7 @@ import {
   parseFormat,
   parseNsfw,
   parseTargetWidth,
-} from '../../../functions/core/upload-request';
+} from '../../../functions/core/upload/upload-request';
 
 describe('request parameters', () => {
   it.each([

@@ -7,8 +7,8 @@ import {
   URL_MEGABYTE_RULE,
   windowBounds,
 } from '../../../functions/core/flood';
-import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/staged-uploads';
-import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation';
+import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/upload/staged-uploads';
+import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
 import { ServiceError } from '../../../functions/core/errors';
 import { METRIC, type Metrics } from '../../../functions/core/metrics';
@@ -20,8 +20,8 @@ import type {
   ProcessedImage,
   StoredOriginal,
 } from '../../../functions/core/ports';
-import type { UploadRequest } from '../../../functions/core/upload-request';
-import { UploadService, type UploadRules } from '../../../functions/core/upload-service';
+import type { UploadRequest } from '../../../functions/core/upload/upload-request';
+import { UploadService, type UploadRules } from '../../../functions/core/upload/upload-service';
 import { awaitedLater, deferred } from '../../../functions/core/settle';
 import {
   CallLog,

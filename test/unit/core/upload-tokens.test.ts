@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { keyTagOf, makeUploadToken, readUploadToken, tokenSecret } from '../../../functions/core/upload-tokens';
+import { keyTagOf, makeUploadToken, readUploadToken, tokenSecret } from '../../../functions/core/upload/upload-tokens';
 
 const KEY = 'the-api-key-0123456789';
 const secret = tokenSecret('a'.repeat(64));

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { HtmlRenderer, Parser } from 'commonmark';
 import { createHash } from 'node:crypto';
-import type { ImageView } from '../../../functions/core/image-view';
+import type { ImageView } from '../../../functions/core/lifecycle/image-view';
 import { embedCodes, markdownAltText } from '../../../functions/http/embed-codes';
 import {
   deleteConfirmPage,

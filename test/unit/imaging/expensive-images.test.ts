@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { ServiceError } from '../../../functions/core/errors';
-import { pdqHash } from '../../../functions/core/pdq';
+import { pdqHash } from '../../../functions/core/moderation/pdq';
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
 import { MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
@@ -12,8 +12,10 @@ import { makeMonochromeBmp, makePhoto, SERVICE_IMAGING } from '../../support/ima
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
 
 // the perceptual hash as it is, its calls kept
-jest.mock('../../../functions/core/pdq', () => {
-  const actual: typeof import('../../../functions/core/pdq') = jest.requireActual('../../../functions/core/pdq');
+jest.mock('../../../functions/core/moderation/pdq', () => {
+  const actual: typeof import('../../../functions/core/moderation/pdq') = jest.requireActual(
+    '../../../functions/core/moderation/pdq',
+  );
   return { ...actual, pdqHash: jest.fn(actual.pdqHash) };
 });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { DependencyError } from '../../../functions/core/errors';
-import { pdqHash } from '../../../functions/core/pdq';
+import { pdqHash } from '../../../functions/core/moderation/pdq';
 import {
   CLASSIFIER_SIDE,
   type ClassifierPixels,
@@ -30,8 +30,10 @@ import {
 } from '../../support/images';
 
 // the perceptual hash as it is, its calls counted
-jest.mock('../../../functions/core/pdq', () => {
-  const actual: typeof import('../../../functions/core/pdq') = jest.requireActual('../../../functions/core/pdq');
+jest.mock('../../../functions/core/moderation/pdq', () => {
+  const actual: typeof import('../../../functions/core/moderation/pdq') = jest.requireActual(
+    '../../../functions/core/moderation/pdq',
+  );
   return { ...actual, pdqHash: jest.fn(actual.pdqHash) };
 });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { DIHEDRAL, pdqDistance, pdqHash } from '../../../functions/core/pdq';
+import { DIHEDRAL, pdqDistance, pdqHash } from '../../../functions/core/moderation/pdq';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import { SERVICE_IMAGING } from '../../support/images';
 

@@ -1,0 +1,279 @@
+import { AdminError } from './admin-error';
+import { BlockAdmin } from './block-admin';
+import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from '../daily-stats';
+import type { IdCodecs } from '../id-codec';
+import { imageInfo, type ImageInfo } from './image-info';
+import { imageOfReference } from './image-reference';
+import { viewerUrl } from '../links';
+import { reportedImages, type ReportedImage } from '../moderation/reports';
+import {
+  bansCovering,
+  canonicalRange,
+  comparableHashes,
+  inRange,
+  PICTURE_MATCH_DISTANCE,
+  type Ban,
+  type BanList,
+  type BlockList,
+} from '../moderation/moderation';
+import type {
+  Clock,
+  ImageRecord,
+  ImageRecords,
+  ImageRemovals,
+  ImageScan,
+  NameClaims,
+  ReportList,
+  StagedObjectStore,
+  StagedUsage,
+} from '../ports';
+import type { PictureBlockStore } from '../moderation/picture-blocks';
+import { fileKeys, removeImage, type RemovalDeps } from '../lifecycle/remove-image';
+import { restoreImage, type Restored } from '../lifecycle/restore-image';
+import { nearRecords, SIMILAR_DISTANCE, type SimilarImage } from '../moderation/similar-images';
+
+export interface AdminDeps extends RemovalDeps {
+  images: ImageRecords & ImageRemovals & Pick<NameClaims, 'imageIdOfName'> & ImageScan;
+  codecs: IdCodecs;
+  moderation: BanList & BlockList;
+  pictureBlocks: PictureBlockStore;
+  /** The hashes of a picture's crops, from its original's bytes (`imaging/centred-crops.ts`): blocked with it. */
+  pictureCrops?: (original: Uint8Array) => Promise<string[]>;
+  stats: DailyStats;
+  reports: ReportList;
+  /** The two-step upload's staging place, whose bytes the figures show. */
+  staged: Pick<StagedObjectStore, 'usage'>;
+  clock: Clock;
+  /** The service's public base URL, for the links the commands print. */
+  publicUrl: string;
+}
+
+/** What a takedown did: the image named, every image of the same bytes it removed (that one first), what it blocked. */
+export interface Takedown {
+  idEncoded: string;
+  /** Each image taken down; `distance`: a similar picture's, in PDQ bits (`--similar`). */
+  removed: Array<{ idEncoded: string; clientIp: string; files: string[]; distance?: number }>;
+  blocked: string[];
+  /** The PDQ hashes of the picture blocked with it, and how many of its crops' (`BlockAdmin.cropHashesOf`). */
+  blockedPictures: string[];
+  blockedCrops: number;
+  /** Viewers' reports of the images taken down, resolved with them. */
+  resolvedReports: number;
+}
+
+export interface ListedUpload {
+  idEncoded: string;
+  viewerUrl: string;
+  size: number;
+  clientIp: string;
+  createdAtMs: number;
+  expiresAtMs: number | null;
+  /** Marked `nsfw`, by its uploader or by the classifier. */
+  nsfw: boolean;
+  /** The NSFW classifier's score, 0 to 1; null when it did not run (`NSFW_POLICY` off, an older record). */
+  nsfwScore: number | null;
+}
+
+/**
+ * The operator's commands (`npm run admin`, `docs/operations.md`): take an image down, ban address ranges, see what is
+ * uploaded. They run with the operator's AWS credentials against the stores, never through a public endpoint.
+ */
+export class Admin {
+  /** The blocked bytes and pictures: listed, added, lifted. */
+  readonly blocks: BlockAdmin;
+
+  constructor(private readonly deps: AdminDeps) {
+    this.blocks = new BlockAdmin(deps);
+  }
+
+  /** The image a reference names (`image-reference.ts`). */
+  resolve(reference: string): Promise<ImageRecord> {
+    return imageOfReference(this.deps, reference);
+  }
+
+  /**
+   * Takes an image down for every upload that holds it: its files, its record, its copies at the CDN (one
+   * invalidation). The same bytes uploaded by other clients are other images (duplicates are per client); they are
+   * found by their fingerprints (the bytes as uploaded, and as stored) and taken down too. With `block`, those
+   * fingerprints are kept first, so the same bytes uploaded again are refused. With `similar`, every stored image
+   * whose picture is within the block's distance of this one goes too.
+   */
+  async takedown(reference: string, options: { block: boolean; similar?: boolean }): Promise<Takedown> {
+    const record = await this.resolve(reference);
+    // read while the original is there: the picture's crops are blocked with it
+    const crops = options.block ? await this.blocks.cropHashesOf(record) : [];
+    const near = options.similar ? await nearRecords(this.deps.images, record, PICTURE_MATCH_DISTANCE, 'any') : [];
+    const codec = await this.deps.codecs.codec();
+    const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
+    const nowMs = this.deps.clock.nowMs();
+    const idEncoded = codec.encode(record.id);
+    const copies: Array<{ copy: ImageRecord; distance?: number }> = [{ copy: record }];
+    // whatever their status: one deleted by its link and kept for a restore goes for good too
+    for await (const page of this.deps.images.withContent(fingerprints)) {
+      copies.push(...page.filter((copy) => copy.id !== record.id).map((copy) => ({ copy })));
+    }
+    for (const { record: copy, distance } of near)
+      if (!copies.some((one) => one.copy.id === copy.id)) copies.push({ copy, distance });
+    const removed: Takedown['removed'] = [];
+    let resolvedReports = 0;
+    for (const { copy, distance } of copies) {
+      // from here the image answers 404, and the sweep finishes the removal should this stop half way
+      if (!(await this.deps.images.markTakenDown(copy.id, nowMs))) {
+        if (copy === record) throw new AdminError(`no image ${reference}: taken down already`);
+        continue;
+      }
+      await removeImage(this.deps, copy);
+      const files = fileKeys(copy);
+      resolvedReports += await this.deps.reports.resolve(copy.id);
+      removed.push({
+        idEncoded: codec.encode(copy.id),
+        clientIp: copy.clientIp,
+        files,
+        ...(distance === undefined ? {} : { distance }),
+      });
+    }
+    // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
+    const blockedPictures = options.block ? comparableHashes(record.perceptual) : [];
+    if (options.block) await this.block(fingerprints, [...blockedPictures, ...crops], `taken down: ${idEncoded}`);
+    // a takedown keeps nothing: the versions the bucket keeps for a restore go last, once all is down and blocked
+    await this.purgeVersions(removed.flatMap((one) => one.files));
+    return {
+      idEncoded,
+      removed,
+      blocked: options.block ? fingerprints : [],
+      blockedPictures,
+      blockedCrops: crops.length,
+      resolvedReports,
+    };
+  }
+
+  /** Everything kept of an image, whatever its status (`imageInfo`). */
+  async info(reference: string): Promise<ImageInfo> {
+    return imageInfo(this.deps, await this.resolve(reference));
+  }
+
+  /** Brings back a removed image, files and record (`restoreImage`); answers its viewer URL. */
+  async restore(reference: string): Promise<Restored & { idEncoded: string; viewerUrl: string }> {
+    const record = await this.resolve(reference);
+    const restored = await restoreImage(this.deps, record, reference);
+    const idEncoded = (await this.deps.codecs.codec()).encode(record.id);
+    return { ...restored, idEncoded, viewerUrl: viewerUrl(this.deps.publicUrl, idEncoded) };
+  }
+
+  /** Removes every version of the files; a failure names them, so that they can be removed by hand. */
+  private async purgeVersions(files: string[]): Promise<void> {
+    try {
+      await this.deps.objects.purge(files);
+    } catch (cause) {
+      throw new AdminError(
+        `taken down, but earlier versions of its files are kept (${String(cause)}): remove every version of ${files.join(' ')} (s3:ListBucketVersions, s3:DeleteObjectVersion)`,
+        { cause },
+      );
+    }
+  }
+
+  /** Blocks an image's bytes and picture, so that the same bytes, and an edited copy, are refused. */
+  private async block(fingerprints: string[], pictures: string[], reason: string): Promise<void> {
+    try {
+      const nowMs = this.deps.clock.nowMs();
+      for (const md5 of fingerprints) await this.deps.moderation.block(md5, reason, nowMs);
+      if (pictures.length > 0) await this.blocks.addPictures(pictures, reason);
+    } catch (cause) {
+      const hashes = pictures.length > 0 ? `; to block its picture, import these PDQ hashes: ${pictures.join(' ')}` : '';
+      throw new AdminError(`taken down, but not blocked (${String(cause)})${hashes}`, { cause });
+    }
+  }
+
+  /** Bans a range (an address or CIDR, IPv4 or IPv6) from uploading, for `forMs` or for good. */
+  async ban(rangeText: string, forMs: number | undefined): Promise<Ban> {
+    const range = canonicalRange(rangeText);
+    if (!range) throw new AdminError(notARange(rangeText));
+    const nowMs = this.deps.clock.nowMs();
+    const ban = { range, untilMs: forMs === undefined ? null : nowMs + forMs };
+    await this.deps.moderation.add(ban);
+    // the bans live in one item: the ones over are dropped as new ones come, so that it stays small
+    const over = (await this.deps.moderation.all()).filter((old) => old.untilMs !== null && old.untilMs <= nowMs);
+    for (const old of over) await this.deps.moderation.remove(old.range);
+    return ban;
+  }
+
+  /** Lifts a ban; answers the bans in force that still cover all of its range. */
+  async unban(rangeText: string): Promise<{ range: string; stillBannedBy: Ban[] }> {
+    const range = canonicalRange(rangeText);
+    if (!range) throw new AdminError(notARange(rangeText));
+    if (!(await this.deps.moderation.remove(range))) {
+      const covering = bansCovering(range, await this.bans());
+      const by = covering.length > 0 ? `; it is within the ban of ${covering.map((ban) => ban.range).join(', ')}` : '';
+      throw new AdminError(`no ban of ${range}${by}`);
+    }
+    return { range, stillBannedBy: bansCovering(range, await this.bans()) };
+  }
+
+  async bans(): Promise<Ban[]> {
+    const nowMs = this.deps.clock.nowMs();
+    return (await this.deps.moderation.all()).filter((ban) => ban.untilMs === null || ban.untilMs > nowMs);
+  }
+
+  /** Recent uploads, newest first: since `sinceMs`, from one address or range if asked, at most `limit`. */
+  async list(options: { sinceMs: number; ip?: string; limit: number }): Promise<ListedUpload[]> {
+    const range = options.ip === undefined ? undefined : canonicalRange(options.ip);
+    if (options.ip !== undefined && !range) throw new AdminError(`not an address or CIDR range: ${options.ip}`);
+    const codec = await this.deps.codecs.codec();
+    const found: ImageRecord[] = [];
+    for await (const page of this.deps.images.recent(options.sinceMs)) {
+      found.push(...page.filter((record) => record.status === 'active' && (!range || inRange(record.clientIp, range))));
+    }
+    return found
+      .sort((a, b) => b.createdAtMs - a.createdAtMs)
+      .slice(0, options.limit)
+      .map((record) => {
+        const idEncoded = codec.encode(record.id);
+        return {
+          idEncoded,
+          viewerUrl: viewerUrl(this.deps.publicUrl, idEncoded),
+          size: record.original.size,
+          clientIp: record.clientIp,
+          createdAtMs: record.createdAtMs,
+          expiresAtMs: record.expiresAtMs,
+          nsfw: record.nsfw,
+          nsfwScore: record.nsfwScore ?? null,
+        };
+      });
+  }
+
+  /** Stored images whose picture is within `withinBits` of this one's, nearest first; the whole table is read. */
+  async similar(reference: string, withinBits = SIMILAR_DISTANCE): Promise<SimilarImage[]> {
+    const codec = await this.deps.codecs.codec();
+    return (await nearRecords(this.deps.images, await this.resolve(reference), withinBits)).map(({ record, distance }) => {
+      const idEncoded = codec.encode(record.id);
+      const { clientIp, createdAtMs } = record;
+      return { idEncoded, viewerUrl: viewerUrl(this.deps.publicUrl, idEncoded), distance, clientIp, createdAtMs };
+    });
+  }
+
+  /** The images viewers reported, most reported first (`reportedImages`). */
+  reports(): Promise<ReportedImage[]> {
+    return reportedImages(this.deps);
+  }
+
+  /** The figures of the last `days` days (UTC), oldest first. */
+  async stats(days: number): Promise<Array<{ day: string } & DayFigures>> {
+    const nowMs = this.deps.clock.nowMs();
+    const wanted = Array.from({ length: days }, (_, index) => dayOf(nowMs - (days - 1 - index) * 86_400_000));
+    const figures = await this.deps.stats.read(wanted);
+    return wanted.map((day) => ({ day, ...(figures.get(day) ?? NO_FIGURES) }));
+  }
+
+  /** What waits in the staging place now: two-step uploads under way, and leftovers the sweep has not removed yet. */
+  async staged(): Promise<StagedUsage> {
+    return this.deps.staged.usage();
+  }
+}
+
+/** Why a range is refused: an IPv4-mapped one wider than the mapped space is named as such. */
+function notARange(text: string): string {
+  const mapped = /^\s*::ffff:/i.test(text)
+    ? ' (an IPv4-mapped range needs a prefix of 96 or more; give its IPv4 range instead)'
+    : '';
+  return `not an address or CIDR range: ${text}${mapped}`;
+}

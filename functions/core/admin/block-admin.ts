@@ -1,0 +1,143 @@
+import { AdminError } from './admin-error';
+import { isPdqHash } from '../moderation/pdq';
+import {
+  blockedCount,
+  countedBatches,
+  MAX_PICTURE_BLOCKS,
+  withBatch,
+  withoutBatch,
+  withoutHashes,
+  type CountedBatch,
+} from '../moderation/picture-blocks';
+import { comparableHashes, parseHashList } from '../moderation/moderation';
+import type { BlockedBytes, BlockList, Clock, ObjectStore } from '../ports';
+import type { PictureBlockList, PictureBlockStore } from '../moderation/picture-blocks';
+import type { ImageRecord } from '../records';
+
+export interface BlockAdminDeps {
+  moderation: BlockList;
+  pictureBlocks: PictureBlockStore;
+  clock: Clock;
+  objects: Pick<ObjectStore, 'read'>;
+  /** The hashes of a picture's crops, from its original's bytes (`imaging/centred-crops.ts`); none without it. */
+  pictureCrops?: (original: Uint8Array) => Promise<string[]>;
+}
+
+/** What `admin blocks` shows: the blocked bytes, and the blocked pictures by batch. */
+export interface Blocks {
+  bytes: BlockedBytes[];
+  pictures: CountedBatch[];
+  /** Blocked pictures in all. */
+  pictureCount: number;
+}
+
+/** A change of the list: the list it makes, and how many hashes it added or removed. */
+type Change = (list: PictureBlockList) => { list: PictureBlockList; count: number };
+
+/** A hash list's hashes (`parseHashList`); a line without a hash refuses the whole list, naming it. */
+function readList(text: string, done: 'blocked' | 'lifted'): { hashes: string[]; skipped: number } {
+  const list = parseHashList(text);
+  if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}: nothing was ${done}`);
+  return list;
+}
+
+/** Tries of a change that another change overtook: each starts again from the list stored then. */
+const CHANGE_TRIES = 3;
+
+/**
+ * The operator's blocks (`npm run admin`, `docs/operations.md`): the bytes blocked by their md5, and the pictures by
+ * their PDQ hashes, in batches (a takedown's, an imported list's). Each change of the pictures stores a whole new
+ * list in place of the one it read, or nothing.
+ */
+export class BlockAdmin {
+  constructor(private readonly deps: BlockAdminDeps) {}
+
+  async list(): Promise<Blocks> {
+    const [bytes, pictures] = await Promise.all([this.deps.moderation.blockedBytes(), this.deps.pictureBlocks.read()]);
+    return { bytes, pictures: countedBatches(pictures), pictureCount: blockedCount(pictures) };
+  }
+
+  /**
+   * The hashes of a stored picture's crops (`docs/moderation.md`, "Crops and frames"), made from its original: none
+   * when its own hash says too little, when it cannot be read, or without a hasher.
+   */
+  async cropHashesOf(record: ImageRecord): Promise<string[]> {
+    const hasher = this.deps.pictureCrops;
+    if (!hasher || comparableHashes(record.perceptual).length === 0) return [];
+    try {
+      const original = await this.deps.objects.read(record.original.key);
+      return original ? await hasher(original) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Blocks pictures by their hashes, as one batch; how many were not blocked already. */
+  addPictures(hashes: readonly string[], reason: string): Promise<number> {
+    const nowMs = this.deps.clock.nowMs();
+    return this.change((list) => {
+      const { list: next, added } = withBatch(list, hashes, reason, nowMs);
+      if (blockedCount(next) > MAX_PICTURE_BLOCKS)
+        throw new AdminError(`the list would hold ${blockedCount(next)} pictures: it holds at most ${MAX_PICTURE_BLOCKS}`);
+      return { list: next, count: added };
+    });
+  }
+
+  /**
+   * Blocks the pictures of a hash list (`parseHashList`), as one batch named by its source; a line without a hash
+   * refuses the whole list, naming it. `blocked`: those new to the list.
+   */
+  async importPictureHashes(
+    text: string,
+    source: string,
+    progress: (step: string) => void = () => undefined,
+  ): Promise<{ blocked: number; listed: number; skipped: number }> {
+    const list = readList(text, 'blocked');
+    progress(`read ${list.hashes.length} hashes (skipped ${list.skipped}); storing the new list`);
+    const blocked = await this.addPictures(list.hashes, `imported: ${source}`);
+    return { blocked, listed: list.hashes.length, skipped: list.skipped };
+  }
+
+  /** Lifts the blocks of the pictures of a hash list; how many of them were blocked. */
+  async removePictureHashes(text: string): Promise<number> {
+    const list = readList(text, 'lifted');
+    return this.change((stored) => this.counted(withoutHashes(stored, list.hashes)));
+  }
+
+  /**
+   * Lifts a block: a picture's by its PDQ hash (64 hex digits), a batch's by its number (`admin blocks`), or bytes'
+   * by their md5 (32 hex digits). Says what it lifted; a block that is not there is refused.
+   */
+  async unblock(what: string): Promise<string> {
+    const text = what.trim().toLowerCase();
+    if (isPdqHash(text)) {
+      const removed = await this.change((list) => this.counted(withoutHashes(list, [text])));
+      if (removed === 0) throw new AdminError(`no blocked picture of PDQ hash ${text}`);
+      return `the picture of PDQ hash ${text}`;
+    }
+    if (/^[0-9a-f]{32}$/.test(text)) {
+      if (!(await this.deps.moderation.unblock(text))) throw new AdminError(`no blocked bytes of md5 ${text}`);
+      return `the bytes of md5 ${text}`;
+    }
+    if (/^\d+$/.test(text)) {
+      const id = Number(text);
+      const removed = await this.change((list) => this.counted(withoutBatch(list, id)));
+      if (removed === 0) throw new AdminError(`no batch ${id} of blocked pictures (admin blocks lists them)`);
+      return `batch ${id}: ${removed} ${removed === 1 ? 'picture' : 'pictures'}`;
+    }
+    throw new AdminError(`not a PDQ hash (64 hex digits), a batch number or an md5 (32 hex digits): ${what}`);
+  }
+
+  private counted({ list, removed }: { list: PictureBlockList; removed: number }): { list: PictureBlockList; count: number } {
+    return { list, count: removed };
+  }
+
+  /** Applies a change to the stored list, and stores the result in its place; nothing is stored when it counts none. */
+  private async change(make: Change): Promise<number> {
+    for (let attempt = 1; attempt <= CHANGE_TRIES; attempt += 1) {
+      const { list, count } = make(await this.deps.pictureBlocks.read());
+      if (count === 0 || (await this.deps.pictureBlocks.replace(list))) return count;
+    }
+    throw new AdminError(`the blocked pictures changed ${CHANGE_TRIES} times while this ran: run it again`);
+  }
+}
