@@ -1,7 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { CLIENTS, clientConfig, KEY_PLACEHOLDER, type ClientName } from '../functions/http/client-configs';
-import { parseProblem } from './parse-problem';
+import { readCommandLine } from './command-line';
 
 const USAGE = `usage: npm run client-config -- ${CLIENTS.join('|')} BASE_URL [KEY] [--out FILE]`;
 
@@ -15,22 +14,13 @@ const API_PATH = /\/api\/1(\/upload(-url)?)?\/*$/;
  * and says so on standard error. Exit codes: 0 done, 1 failed, 2 usage.
  */
 function main(argv: readonly string[]): number {
-  let parsed: ReturnType<typeof parseOptions>;
-  try {
-    parsed = parseOptions(argv);
-  } catch (error) {
-    process.stderr.write(`${parseProblem(error)}\n${USAGE}\n`);
-    return 2;
+  const reading = readCommandLine(USAGE, argv, { out: { type: 'string' } }, 3);
+  if (!('read' in reading)) {
+    (reading.exit === 0 ? process.stdout : process.stderr).write(reading.text);
+    return reading.exit;
   }
-  if (parsed.values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const [client, baseUrl, key, ...extra] = parsed.positionals;
-  if (extra.length > 0) {
-    process.stderr.write(`unexpected argument: ${extra.join(' ')}\n${USAGE}\n`);
-    return 2;
-  }
+  const parsed = reading.read;
+  const [client, baseUrl, key] = parsed.positionals;
   if (!client || !CLIENTS.includes(client as ClientName) || !baseUrl) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -66,15 +56,6 @@ function main(argv: readonly string[]): number {
     process.stderr.write(`wrote ${parsed.values.out}\n`);
   }
   return 0;
-}
-
-function parseOptions(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
 }
 
 process.exitCode = main(process.argv.slice(2));

@@ -2,9 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { basename } from 'node:path';
-import { parseArgs } from 'node:util';
 import { formatSize } from '../functions/core/formatting';
-import { parseProblem } from './parse-problem';
+import { readCommandLine } from './command-line';
 import { terminalSafe } from './terminal-text';
 
 /**
@@ -145,30 +144,19 @@ export async function main(
   argv: readonly string[],
   io: { out: (text: string) => void; err: (text: string) => void; terminal: boolean },
 ): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        title: { type: 'string' },
-        description: { type: 'string' },
-        expiration: { type: 'string' },
-        nsfw: { type: 'boolean' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    io.err(`${parseProblem(error)}\n${USAGE}\n`);
-    return 2;
+  const reading = readCommandLine(USAGE, argv, {
+    title: { type: 'string' },
+    description: { type: 'string' },
+    expiration: { type: 'string' },
+    nsfw: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (!('read' in reading)) {
+    (reading.exit === 0 ? io.out : io.err)(reading.text);
+    return reading.exit;
   }
+  const parsed = reading.read;
   const { values } = parsed;
-  if (values.help) {
-    io.out(`${USAGE}\n`);
-    return 0;
-  }
   let target;
   try {
     target = targetOf(parsed.positionals);

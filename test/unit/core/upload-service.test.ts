@@ -480,27 +480,28 @@ describe('UploadService: the NSFW policy on the score of a stub classifier', () 
     expect(kept()).toEqual(GIVEN_BACK);
   });
 
+  /** An upload whose classifier answers only when the test says so: its three files are put meanwhile, no record. */
+  async function scoredLate(policy: NsfwRule['policy'], score: number) {
+    const context = serviceUnderTest({ nsfw: { policy, threshold: 0.6 } });
+    const verdict = deferred<NsfwScore>();
+    context.processor.nsfwScoring = verdict.promise;
+    const answer = context.upload();
+    answer.catch(() => undefined);
+    await until(() => context.objects.objects.size === 3, 'the three files put');
+    expect(context.kept().records).toBe(0);
+    verdict.resolve({ score, runMs: 5 });
+    return { answer, kept: context.kept };
+  }
+
   it('puts the renditions while the classifier runs, and writes the record once its score is in', async () => {
-    const { upload, processor, objects, kept } = serviceUnderTest({ nsfw: { policy: 'flag', threshold: 0.6 } });
-    const score = deferred<NsfwScore>();
-    processor.nsfwScoring = score.promise;
-    const answer = upload();
-    await until(() => objects.objects.size === 3, 'the three files put');
-    expect(kept().records).toBe(0);
-    score.resolve({ score: 0.9, runMs: 5 });
+    const { answer, kept } = await scoredLate('flag', 0.9);
     expect((await answer).nsfw).toBe('1');
     expect(kept()).toEqual(STORED);
   });
 
   it('takes the renditions put meanwhile back when the score refuses the upload', async () => {
-    const { upload, processor, objects, kept } = serviceUnderTest({ nsfw: { policy: 'reject', threshold: 0.6 } });
-    const score = deferred<NsfwScore>();
-    processor.nsfwScoring = score.promise;
-    const refused = upload();
-    refused.catch(() => undefined);
-    await until(() => objects.objects.size === 3, 'the three files put');
-    score.resolve({ score: 0.7, runMs: 5 });
-    await expect(refused).rejects.toMatchObject({ kind: 'AdultContent' });
+    const { answer, kept } = await scoredLate('reject', 0.7);
+    await expect(answer).rejects.toMatchObject({ kind: 'AdultContent' });
     expect(kept()).toEqual(GIVEN_BACK);
   });
 });
