@@ -84,7 +84,7 @@ export function createRouter(deps: RouterDeps): Router {
  * (404 page, or an error page), or as a delete link answers (JSON when asked, else a 404 page or text).
  */
 type Answering =
-  | { by: 'envelope' }
+  | { by: 'envelope'; cors?: Record<string, string> | undefined }
   | { by: 'api'; format: ResponseFormat; cors: Record<string, string> | undefined; given: { key?: string | undefined } }
   | { by: 'page' }
   | { by: 'link'; json: boolean };
@@ -112,7 +112,7 @@ async function answerOf(deps: RouterDeps, error: unknown, as: Answering): Promis
   const notFound = error instanceof ServiceError && error.kind === 'NotFound';
   switch (as.by) {
     case 'envelope':
-      return errorResponse(error, 'json', deps.logger);
+      return withHeaders(errorResponse(error, 'json', deps.logger), as.cors);
     case 'api': {
       const response = errorResponse(error, as.format, deps.logger);
       await countRefusal(deps, error, response.statusCode, as.given.key);
@@ -199,13 +199,24 @@ type ApiAnswering = Extract<Answering, { by: 'api' }>;
 interface ApiAction {
   methods: readonly string[];
   preflight: boolean;
+  /**
+   * How its errors are answered: as the upload's (in the format asked, counted as refused uploads), in JSON and
+   * counted (the upload URL's step, whose answer is JSON), or in the envelope alone (the OpenAPI document: no call).
+   * Only the upload's 405 counts: the others are no upload refused.
+   */
+  errors: 'asked' | 'json' | 'document';
   handle(deps: RouterDeps, event: APIGatewayProxyEvent, as: ApiAnswering): Promise<APIGatewayProxyResult> | APIGatewayProxyResult;
 }
 
 const API_ACTIONS: Readonly<Record<string, ApiAction>> = {
-  upload: { methods: ['GET', 'POST'], preflight: true, handle: upload },
-  'upload-url': { methods: ['POST'], preflight: true, handle: uploadUrl },
-  'openapi.json': { methods: READ_METHODS, preflight: false, handle: (deps) => openapiResponse(deps.settings.publicUrl) },
+  upload: { methods: ['GET', 'POST'], preflight: true, errors: 'asked', handle: upload },
+  'upload-url': { methods: ['POST'], preflight: true, errors: 'json', handle: uploadUrl },
+  'openapi.json': {
+    methods: READ_METHODS,
+    preflight: false,
+    errors: 'document',
+    handle: (deps) => openapiResponse(deps.settings.publicUrl),
+  },
 };
 
 /** `/api/{v}/{action}`: the upload, the two-step upload's first step, the OpenAPI document; errors in the envelope. */
@@ -225,10 +236,14 @@ async function api(
       ? API_ACTIONS[target.action]
       : undefined;
   if (!action) throw new RequestError('InvalidAction', 'Invalid API action');
+  if (action.errors === 'document') answering.as = { by: 'envelope' };
+  if (action.errors === 'json') as.format = 'json';
   const preflight = action.preflight && cors !== undefined;
   if (preflight && event.httpMethod === 'OPTIONS') return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
-  if (!action.methods.includes(event.httpMethod))
+  if (!action.methods.includes(event.httpMethod)) {
+    if (action.errors !== 'asked') answering.as = { by: 'envelope', cors: action.preflight ? as.cors : undefined };
     throw new MethodNotAllowed(preflight ? [...action.methods, 'OPTIONS'] : action.methods);
+  }
   return action.handle(deps, event, as);
 }
 

@@ -49,6 +49,22 @@ describe('metrics', () => {
     expect(metrics.sum('FloodRefusals')).toBe(1);
     expect(metrics.sum('UploadRefused')).toBe(2);
     expect(metrics.sum('UploadErrors', 'Kind=Flooding')).toBe(1);
+    // the classifier ran for every one of them that was decoded, the duplicate's too: each run's time is counted
+    expect(metrics.count('ClassifierTime')).toBe(3);
+  });
+
+  it("counts a method the upload does not take as a refused upload, and not the OpenAPI document's or the upload URL's", async () => {
+    const refused = await Promise.all(
+      [
+        ['PUT', '/api/1/upload'],
+        ['POST', '/api/1/openapi.json'],
+        ['GET', '/api/1/upload-url?format=txt'],
+      ].map(([method = '', path = '']) => service.send(new Request(`https://img.example.test${path}`, { method }))),
+    );
+    expect(refused.map((response) => response.statusCode)).toEqual([405, 405, 405]);
+    // the upload URL's answers are JSON, its refusals too
+    expect(refused[2]?.headers?.['Content-Type']).toMatch(/^application\/json/);
+    expect(metrics.sum('UploadErrors', 'Kind=MethodNotAllowed')).toBe(1);
   });
 
   it('counts a store call that fails in the end as StoreErrors of that store', async () => {

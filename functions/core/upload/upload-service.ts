@@ -160,7 +160,6 @@ export class UploadService {
       // the renditions are put while the classifier scores the picture: its verdict is needed by the record only
       attempt.putRenditions(claims.keys, processed);
       const nsfw = await processed.nsfwScoring;
-      if (nsfw) this.deps.metrics.add(METRIC.classifierTime, 'Milliseconds', nsfw.runMs);
       const { flag } = this.deps.gate.checkContent(nsfw?.score);
       const token = deleteTokens.make(this.deps.random);
       const record = newRecord(claims, { ...options, nsfw: options.nsfw || flag }, processed, {
@@ -179,12 +178,22 @@ export class UploadService {
     }
   }
 
-  /** The imaging, started at once and timed to its end (the `ImagingTime` metric). */
+  /**
+   * The imaging, started at once, timed to its end (`ImagingTime`), and the classifier's own time (`ClassifierTime`)
+   * once its score is in, whatever comes of the upload (a duplicate, a refusal) meanwhile.
+   */
   private startImaging(bytes: Uint8Array, options: UploadOptions): ImagingRun {
     const startedMs = this.deps.clock.nowMs();
     const imaging = this.deps.processor.start(bytes, { targetWidth: options.targetWidth });
+    const { metrics } = this.deps;
     imaging.processed.then(
-      () => this.deps.metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs),
+      (processed) => {
+        metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
+        processed.nsfwScoring?.then(
+          ({ runMs }) => metrics.add(METRIC.classifierTime, 'Milliseconds', runMs),
+          () => undefined,
+        );
+      },
       () => undefined,
     );
     return imaging;
