@@ -6,7 +6,7 @@ import { needsUsEast1, readDeploymentSettings } from './settings';
 
 /**
  * The CDK app: the stack, named by `-c stackName=NAME` (default `ImageUpload`), and, when a custom domain's certificate
- * or the edge firewall is asked for, `NAME-EdgeGuard` in us-east-1 beside it; all checked by cdk-nag's AwsSolutions and
+ * or the edge firewall is asked for, `NAME-REGION-EdgeGuard` in us-east-1 beside it; all checked by cdk-nag's AwsSolutions and
  * Serverless rules on every synth. `environment` is where the stack goes (default: the CLI's account and region);
  * only the two-stack case needs it, as cross-region references need a region known at synth.
  */
@@ -23,10 +23,12 @@ export function buildApp(
         'a custom domain with hostedZoneId, or edgeFirewall, makes a stack in us-east-1 beside the service: give the service its region (AWS_REGION, or a profile that has one)',
       );
     const { domain } = settings;
-    edgeGuard = new EdgeGuardStack(app, `${settings.stackName}-EdgeGuard`, {
+    // one per copy: the same stack name in two regions makes two copies (docs/deployment.md, "More than one copy")
+    const copy = `${settings.stackName}-${environment.region}`;
+    edgeGuard = new EdgeGuardStack(app, `${copy}-EdgeGuard`, {
       env: { ...environment, region: CLOUDFRONT_REGION },
       description: "Image upload service: the distribution's certificate and firewall, in CloudFront's region",
-      metricPrefix: settings.stackName,
+      metricPrefix: copy,
       ...(domain?.hostedZoneId !== undefined && domain.certificateArn === undefined
         ? { certificateFor: { domainName: domain.name, hostedZoneId: domain.hostedZoneId } }
         : {}),

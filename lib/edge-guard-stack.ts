@@ -9,7 +9,7 @@ import { ratePerViewerRule, TOO_MANY_REQUESTS_BODY, visibilityOf } from './api-f
 export const CLOUDFRONT_REGION = 'us-east-1';
 
 export interface EdgeGuardProps extends StackProps {
-  /** The start of the web ACL's metric names: the service stack's name, so that two copies share none. */
+  /** The start of the web ACL's metric names: the service stack's name and region, so that two copies share none. */
   metricPrefix: string;
   /** A certificate to make for this domain, validated by DNS in this hosted zone. */
   certificateFor?: { domainName: string; hostedZoneId: string };

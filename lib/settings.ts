@@ -221,11 +221,14 @@ function concurrencySettings(read: ReturnType<typeof contextReader>) {
  * certificate of the operator's to serve it with (a hosted zone alone makes the certificate).
  */
 function customDomain(read: ReturnType<typeof contextReader>): CustomDomain | undefined {
-  const name = read.matching(
-    'domainName',
-    /^(?=.{4,64}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
-    'a lower-case host name of at most 64 characters (what ACM certifies), e.g. img.example.com',
-  );
+  // any case (DNS ignores it), punycode labels and top-level domains (xn--...) included
+  const name = read
+    .matching(
+      'domainName',
+      /^(?=.{4,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$/,
+      'a host name such as img.example.com',
+    )
+    ?.toLowerCase();
   const hostedZoneId = read.matching(
     'hostedZoneId',
     /^Z[A-Z0-9]{1,31}$/,
@@ -243,6 +246,9 @@ function customDomain(read: ReturnType<typeof contextReader>): CustomDomain | un
   }
   if (hostedZoneId === undefined && certificateArn === undefined)
     throw new Error('context domainName needs hostedZoneId (the stack makes the certificate) or certificateArn');
+  // ACM certifies names of 64 characters at most: a longer one needs a certificate of your own (a wildcard, say)
+  if (certificateArn === undefined && name.length > 64)
+    throw new Error('context domainName over 64 characters needs certificateArn: ACM certifies names of 64 at most');
   return { name, hostedZoneId, certificateArn };
 }
 

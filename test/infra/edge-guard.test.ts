@@ -35,7 +35,7 @@ describe('a custom domain made by the stack (-c domainName -c hostedZoneId)', ()
 
   it('makes its certificate in us-east-1, validated by DNS in the hosted zone, whatever the service region', () => {
     expect(edgeGuard?.region).toBe('us-east-1');
-    expect(edgeGuard?.stackName).toBe('ImageUpload-EdgeGuard');
+    expect(edgeGuard?.stackName).toBe('ImageUpload-eu-west-1-EdgeGuard');
     guard?.resourceCountIs('AWS::CertificateManager::Certificate', 1);
     guard?.hasResourceProperties('AWS::CertificateManager::Certificate', {
       DomainName: 'img.example.com',
@@ -137,7 +137,7 @@ describe('the edge firewall (-c edgeFirewall=true)', () => {
     expect(guard?.toJSON()).toBeDefined();
     const metricNames = JSON.stringify(webAcls[0]?.Properties).match(/"MetricName":"[^"]+"/g) ?? [];
     expect(metricNames).toHaveLength(3);
-    for (const name of metricNames) expect(name).toMatch(/"MetricName":"Staging-Edge/);
+    for (const name of metricNames) expect(name).toMatch(/"MetricName":"Staging-eu-west-1-Edge/);
     const limited = synth({ edgeFirewall: 'true', edgeFirewallRateLimit: '300' }).guard;
     limited?.hasResourceProperties('AWS::WAFv2::WebACL', {
       Rules: Match.arrayWith([Match.objectLike({ Statement: { RateBasedStatement: Match.objectLike({ Limit: 300 }) } })]),
@@ -151,13 +151,38 @@ describe('the edge firewall (-c edgeFirewall=true)', () => {
   });
 });
 
+describe('domain names as operators write them', () => {
+  it('takes any case (served in lower case), punycode, and a long name with a certificate of its own', () => {
+    const served = (context: Record<string, string>) =>
+      distributionConfig(synth({ ...context, certificateArn: OWN_CERTIFICATE }, {}).service)['Aliases'];
+    expect(served({ domainName: 'Img.Example.COM' })).toEqual(['img.example.com']);
+    expect(served({ domainName: 'img.xn--p1ai' })).toEqual(['img.xn--p1ai']);
+    const long = `${'a'.repeat(60)}.example.com`;
+    expect(served({ domainName: long })).toEqual([long]);
+  });
+});
+
+describe('two copies of one stack name in two regions', () => {
+  it('make two stacks in us-east-1, each named and measured by its region', () => {
+    const guards = ['eu-west-1', 'us-west-2'].map(
+      (region) => synth({ edgeFirewall: 'true' }, { account: '123456789012', region }).edgeGuard,
+    );
+    expect(guards.map((guard) => guard?.stackName)).toEqual([
+      'ImageUpload-eu-west-1-EdgeGuard',
+      'ImageUpload-us-west-2-EdgeGuard',
+    ]);
+    expect(guards.map((guard) => guard?.region)).toEqual(['us-east-1', 'us-east-1']);
+  });
+});
+
 describe('edge settings that AWS would refuse, refused at synth', () => {
   it.each([
     [{ domainName: 'img.example.com' }, /domainName needs hostedZoneId .* or certificateArn/],
     [{ hostedZoneId: DOMAIN.hostedZoneId }, /hostedZoneId and certificateArn need domainName/],
     [{ ...DOMAIN, hostedZoneId: 'example.com' }, /hostedZoneId must be a Route 53 hosted zone id/],
-    [{ ...DOMAIN, domainName: 'Img.Example.com' }, /domainName must be a lower-case host name/],
-    [{ ...DOMAIN, domainName: `${'a'.repeat(60)}.example.com` }, /at most 64 characters/],
+    [{ ...DOMAIN, domainName: 'img_example.com' }, /domainName must be a host name/],
+    [{ ...DOMAIN, domainName: 'img.example.c0m' }, /domainName must be a host name/],
+    [{ ...DOMAIN, domainName: `${'a'.repeat(60)}.example.com` }, /over 64 characters needs certificateArn/],
     [
       { domainName: DOMAIN.domainName, certificateArn: OWN_CERTIFICATE.replace('us-east-1', 'eu-west-1') },
       /certificateArn must be the ARN of an ACM certificate in us-east-1/,
