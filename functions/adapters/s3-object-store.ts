@@ -151,6 +151,20 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async readKept(key: string): Promise<Uint8Array | undefined> {
+    const current = await this.read(key);
+    if (current) return current;
+    try {
+      const [newest] = (await this.versionsOf(key)).versions;
+      if (newest === undefined) return undefined;
+      const answer = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, VersionId: newest }));
+      return await answer.Body?.transformToByteArray();
+    } catch (error) {
+      if (withoutVersions(error)) return undefined;
+      throw new DependencyError('S3 get of a kept version', error);
+    }
+  }
+
   private async has(key: string): Promise<boolean> {
     try {
       await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));

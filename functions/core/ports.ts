@@ -49,6 +49,8 @@ export interface ObjectStore {
   restore(keys: readonly string[]): Promise<string[]>;
   /** An object's bytes; undefined when it is not there (the operator's tool: the picture a takedown blocks). */
   read(key: string): Promise<Uint8Array | undefined>;
+  /** `read`, or for a removed object its newest kept version (a restorable image's); undefined when neither. */
+  readKept(key: string): Promise<Uint8Array | undefined>;
 }
 
 /** Where the bytes of a two-step upload wait: a place no one reads but the service, emptied within a day. */
@@ -244,10 +246,7 @@ export interface CounterStore {
 
 /** A take of the counters in its two phases: the read of the counters, then the write that takes the slot. */
 export interface CounterTake {
-  /**
-   * True once the counters were read and every window had room, before the write that takes the slot (which another
-   * take of the same subject may still win); false when a window was full.
-   */
+  /** Whether every window had room when read, before the write (which another take of the subject may still win). */
   read: Promise<boolean>;
   outcome: Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
 }

@@ -64,6 +64,20 @@ describe.each(implementations)('the object store, on %s', (name, open) => {
     // a key that begins with the purged one is another object
     expect(new TextDecoder().decode(await store.read('images/ab.png'))).toBe('neighbour');
   });
+
+  it("reads a removed object's newest kept version where versions are kept, nothing where not, nothing once purged", async () => {
+    const store = await open();
+    await store.put(objectOf('images/k.png', 'kept'));
+    expect(new TextDecoder().decode(await store.readKept('images/k.png'))).toBe('kept');
+    await store.deleteMany(['images/k.png']);
+    expect(await store.read('images/k.png')).toBeUndefined();
+    const kept = await store.readKept('images/k.png');
+    if (name.includes('no versions')) expect(kept).toBeUndefined();
+    else expect(new TextDecoder().decode(kept)).toBe('kept');
+    await store.purge(['images/k.png']);
+    expect(await store.readKept('images/k.png')).toBeUndefined();
+    expect(await store.readKept('images/never.png')).toBeUndefined();
+  });
 });
 
 describe.each(implementations)('a restore, on %s', (name, open) => {

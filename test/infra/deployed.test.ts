@@ -555,7 +555,7 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
             },
             {
               Effect: 'Allow',
-              Action: ['s3:GetObject', 's3:DeleteObject', 's3:DeleteObjectVersion'],
+              Action: ['s3:GetObject', 's3:GetObjectVersion', 's3:DeleteObject', 's3:DeleteObjectVersion'],
               Resource: `arn:aws:s3:::${bucket}/images/*`,
             },
             {
@@ -949,6 +949,25 @@ twinSuite('the deployed twin under IAM (bundles, template environment and roles,
     expect((await call(new Request(deleted.url_viewer))).statusCode).toBe(200);
     const again = await adminCli(new URL(deleted.url).origin, ['restore', deleted.id_encoded]);
     expect([again.status, again.stderr]).toEqual([1, `${deleted.id_encoded} is not removed: it is online\n`]);
+  });
+
+  it("takes down an image removed by its link, blocking its crops read from its original's kept version, and keeps nothing", async () => {
+    const photo = await sharp(await makePhoto(43, 180, 120))
+      .png()
+      .toBuffer();
+    const image = uploadOf(await call(multipartUpload({ key: apiKey, source: { bytes: photo, filename: 'removed.png' } })));
+    const post = new Request(image.delete_url, { method: 'POST', headers: { Accept: 'application/json' } });
+    expect((await call(post)).statusCode).toBe(200);
+    const swept = await sweep.invoke<{ removed: number; failed: number }>({});
+    expect([swept.removed > 0, swept.failed]).toEqual([true, 0]);
+    const key = new URL(image.url).pathname.slice(1);
+    expect(await objectKeys()).not.toContain(key);
+    expect((await versionsOf(key)).length).toBeGreaterThan(0);
+    const run = await adminCli(new URL(image.url).origin, ['takedown', image.url_viewer, '--block']);
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    // its crops come from the kept version of its original, as the operator role reads it
+    expect(run.stdout).toMatch(/blocked its picture \(PDQ [0-9a-f, ]+\) and [1-7] of its crops: /);
+    expect(await versionsOf(key)).toEqual([]);
   });
 
   it('serves a second copy (-c stackName) beside it in one account: its own key, files and parameters', async () => {

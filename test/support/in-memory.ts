@@ -407,6 +407,10 @@ export class InMemoryObjectStore implements ObjectStore {
   async read(key: string): Promise<Uint8Array | undefined> {
     return this.objects.get(key)?.body;
   }
+
+  async readKept(key: string): Promise<Uint8Array | undefined> {
+    return this.objects.get(key)?.body ?? this.versions.get(key)?.at(-1)?.body;
+  }
 }
 
 /** Settings in memory. */

@@ -18,7 +18,7 @@ export interface BlockAdminDeps {
   moderation: BlockList;
   pictureBlocks: PictureBlockStore;
   clock: Clock;
-  objects: Pick<ObjectStore, 'read'>;
+  objects: Pick<ObjectStore, 'readKept'>;
   /** The hashes of a picture's crops, from its original's bytes (`imaging/centred-crops.ts`); none without it. */
   pictureCrops?: (original: Uint8Array) => Promise<string[]>;
 }
@@ -65,7 +65,8 @@ export class BlockAdmin {
     const hasher = this.deps.pictureCrops;
     if (!hasher || comparableHashes(record.perceptual).length === 0) return [];
     try {
-      const original = await this.deps.objects.read(record.original.key);
+      // a removed image's original is a kept version (a takedown removes every version after this read)
+      const original = await this.deps.objects.readKept(record.original.key);
       return original ? await hasher(original) : [];
     } catch {
       return [];
