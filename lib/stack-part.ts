@@ -86,16 +86,26 @@ export function logicalIdWithoutParts(stack: Stack, element: CfnElement): string
   return uniqueIdOf(path);
 }
 
+/** A construct's unique id and the one it would have without the parts, once per construct (a path never changes). */
+const movedIds = new WeakMap<IConstruct, [string, string] | undefined>();
+
+function movedIdOf(construct: IConstruct): [string, string] | undefined {
+  if (movedIds.has(construct)) return movedIds.get(construct);
+  const inPart = construct.node.scopes.some((scope) => scope instanceof StackPart) && !(construct instanceof StackPart);
+  const ids: [string, string] | undefined = inPart
+    ? [Names.uniqueId(construct), uniqueIdOf(pathWithoutParts(construct, construct.node.root))]
+    : undefined;
+  const moved = ids && ids[0] !== ids[1] ? ids : undefined;
+  movedIds.set(construct, moved);
+  return moved;
+}
+
 /** Each unique id of a construct in a part, with the one it would have without the parts (where they differ). */
 function partUniqueIds(stack: Stack): Array<[string, string]> {
-  return stack.node
-    .findAll()
-    .filter((construct) => construct.node.scopes.some((scope) => scope instanceof StackPart) && !(construct instanceof StackPart))
-    .map((construct): [string, string] => [
-      Names.uniqueId(construct),
-      uniqueIdOf(pathWithoutParts(construct, construct.node.root)),
-    ])
-    .filter(([withParts, without]) => withParts !== without);
+  return stack.node.findAll().flatMap((construct) => {
+    const moved = movedIdOf(construct);
+    return moved ? [moved] : [];
+  });
 }
 
 /**
