@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { documentedCommands } from '../support/doc-commands';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -80,33 +81,18 @@ describe('tools told a mistake', () => {
   );
 });
 
-/** Each command line of a tool the docs show, in a code block or a code span (not the usage forms: `[KEY]`, `a|b`, `FILE...`). */
+/** Each command line of a tool but the admin's the docs show, every URL sent to a closed port of this machine. */
 function documentedLines(): Array<{ where: string; name: string; args: string[] }> {
-  const docs = [
-    'README.md',
-    ...readdirSync(join(ROOT, 'docs'))
-      .filter((name) => name.endsWith('.md'))
-      .map((name) => `docs/${name}`),
-  ];
-  const found: Array<{ where: string; name: string; args: string[] }> = [];
-  for (const path of docs) {
-    const text = readFileSync(join(ROOT, path), 'utf8');
-    const fence = /```[a-z]*\n([\s\S]*?)```/g;
-    const blocks = [...text.matchAll(fence)].map((match) => match[1] ?? '');
-    const spans = [...text.replace(fence, '').matchAll(/`([^`\n]+)`/g)].map((match) => match[1] ?? '');
-    for (const match of [...blocks, ...spans].join('\n').matchAll(/npm run (?:-s )?([a-z][a-z:-]*) -- ([^\n<#]*)/g)) {
-      const [, name = '', line = ''] = match;
-      if (name === 'admin' || /[[\]|]|\.\.\./.test(line)) continue;
-      // quoted values ("Holiday") as the shell passes them; every URL to a closed port of this machine
-      const args = [...line.trim().matchAll(/"([^"]*)"|(\S+)/g)].map((token) => token[1] ?? token[2] ?? '');
-      found.push({
-        where: `${path}: npm run ${name} -- ${line.trim()}`,
-        name,
-        args: args.map((arg) => (/^https?:\/\//.test(arg) || /^[A-Z_]*URL$/.test(arg) ? 'http://127.0.0.1:9' : arg)),
-      });
-    }
-  }
-  return found;
+  return documentedCommands()
+    .filter(({ name }) => name !== 'admin')
+    .map(({ where, name, line }) => ({
+      where,
+      name,
+      // quoted values ("Holiday") as the shell passes them
+      args: [...line.matchAll(/"([^"]*)"|(\S+)/g)]
+        .map((token) => token[1] ?? token[2] ?? '')
+        .map((arg) => (/^https?:\/\//.test(arg) || /^[A-Z_]*URL$/.test(arg) ? 'http://127.0.0.1:9' : arg)),
+    }));
 }
 
 describe('the command lines the docs show', () => {

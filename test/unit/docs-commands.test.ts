@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTEXT_SETTINGS, DEPLOYMENT_CONTEXT } from '../../lib/settings';
 import { parseCommand } from '../../scripts/admin';
 import { UsageError } from '../../scripts/admin-verbs';
+import { docTexts, documentedCommands } from '../support/doc-commands';
 
 /**
  * Every command the docs show is one the tools take, so that docs and code cannot drift apart again: each
@@ -12,13 +13,7 @@ import { UsageError } from '../../scripts/admin-verbs';
  * `-c KEY=...` of a deploy is a context key the stack reads.
  */
 const ROOT = join(__dirname, '..', '..');
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
-];
-const texts = DOCS.map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }));
+const texts = docTexts();
 const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: object }).scripts);
 
 /** Placeholders of the docs' command lines, and a value each stands for. */
@@ -32,27 +27,15 @@ const PLACEHOLDERS: Record<string, string> = {
   NAME: 'ImageUpload',
 };
 
-/** Each `npm run admin -- ...` of the docs: in a code block (a whole line) or in a code span (a mention). */
+/** Each `npm run admin -- ...` of the docs, its placeholders given a value. */
 function adminLines(): Array<{ where: string; argv: string[]; inline: boolean }> {
-  const found: Array<{ where: string; argv: string[]; inline: boolean }> = [];
-  for (const { path, text } of texts) {
-    const fence = /```[a-z]*\n([\s\S]*?)```/g;
-    const blocks = [...text.matchAll(fence)].map((match) => match[1] ?? '');
-    const spans = [...text.replace(fence, '').matchAll(/`([^`]+)`/g)].map((match) => (match[1] ?? '').replace(/\s+/g, ' '));
-    for (const [source, inline] of [
-      [blocks.join('\n'), false],
-      [spans.join('\n'), true],
-    ] as const) {
-      for (const match of source.matchAll(/npm run admin -- ([^\n]*)/g)) {
-        const line = (match[1] ?? '').replace(/\s#.*$/, '').trim();
-        // usage forms (`[--json]`, `show|rotate`, `...`) are the tool's own help, not a command line
-        if (/[[\]|]|\.\.\.|\bCOMMAND\b/.test(line)) continue;
-        const argv = line.split(/\s+/).map((token) => PLACEHOLDERS[token] ?? token);
-        found.push({ where: `${path}: npm run admin -- ${line}`, argv, inline });
-      }
-    }
-  }
-  return found;
+  return documentedCommands()
+    .filter(({ name }) => name === 'admin')
+    .map(({ where, line, inline }) => ({
+      where,
+      argv: line.split(/\s+/).map((token) => PLACEHOLDERS[token] ?? token),
+      inline,
+    }));
 }
 
 describe('the commands the docs show', () => {
