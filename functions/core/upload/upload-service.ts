@@ -150,7 +150,7 @@ export class UploadService {
       // bytes the operator took down with --block may not come back, as sent or as stored: one read, during the decode
       const bytesAllowed = awaitedLater(original.then(({ md5 }) => this.deps.gate.checkBytes([sourceMd5, md5])));
       const claims = await attempt.claimAll({ md5: sourceMd5, extension, filename: source.filename }, options);
-      if ('duplicate' in claims) return await this.answeredAsDuplicate(claims.duplicate, imaging.processed);
+      if ('duplicate' in claims) return await this.answeredAsDuplicate(claims.duplicate, imaging.counted);
       attempt.putOriginal(claims.keys.original, original);
       const processed = await imaging.processed;
       // nor its picture, however re-encoded (`docs/moderation.md`)
@@ -173,38 +173,34 @@ export class UploadService {
       this.countStored(processed);
       return this.imageObject(record, (await this.deps.codecs.codec()).encode(record.id), token.token);
     } catch (error) {
-      await settled(imaging.processed);
+      await settled(imaging.counted);
       throw error;
     }
   }
 
   /**
    * The imaging, started at once, timed to its end (`ImagingTime`), and the classifier's own time (`ClassifierTime`)
-   * once its score is in, whatever comes of the upload (a duplicate, a refusal) meanwhile.
+   * once its score is in; `counted` settles when both are counted, which a duplicate's or a refusal's answer waits for:
+   * the work it started is billed to it, and its figures flushed with it.
    */
-  private startImaging(bytes: Uint8Array, options: UploadOptions): ImagingRun {
+  private startImaging(bytes: Uint8Array, options: UploadOptions): ImagingRun & { counted: Promise<void> } {
     const startedMs = this.deps.clock.nowMs();
     const imaging = this.deps.processor.start(bytes, { targetWidth: options.targetWidth });
     const { metrics } = this.deps;
-    imaging.processed.then(
-      (processed) => {
-        metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
-        processed.nsfwScoring?.then(
-          ({ runMs }) => metrics.add(METRIC.classifierTime, 'Milliseconds', runMs),
-          () => undefined,
-        );
-      },
-      () => undefined,
-    );
-    return imaging;
+    const counted = imaging.processed.then(async (processed) => {
+      metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
+      const nsfw = await processed.nsfwScoring;
+      if (nsfw) metrics.add(METRIC.classifierTime, 'Milliseconds', nsfw.runMs);
+    });
+    return { ...imaging, counted: awaitedLater(counted) };
   }
 
   /**
-   * Nothing is stored, and the decode already started is let finish unused; the flood slot is kept, as for any upload
+   * Nothing is stored, and the decode and scoring already started are let finish unused; the flood slot is kept, as for any upload
    * answered (`docs/rules.md`: otherwise a client could have the service fetch and decode without limit).
    */
-  private async answeredAsDuplicate(answer: DuplicateAnswer, processing: Promise<ProcessedImage>): Promise<ImageObject> {
-    await settled(processing);
+  private async answeredAsDuplicate(answer: DuplicateAnswer, imagingCounted: Promise<void>): Promise<ImageObject> {
+    await settled(imagingCounted);
     this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
     return this.imageObject(answer.record, answer.idEncoded, answer.deleteToken);
   }

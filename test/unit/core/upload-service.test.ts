@@ -327,6 +327,26 @@ describe('UploadService: what an upload stores and answers', () => {
     expect(measured.filter(({ name }) => name === METRIC.classifierTime)).toEqual([{ name: METRIC.classifierTime, value: 37 }]);
     expect(measured.filter(({ name }) => name === METRIC.imagingTime)).toHaveLength(1);
   });
+
+  it("answers a duplicate and a refusal only once the classifier's time they started is counted", async () => {
+    const { upload, other, processor, measured } = serviceUnderTest({
+      nsfw: { policy: 'flag', threshold: 0.6 },
+      floodLimits: '{"minute":2,"hour":0,"day":0,"week":0,"month":0}',
+    });
+    processor.nsfwScoring = Promise.resolve({ score: 0.1, runMs: 7 });
+    await upload();
+    const classifierRuns = () => measured.filter(({ name }) => name === METRIC.classifierTime).length;
+    // the score comes in a few turns after the decode: an answer that did not wait for it misses its time
+    const scoredLater = () => {
+      processor.nsfwScoring = new Promise((resolve) => setTimeout(() => resolve({ score: 0.1, runMs: 7 }), 20));
+    };
+    scoredLater();
+    await upload();
+    expect(classifierRuns()).toBe(2);
+    scoredLater();
+    await expect(upload(other(1))).rejects.toMatchObject({ kind: 'Flooding' });
+    expect(classifierRuns()).toBe(3);
+  });
 });
 
 describe('UploadService: duplicates and ids', () => {
