@@ -83,10 +83,42 @@ async function printWholeUpload(latencies: number[]): Promise<void> {
   );
 }
 
+/** The block lists at each size, and the whole upload with and without the largest (`docs/moderation.md`). */
+async function printBlockLists(): Promise<void> {
+  const listSizes = (process.env['BENCH_BLOCK_LISTS'] ?? '10000,100000,1000000').split(',').map(Number);
+  const lists = measureBlockLists(listSizes, least(3));
+  const largest = Math.max(...listSizes);
+  const withList = process.env['BENCH_SKIP_HANDLER']
+    ? undefined
+    : await measureUploadWithList(largest, Math.max(least(10), ITERATIONS));
+  process.stdout.write(
+    [
+      "Blocked pictures' lists of random hashes (a shared list's are as unrelated to an upload), each in fresh processes: from the stored form to an index ready, what it holds, and an upload's check against it (an opaque still picture: the eight turns of its hash and its three crops; one with transparency and a border: four hashes' turns and the crops) when nothing matches:",
+      '',
+      '| hashes | stored (MB) | load p50 (ms) | index (MiB) | check, opaque (11 queries): p50 / p99 (ms) | check, transparent and framed (35): p50 / p99 (ms) |',
+      '|---|---|---|---|---|---|',
+      ...lists.map(
+        (row) =>
+          `| ${row.hashes} | ${row.storedMB.toFixed(1)} | ${row.loadMs.toFixed(0)} | ${row.indexMiB.toFixed(1)} | ${row.oneHashP50.toFixed(2)} / ${row.oneHashP99.toFixed(2)} | ${row.fourHashesP50.toFixed(2)} / ${row.fourHashesP99.toFixed(2)} |`,
+      ),
+      '',
+      ...(withList
+        ? [
+            `The whole upload (JPEG, through the handler on the stand-ins) with a list of ${largest} blocked pictures and with none, in turns: p50 ${withList.withP50.toFixed(0)} ms and ${withList.withoutP50.toFixed(0)} ms, with / without (median of pairs) ${withList.ratio.toFixed(3)}. The first upload of each handler (its cold start, and for the one with the list its load): ${withList.firstWithMs.toFixed(0)} ms and ${withList.firstWithoutMs.toFixed(0)} ms.`,
+            '',
+          ]
+        : []),
+      '',
+    ].join('\n'),
+  );
+}
+
 async function main(): Promise<void> {
   // BENCH_PART=whole-upload: that table alone (`docs/performance.md`, "The upload core, before and after")
   if (process.env['BENCH_PART'] === 'whole-upload')
     return printWholeUpload((process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number));
+  // BENCH_PART=block-lists: those tables alone (`docs/moderation.md`, "Block lists at scale")
+  if (process.env['BENCH_PART'] === 'block-lists') return printBlockLists();
   // BENCH_ONLY=JPEG measures only the inputs whose name starts with it
   const processor = await defaultProcessor();
   const fixtures = await benchFixtures();
@@ -166,32 +198,7 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  const listSizes = (process.env['BENCH_BLOCK_LISTS'] ?? '10000,100000,1000000').split(',').map(Number);
-  const lists = measureBlockLists(listSizes, least(3));
-  const largest = Math.max(...listSizes);
-  const withList = process.env['BENCH_SKIP_HANDLER']
-    ? undefined
-    : await measureUploadWithList(largest, Math.max(least(10), ITERATIONS));
-  process.stdout.write(
-    [
-      "Blocked pictures' lists of random hashes (a shared list's are as unrelated to an upload), each in fresh processes: from the stored form to an index ready, what it holds, and an upload's check against it (an opaque still picture: the eight turns of its hash and its three crops; one with transparency and a border: four hashes' turns and the crops) when nothing matches:",
-      '',
-      '| hashes | stored (MB) | load p50 (ms) | index (MiB) | check, opaque (11 queries): p50 / p99 (ms) | check, transparent and framed (35): p50 / p99 (ms) |',
-      '|---|---|---|---|---|---|',
-      ...lists.map(
-        (row) =>
-          `| ${row.hashes} | ${row.storedMB.toFixed(1)} | ${row.loadMs.toFixed(0)} | ${row.indexMiB.toFixed(1)} | ${row.oneHashP50.toFixed(2)} / ${row.oneHashP99.toFixed(2)} | ${row.fourHashesP50.toFixed(2)} / ${row.fourHashesP99.toFixed(2)} |`,
-      ),
-      '',
-      ...(withList
-        ? [
-            `The whole upload (JPEG, through the handler on the stand-ins) with a list of ${largest} blocked pictures and with none, in turns: p50 ${withList.withP50.toFixed(0)} ms and ${withList.withoutP50.toFixed(0)} ms, with / without (median of pairs) ${withList.ratio.toFixed(3)}. The first upload of each handler (its cold start, and for the one with the list its load): ${withList.firstWithMs.toFixed(0)} ms and ${withList.firstWithoutMs.toFixed(0)} ms.`,
-            '',
-          ]
-        : []),
-      '',
-    ].join('\n'),
-  );
+  await printBlockLists();
   if (process.env['BENCH_SKIP_HANDLER']) return;
   const latencies = (process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number);
   const npmStartRows = await measureThroughNpmStart(Math.max(least(5), Math.floor(ITERATIONS / 2)));

@@ -24,6 +24,8 @@ const ROW_BITS = 20;
 /** How far the partner chunk is shifted to keep its top 12 bits beside a row. */
 const PARTNER_SHIFT = 16 - (32 - ROW_BITS);
 const PARTNER_MASK = (1 << (32 - ROW_BITS)) - 1;
+/** How many bits each value of a partner chunk's kept top has set. */
+const PARTNER_BITS = Uint8Array.from({ length: PARTNER_MASK + 1 }, (_, top) => bitCount(top));
 /** The most bits apart this index finds every match at: 3 bits a pair of chunks, under 4. */
 export const MAX_INDEXED_DISTANCE = 31;
 /** The most hashes an index takes (rows numbered in 20 bits). */
@@ -61,33 +63,44 @@ export function hashAt(packed: Uint8Array, row: number): string {
   return Buffer.from(packed.subarray(row * HASH_BYTES, (row + 1) * HASH_BYTES)).toString('hex');
 }
 
+/** How many hashes have each value of a chunk, as where each value starts; and whether the rows are in its order. */
+interface ChunkValues {
+  starts: Uint32Array;
+  ordered: boolean;
+}
+
 /**
- * Word `pair` of every hash (its two chunks), read once for both: the passes of the sort then read 4 bytes a hash in
- * order, not a word of each 32 bytes (every cache line of the hashes) each time.
+ * Word `pair` of every hash (its two chunks) into `column`, read once for both, and the values of each of the two: the
+ * passes of the sort then read 4 bytes a hash in order, not a word of each 32 bytes (every cache line of the hashes)
+ * each time.
  */
-function pairColumn(words: Uint32Array, pair: number): Uint32Array {
-  const column = new Uint32Array(words.length / WORDS);
-  for (let row = 0; row < column.length; row += 1) column[row] = words[row * WORDS + pair] ?? 0;
-  return column;
+function pairColumn(words: Uint32Array, pair: number, column: Uint32Array): [ChunkValues, ChunkValues] {
+  const firsts = new Uint32Array(VALUES + 1);
+  const seconds = new Uint32Array(VALUES + 1);
+  let firstOrdered = true;
+  let secondOrdered = true;
+  let previous = 0;
+  for (let row = 0; row < column.length; row += 1) {
+    const word = words[row * WORDS + pair]!;
+    column[row] = word;
+    firsts[(word >>> 16) + 1]! += 1;
+    seconds[(word & 0xffff) + 1]! += 1;
+    firstOrdered &&= word >>> 16 >= previous >>> 16;
+    secondOrdered &&= (word & 0xffff) >= (previous & 0xffff);
+    previous = word;
+  }
+  for (let value = 0; value < VALUES; value += 1) {
+    firsts[value + 1]! += firsts[value]!;
+    seconds[value + 1]! += seconds[value]!;
+  }
+  return [
+    { starts: firsts, ordered: firstOrdered },
+    { starts: seconds, ordered: secondOrdered },
+  ];
 }
 
 /** A chunk of a pair's word: the first (high) half or the second. */
 const half = (word: number, first: boolean): number => (first ? word >>> 16 : word & 0xffff);
-
-/** How many hashes have each value of a chunk, as where each value starts; and whether the rows are in its order. */
-function countValues(column: Uint32Array, first: boolean): { counts: Uint32Array; ordered: boolean } {
-  const counts = new Uint32Array(VALUES + 1);
-  let ordered = true;
-  let previous = 0;
-  for (let row = 0; row < column.length; row += 1) {
-    const value = half(column[row] ?? 0, first);
-    counts[value + 1] = (counts[value + 1] ?? 0) + 1;
-    ordered &&= value >= previous;
-    previous = value;
-  }
-  for (let value = 0; value < VALUES; value += 1) counts[value + 1] = (counts[value + 1] ?? 0) + (counts[value] ?? 0);
-  return { counts, ordered };
-}
 
 /**
  * A chunk's entries in the order of its value: a radix sort by its high byte (each entry written to one of 256 places:
@@ -125,6 +138,28 @@ function orderByChunk(
   return order;
 }
 
+/** A longer array of candidate rows, those found so far kept. */
+function grown(candidates: Uint32Array, least: number): Uint32Array {
+  const longer = new Uint32Array(Math.max(least, candidates.length * 2));
+  longer.set(candidates);
+  return longer;
+}
+
+/** One check's working arrays (`HashIndex.anyWithin`). */
+interface Search {
+  /** The bits a pair of chunks may differ in. */
+  pairBits: number;
+  /** How many of a chunk's bits are flipped for its lookups (none when a pair may differ in under 2). */
+  flips: number;
+  /** Each lookup's first entry and the one after its last. */
+  bounds: Uint32Array;
+  /** The rows left to compare whole. */
+  rows: Uint32Array;
+}
+
+/** What the reads ahead read, kept so that the compiler cannot leave them out as unused. */
+const readAhead = new Int32Array(1);
+
 /** Lets the event loop turn between the steps of a long build. */
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -158,13 +193,14 @@ export class HashIndex {
     const starts: Uint32Array[] = [];
     const entries: Array<Uint32Array | undefined> = [];
     const sorting = { entries: new Uint32Array(size), lows: new Uint8Array(size) };
+    const column = new Uint32Array(size);
     for (let pair = 0; pair < CHUNKS / 2; pair += 1) {
-      const column = pairColumn(words, pair);
-      for (const first of [true, false]) {
+      await turn();
+      const chunks = pairColumn(words, pair, column);
+      for (const [at, { starts: counts, ordered }] of chunks.entries()) {
         await turn();
-        const { counts, ordered } = countValues(column, first);
         starts.push(counts);
-        entries.push(ordered ? undefined : orderByChunk(column, first, counts, sorting));
+        entries.push(ordered ? undefined : orderByChunk(column, at === 0, counts, sorting));
       }
     }
     return new HashIndex(words, starts, entries);
@@ -180,54 +216,94 @@ export class HashIndex {
     return arrays.reduce((sum, one) => sum + (one?.byteLength ?? 0), 0);
   }
 
-  /** Whether any of these hashes (hex) is at most `distance` bits (up to `MAX_INDEXED_DISTANCE`) from one held. */
+  /**
+   * Whether any of these hashes (hex) is at most `distance` bits (up to `MAX_INDEXED_DISTANCE`) from one held.
+   *
+   * Each query in three passes, each of reads that do not wait for one another, so that the memory serves them
+   * together rather than one after the other (`docs/moderation.md`, "Block lists at scale"): where each of its buckets
+   * begins and ends, with a read of its first entry; the rows whose partner chunk is near enough, with a read of each
+   * one's hash; those hashes compared whole.
+   */
   anyWithin(hexes: readonly string[], distance: number): boolean {
     if (distance > MAX_INDEXED_DISTANCE) throw new RangeError(`the index finds matches up to ${MAX_INDEXED_DISTANCE} bits`);
     if (this.size === 0) return false;
     // the bits a pair of chunks may differ in (some pair does no more), split between the chunk and its partner
     const pairBits = Math.floor(distance / (CHUNKS / 2));
-    const flips = pairBits >= 2 ? 16 : 0;
+    const search: Search = {
+      pairBits,
+      flips: pairBits >= 2 ? 16 : 0,
+      // each chunk looked up as it is and with each of its 16 bits flipped: where each lookup begins and ends
+      bounds: new Uint32Array(CHUNKS * 17 * 2),
+      rows: new Uint32Array(1024),
+    };
     for (const hex of hexes) {
       const query = hashWords(hex);
-      for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
-        const value = chunkOf(query, 0, chunk);
-        const partner = chunkOf(query, 0, chunk ^ 1);
-        if (this.bucketHolds(chunk, value, partner, pairBits, query, distance)) return true;
-        for (let bit = 0; bit < flips; bit += 1)
-          if (this.bucketHolds(chunk, value ^ (1 << bit), partner, pairBits - 1, query, distance)) return true;
-      }
+      this.findBuckets(query, search);
+      const found = this.nearPartners(query, search);
+      let touched = 0;
+      for (let one = 0; one < found; one += 1) touched ^= this.words[search.rows[one]! * WORDS]!;
+      readAhead[0] = (readAhead[0] ?? 0) ^ touched;
+      for (let one = 0; one < found; one += 1) if (this.rowWithin(search.rows[one]!, query, distance)) return true;
     }
     return false;
   }
 
-  /**
-   * Whether a hash whose chunk has this value, and whose partner chunk is at most `partnerBits` from the query's, is
-   * within `distance` of the query.
-   */
-  private bucketHolds(
-    chunk: number,
-    value: number,
-    partner: number,
-    partnerBits: number,
-    query: Uint32Array,
-    distance: number,
-  ): boolean {
-    const starts = this.starts[chunk];
-    if (!starts) return false;
-    const order = this.entries[chunk];
-    const words = this.words;
-    const partnerTop = partner >>> PARTNER_SHIFT;
-    const end = starts[value + 1] ?? 0;
-    for (let at = starts[value] ?? 0; at < end; at += 1) {
-      const entry = order ? (order[at] ?? 0) : 0;
-      const row = order ? entry >>> (32 - ROW_BITS) : at;
-      if (order && bitCount((entry & PARTNER_MASK) ^ partnerTop) > partnerBits) continue;
-      const base = row * WORDS;
-      let bits = 0;
-      for (let word = 0; word < WORDS && bits <= distance; word += 1)
-        bits += bitCount((words[base + word] ?? 0) ^ (query[word] ?? 0));
-      if (bits <= distance) return true;
+  /** Where each bucket the query looks in begins and ends, into `search.bounds`. */
+  private findBuckets(query: Uint32Array, search: Search): void {
+    let touched = 0;
+    let at = 0;
+    for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
+      const starts = this.starts[chunk]!;
+      const order = this.entries[chunk];
+      const value = chunkOf(query, 0, chunk);
+      for (let flip = -1; flip < search.flips; flip += 1, at += 2) {
+        const looked = flip < 0 ? value : value ^ (1 << flip);
+        const begin = starts[looked]!;
+        search.bounds[at] = begin;
+        search.bounds[at + 1] = starts[looked + 1]!;
+        touched ^= (order ? order[begin] : this.words[begin * WORDS]) ?? 0;
+      }
     }
-    return false;
+    readAhead[0] = (readAhead[0] ?? 0) ^ touched;
+  }
+
+  /**
+   * The rows in those buckets whose partner chunk is at most the bits left from the query's (the top 12 bits kept
+   * beside each row; the whole chunk where the rows are in the chunk's order), into `search.rows`; how many.
+   */
+  private nearPartners(query: Uint32Array, search: Search): number {
+    let found = 0;
+    let at = 0;
+    for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
+      const order = this.entries[chunk];
+      const partner = chunkOf(query, 0, chunk ^ 1);
+      const partnerTop = partner >>> PARTNER_SHIFT;
+      for (let flip = -1; flip < search.flips; flip += 1, at += 2) {
+        const partnerBits = flip < 0 ? search.pairBits : search.pairBits - 1;
+        const begin = search.bounds[at]!;
+        const end = search.bounds[at + 1]!;
+        if (found + end - begin > search.rows.length) search.rows = grown(search.rows, found + end - begin);
+        const rows = search.rows;
+        if (order === undefined) {
+          for (let row = begin; row < end; row += 1)
+            if (bitCount(chunkOf(this.words, row * WORDS, chunk ^ 1) ^ partner) <= partnerBits) rows[found++] = row;
+        } else {
+          for (let entry = begin; entry < end; entry += 1) {
+            const kept = order[entry]!;
+            if (PARTNER_BITS[(kept ^ partnerTop) & PARTNER_MASK]! <= partnerBits) rows[found++] = kept >>> (32 - ROW_BITS);
+          }
+        }
+      }
+    }
+    return found;
+  }
+
+  /** Whether the hash at `row` is within `distance` of the query. */
+  private rowWithin(row: number, query: Uint32Array, distance: number): boolean {
+    const words = this.words;
+    const base = row * WORDS;
+    let bits = 0;
+    for (let word = 0; word < WORDS && bits <= distance; word += 1) bits += bitCount(words[base + word]! ^ query[word]!);
+    return bits <= distance;
   }
 }

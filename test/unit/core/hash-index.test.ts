@@ -57,6 +57,13 @@ describe('HashIndex', () => {
         pair === 3 ? inChunk(7, 3) : [...inChunk(2 * pair, 2), ...inChunk(2 * pair + 1, 2)],
       ),
     ],
+    [
+      // in the rows' own order, the first chunk is looked up with its partner read from the hash itself
+      'the first chunk clean and its partner 3 away, every other pair 4',
+      [...Array(8).keys()].flatMap((pair) =>
+        pair === 0 ? inChunk(1, 3) : [...inChunk(2 * pair, 2), ...inChunk(2 * pair + 1, 2)],
+      ),
+    ],
     ['at random', randomBits(31)],
   ])(`finds a hash ${MAX_INDEXED_DISTANCE} bits away, %s, in either order of rows`, (_shape, bits) => {
     for (const row of [0, 1_234, 4_999]) {
