@@ -145,7 +145,7 @@ function grown(candidates: Uint32Array, least: number): Uint32Array {
   return longer;
 }
 
-/** One check's working arrays (`HashIndex.anyWithin`). */
+/** A check's settings and working arrays (`HashIndex.anyWithin`). */
 interface Search {
   /** The bits a pair of chunks may differ in. */
   pairBits: number;
@@ -156,6 +156,12 @@ interface Search {
   /** The rows left to compare whole. */
   rows: Uint32Array;
 }
+
+/**
+ * The working arrays of every check, made once: a check runs to its end without a turn of the event loop, so no two
+ * use them at once. Each chunk is looked up as it is and with each of its 16 bits flipped.
+ */
+const SEARCH: Search = { pairBits: 0, flips: 0, bounds: new Uint32Array(CHUNKS * 17 * 2), rows: new Uint32Array(1024) };
 
 /** What the reads ahead read, kept so that the compiler cannot leave them out as unused. */
 const readAhead = new Int32Array(1);
@@ -229,13 +235,9 @@ export class HashIndex {
     if (this.size === 0) return false;
     // the bits a pair of chunks may differ in (some pair does no more), split between the chunk and its partner
     const pairBits = Math.floor(distance / (CHUNKS / 2));
-    const search: Search = {
-      pairBits,
-      flips: pairBits >= 2 ? 16 : 0,
-      // each chunk looked up as it is and with each of its 16 bits flipped: where each lookup begins and ends
-      bounds: new Uint32Array(CHUNKS * 17 * 2),
-      rows: new Uint32Array(1024),
-    };
+    const search = SEARCH;
+    search.pairBits = pairBits;
+    search.flips = pairBits >= 2 ? 16 : 0;
     for (const hex of hexes) {
       const query = hashWords(hex);
       this.findBuckets(query, search);
@@ -250,18 +252,23 @@ export class HashIndex {
 
   /** Where each bucket the query looks in begins and ends, into `search.bounds`. */
   private findBuckets(query: Uint32Array, search: Search): void {
-    let touched = 0;
     let at = 0;
     for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
       const starts = this.starts[chunk]!;
-      const order = this.entries[chunk];
       const value = chunkOf(query, 0, chunk);
       for (let flip = -1; flip < search.flips; flip += 1, at += 2) {
         const looked = flip < 0 ? value : value ^ (1 << flip);
-        const begin = starts[looked]!;
-        search.bounds[at] = begin;
+        search.bounds[at] = starts[looked]!;
         search.bounds[at + 1] = starts[looked + 1]!;
-        touched ^= (order ? order[begin] : this.words[begin * WORDS]) ?? 0;
+      }
+    }
+    let touched = 0;
+    at = 0;
+    for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
+      const order = this.entries[chunk];
+      for (let flip = -1; flip < search.flips; flip += 1, at += 2) {
+        const begin = search.bounds[at]!;
+        if (begin < search.bounds[at + 1]!) touched ^= (order ? order[begin] : this.words[begin * WORDS]) ?? 0;
       }
     }
     readAhead[0] = (readAhead[0] ?? 0) ^ touched;
