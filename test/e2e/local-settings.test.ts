@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
-import { freePort, npmStartArguments, startLocalProcess } from '../support/local-process';
+import { freePort, npmStartCommand, startLocalProcess } from '../support/local-process';
 
 /**
  * `npm start`'s API key and flood limits stay in the data folder, as the parameters they are in AWS: its banner says
@@ -68,10 +68,11 @@ describe('npm start: settings that stay in the data folder', () => {
   });
 
   it('refuses flood limits it cannot read, naming the mistake, and changes nothing', async () => {
-    const run = spawnSync(process.execPath, npmStartArguments(), {
+    const start = npmStartCommand();
+    const run = spawnSync(process.execPath, start.args, {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', FLOOD_LIMITS: '{"minute":-1}' },
+      env: { ...start.env, PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', FLOOD_LIMITS: '{"minute":-1}' },
       timeout: 60_000,
     });
     expect([run.status, run.stderr.trim()]).toEqual([

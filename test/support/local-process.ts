@@ -28,15 +28,18 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Node's arguments in `npm start`'s script (`node <arguments>`), so that the suites and the bench run the server as
- * `npm start` does, its V8 settings included; one process (tsx's CLI would run the server in a child of its own, hiding
- * its pid and memory).
+ * `npm start`'s script (`NAME=value ... node <arguments>`): the environment it sets and Node's arguments, so that the
+ * suites and the bench run the server as `npm start` does, its allocator and V8 settings included; one process (tsx's
+ * CLI would run the server in a child of its own, hiding its pid and memory).
  */
-export function npmStartArguments(): string[] {
+export function npmStartCommand(): { env: Record<string, string>; args: string[] } {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const [command, ...args] = manifest.scripts.start.split(/\s+/);
-  if (command !== 'node') throw new Error(`npm start is expected to run node directly: ${manifest.scripts.start}`);
-  return args;
+  const script = /^((?:[A-Z_]+=\S*\s+)*)node\s+(.+)$/.exec(manifest.scripts.start);
+  if (!script) throw new Error(`npm start is expected to run node directly: ${manifest.scripts.start}`);
+  const settings = (script[1] ?? '').split(/\s+/).filter(Boolean);
+  const env = Object.fromEntries(settings.map((setting) => setting.split('=') as [string, string]));
+  const args = (script[2] ?? '').split(/\s+/);
+  return { env, args };
 }
 
 /** Runs `npm start`'s entry point as its own process, with only the given environment (no stand-ins of the tests). */
@@ -46,9 +49,10 @@ export async function startLocalProcess(env: Record<string, string>): Promise<Lo
     if (value !== undefined && !name.startsWith('AWS_') && !name.startsWith('JEST') && name !== 'NODE_ENV')
       cleanEnv[name] = value;
   }
-  const child: ChildProcess = spawn(process.execPath, npmStartArguments(), {
+  const start = npmStartCommand();
+  const child: ChildProcess = spawn(process.execPath, start.args, {
     cwd: ROOT,
-    env: { ...cleanEnv, ...env },
+    env: { ...cleanEnv, ...start.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
