@@ -268,7 +268,9 @@ export class HashIndex {
       const order = this.entries[chunk];
       for (let flip = -1; flip < search.flips; flip += 1, at += 2) {
         const begin = search.bounds[at]!;
-        if (begin < search.bounds[at + 1]!) touched ^= (order ? order[begin] : this.words[begin * WORDS]) ?? 0;
+        const end = search.bounds[at + 1]!;
+        if (begin === end) continue;
+        touched ^= order ? order[begin]! ^ order[end - 1]! : this.words[begin * WORDS]! ^ this.words[(end - 1) * WORDS]!;
       }
     }
     readAhead[0] = (readAhead[0] ?? 0) ^ touched;
