@@ -34,10 +34,13 @@ export function freePort(): Promise<number> {
  */
 export function npmStartCommand(): { env: Record<string, string>; args: string[] } {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const script = /^((?:[A-Z_]+=\S*\s+)*)node\s+(.+)$/.exec(manifest.scripts.start);
+  const script = /^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)node\s+(.+)$/.exec(manifest.scripts.start);
   if (!script) throw new Error(`npm start is expected to run node directly: ${manifest.scripts.start}`);
   const settings = (script[1] ?? '').split(/\s+/).filter(Boolean);
-  const env = Object.fromEntries(settings.map((setting) => setting.split('=') as [string, string]));
+  // each NAME=value split at its first '=' (a value may hold more)
+  const env = Object.fromEntries(
+    settings.map((setting) => [setting.slice(0, setting.indexOf('=')), setting.slice(setting.indexOf('=') + 1)]),
+  );
   const args = (script[2] ?? '').split(/\s+/);
   return { env, args };
 }

@@ -14,16 +14,12 @@
  * are kept in the order of their first chunk, which then needs no order of its own: 92 bytes a hash, and 4 MB
  * (`docs/moderation.md`, "Block lists at scale").
  */
+import { buildTables, INDEX_LAYOUT } from './hash-index-build';
+
+const { WORDS, CHUNKS, ROW_BITS, PARTNER_SHIFT, PARTNER_MASK } = INDEX_LAYOUT;
 
 /** Bytes a hash: 64 hex digits. */
 export const HASH_BYTES = 32;
-const WORDS = 8;
-const CHUNKS = 16;
-const VALUES = 1 << 16;
-const ROW_BITS = 20;
-/** How far the partner chunk is shifted to keep its top 12 bits beside a row. */
-const PARTNER_SHIFT = 16 - (32 - ROW_BITS);
-const PARTNER_MASK = (1 << (32 - ROW_BITS)) - 1;
 /** How many bits each value of a partner chunk's kept top has set. */
 const PARTNER_BITS = Uint8Array.from({ length: PARTNER_MASK + 1 }, (_, top) => bitCount(top));
 /** The most bits apart this index finds every match at: 3 bits a pair of chunks, under 4. */
@@ -63,111 +59,40 @@ export function hashAt(packed: Uint8Array, row: number): string {
   return Buffer.from(packed.subarray(row * HASH_BYTES, (row + 1) * HASH_BYTES)).toString('hex');
 }
 
-/** How many hashes have each value of a chunk, as where each value starts; and whether the rows are in its order. */
-interface ChunkValues {
-  starts: Uint32Array;
-  ordered: boolean;
-}
-
-/**
- * Word `pair` of every hash (its two chunks) into `column`, read once for both, and the values of each of the two: the
- * passes of the sort then read 4 bytes a hash in order, not a word of each 32 bytes (every cache line of the hashes)
- * each time.
- */
-function pairColumn(words: Uint32Array, pair: number, column: Uint32Array): [ChunkValues, ChunkValues] {
-  const firsts = new Uint32Array(VALUES + 1);
-  const seconds = new Uint32Array(VALUES + 1);
-  let firstOrdered = true;
-  let secondOrdered = true;
-  let previous = 0;
-  for (let row = 0; row < column.length; row += 1) {
-    const word = words[row * WORDS + pair]!;
-    column[row] = word;
-    firsts[(word >>> 16) + 1]! += 1;
-    seconds[(word & 0xffff) + 1]! += 1;
-    firstOrdered &&= word >>> 16 >= previous >>> 16;
-    secondOrdered &&= (word & 0xffff) >= (previous & 0xffff);
-    previous = word;
-  }
-  for (let value = 0; value < VALUES; value += 1) {
-    firsts[value + 1]! += firsts[value]!;
-    seconds[value + 1]! += seconds[value]!;
-  }
-  return [
-    { starts: firsts, ordered: firstOrdered },
-    { starts: seconds, ordered: secondOrdered },
-  ];
-}
-
-/** A chunk of a pair's word: the first (high) half or the second. */
-const half = (word: number, first: boolean): number => (first ? word >>> 16 : word & 0xffff);
-
-/**
- * A chunk's entries in the order of its value: a radix sort by its high byte (each entry written to one of 256 places:
- * a single pass to 65,536 places writes all over the array, several times slower at a million hashes), then by its
- * low byte within each high byte's place, a few thousand entries that stay in the cache.
- */
-function orderByChunk(
-  column: Uint32Array,
-  first: boolean,
-  starts: Uint32Array,
-  sorting: { entries: Uint32Array; lows: Uint8Array },
-): Uint32Array {
-  const size = column.length;
-  const next = new Uint32Array(256);
-  for (let high = 0; high < 256; high += 1) next[high] = starts[high << 8] ?? 0;
-  for (let row = 0; row < size; row += 1) {
-    const word = column[row] ?? 0;
-    const value = half(word, first);
-    const at = next[value >>> 8] ?? 0;
-    next[value >>> 8] = at + 1;
-    sorting.entries[at] = ((row << (32 - ROW_BITS)) | (half(word, !first) >>> PARTNER_SHIFT)) >>> 0;
-    sorting.lows[at] = value & 0xff;
-  }
-  const order = new Uint32Array(size);
-  for (let high = 0; high < 256; high += 1) {
-    for (let low = 0; low < 256; low += 1) next[low] = starts[(high << 8) | low] ?? 0;
-    const end = starts[(high + 1) << 8] ?? 0;
-    for (let from = starts[high << 8] ?? 0; from < end; from += 1) {
-      const low = sorting.lows[from] ?? 0;
-      const at = next[low] ?? 0;
-      next[low] = at + 1;
-      order[at] = sorting.entries[from] ?? 0;
-    }
-  }
-  return order;
-}
-
-/** A longer array of candidate rows, those found so far kept. */
-function grown(candidates: Uint32Array, least: number): Uint32Array {
-  const longer = new Uint32Array(Math.max(least, candidates.length * 2));
-  longer.set(candidates);
-  return longer;
-}
-
 /** A check's settings and working arrays (`HashIndex.anyWithin`). */
 interface Search {
   /** The bits a pair of chunks may differ in. */
   pairBits: number;
   /** How many of a chunk's bits are flipped for its lookups (none when a pair may differ in under 2). */
   flips: number;
-  /** Each lookup's first entry and the one after its last. */
+  /** How many lookups a query makes: each chunk as it is, and with each bit flipped. */
+  lookups: number;
+  /** Each lookup's first entry (or the first not yet taken) and the one after its last. */
   bounds: Uint32Array;
-  /** The rows left to compare whole. */
+  /** The rows left to compare whole, a batch at a time. */
   rows: Uint32Array;
+  /** How many of `rows` this batch holds. */
+  found: number;
 }
+
+/** The most rows compared whole in one batch: crowded buckets take several, and the array stays small. */
+const ROWS_A_BATCH = 4096;
 
 /**
  * The working arrays of every check, made once: a check runs to its end without a turn of the event loop, so no two
  * use them at once. Each chunk is looked up as it is and with each of its 16 bits flipped.
  */
-const SEARCH: Search = { pairBits: 0, flips: 0, bounds: new Uint32Array(CHUNKS * 17 * 2), rows: new Uint32Array(1024) };
+const SEARCH: Search = {
+  pairBits: 0,
+  flips: 0,
+  lookups: 0,
+  bounds: new Uint32Array(CHUNKS * 17 * 2),
+  rows: new Uint32Array(ROWS_A_BATCH),
+  found: 0,
+};
 
 /** What the reads ahead read, kept so that the compiler cannot leave them out as unused. */
 const readAhead = new Int32Array(1);
-
-/** Lets the event loop turn between the steps of a long build. */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class HashIndex {
   static readonly EMPTY = new HashIndex(new Uint32Array(0), [], []);
@@ -184,8 +109,8 @@ export class HashIndex {
   ) {}
 
   /**
-   * The index of packed hashes (`packHashes`'s form, each once). The build lets the event loop turn after each chunk
-   * (tens of milliseconds each at a million hashes), so requests meanwhile are answered.
+   * The index of packed hashes (`packHashes`'s form, each once); its build lets the event loop turn between its steps
+   * (`buildTables`).
    */
   static async build(packed: Uint8Array): Promise<HashIndex> {
     const size = packed.length / HASH_BYTES;
@@ -196,19 +121,7 @@ export class HashIndex {
     const copy = new Uint8Array(packed);
     Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength).swap32();
     const words = new Uint32Array(copy.buffer, copy.byteOffset, size * WORDS);
-    const starts: Uint32Array[] = [];
-    const entries: Array<Uint32Array | undefined> = [];
-    const sorting = { entries: new Uint32Array(size), lows: new Uint8Array(size) };
-    const column = new Uint32Array(size);
-    for (let pair = 0; pair < CHUNKS / 2; pair += 1) {
-      await turn();
-      const chunks = pairColumn(words, pair, column);
-      for (const [at, { starts: counts, ordered }] of chunks.entries()) {
-        await turn();
-        starts.push(counts);
-        entries.push(ordered ? undefined : orderByChunk(column, at === 0, counts, sorting));
-      }
-    }
+    const { starts, entries } = await buildTables(words);
     return new HashIndex(words, starts, entries);
   }
 
@@ -227,8 +140,8 @@ export class HashIndex {
    *
    * Each query in three passes, each of reads that do not wait for one another, so that the memory serves them
    * together rather than one after the other (`docs/moderation.md`, "Block lists at scale"): where each of its buckets
-   * begins and ends, with a read of its first entry; the rows whose partner chunk is near enough, with a read of each
-   * one's hash; those hashes compared whole.
+   * begins and ends, with a read of its first and last entry; the rows whose partner chunk is near enough, with a read
+   * of each one's hash; those hashes compared whole. The last two go a batch of rows at a time.
    */
   anyWithin(hexes: readonly string[], distance: number): boolean {
     if (distance > MAX_INDEXED_DISTANCE) throw new RangeError(`the index finds matches up to ${MAX_INDEXED_DISTANCE} bits`);
@@ -238,14 +151,14 @@ export class HashIndex {
     const search = SEARCH;
     search.pairBits = pairBits;
     search.flips = pairBits >= 2 ? 16 : 0;
+    search.lookups = CHUNKS * (search.flips + 1);
     for (const hex of hexes) {
       const query = hashWords(hex);
       this.findBuckets(query, search);
-      const found = this.nearPartners(query, search);
-      let touched = 0;
-      for (let one = 0; one < found; one += 1) touched ^= this.words[search.rows[one]! * WORDS]!;
-      readAhead[0] = (readAhead[0] ?? 0) ^ touched;
-      for (let one = 0; one < found; one += 1) if (this.rowWithin(search.rows[one]!, query, distance)) return true;
+      for (let next = 0; next < search.lookups;) {
+        next = this.nearPartners(query, search, next);
+        if (this.anyRowWithin(query, search, distance)) return true;
+      }
     }
     return false;
   }
@@ -277,34 +190,54 @@ export class HashIndex {
   }
 
   /**
-   * The rows in those buckets whose partner chunk is at most the bits left from the query's (the top 12 bits kept
-   * beside each row; the whole chunk where the rows are in the chunk's order), into `search.rows`; how many.
+   * From lookup `from` on, the rows in its buckets whose partner chunk is at most the bits left from the query's (the
+   * top 12 bits kept beside each row; the whole chunk where the rows are in the chunk's order), into `search.rows`
+   * until it is full; the lookup to go on from (a bucket left half taken starts where it was left).
    */
-  private nearPartners(query: Uint32Array, search: Search): number {
+  private nearPartners(query: Uint32Array, search: Search, from: number): number {
+    const { rows, bounds } = search;
+    const perChunk = search.flips + 1;
     let found = 0;
-    let at = 0;
-    for (let chunk = 0; chunk < CHUNKS; chunk += 1) {
+    for (let chunk = Math.floor(from / perChunk); chunk < CHUNKS; chunk += 1) {
       const order = this.entries[chunk];
       const partner = chunkOf(query, 0, chunk ^ 1);
       const partnerTop = partner >>> PARTNER_SHIFT;
-      for (let flip = -1; flip < search.flips; flip += 1, at += 2) {
-        const partnerBits = flip < 0 ? search.pairBits : search.pairBits - 1;
-        const begin = search.bounds[at]!;
-        const end = search.bounds[at + 1]!;
-        if (found + end - begin > search.rows.length) search.rows = grown(search.rows, found + end - begin);
-        const rows = search.rows;
+      const first = chunk * perChunk;
+      for (let lookup = Math.max(from, first); lookup < first + perChunk; lookup += 1) {
+        // the first lookup of a chunk is its value as it is, with all the pair's bits left to its partner
+        const partnerBits = lookup === first ? search.pairBits : search.pairBits - 1;
+        const end = bounds[2 * lookup + 1]!;
+        let at = bounds[2 * lookup]!;
+        // each entry adds one row at most: as many as there is room for
+        const stop = Math.min(end, at + rows.length - found);
         if (order === undefined) {
-          for (let row = begin; row < end; row += 1)
-            if (bitCount(chunkOf(this.words, row * WORDS, chunk ^ 1) ^ partner) <= partnerBits) rows[found++] = row;
+          for (; at < stop; at += 1)
+            if (bitCount(chunkOf(this.words, at * WORDS, chunk ^ 1) ^ partner) <= partnerBits) rows[found++] = at;
         } else {
-          for (let entry = begin; entry < end; entry += 1) {
-            const kept = order[entry]!;
+          for (; at < stop; at += 1) {
+            const kept = order[at]!;
             if (PARTNER_BITS[(kept ^ partnerTop) & PARTNER_MASK]! <= partnerBits) rows[found++] = kept >>> (32 - ROW_BITS);
           }
         }
+        if (at < end) {
+          bounds[2 * lookup] = at;
+          search.found = found;
+          return lookup;
+        }
       }
     }
-    return found;
+    search.found = found;
+    return search.lookups;
+  }
+
+  /** Whether any of this batch's rows is within `distance` of the query: each one's hash read first, then compared. */
+  private anyRowWithin(query: Uint32Array, search: Search, distance: number): boolean {
+    const { rows, found } = search;
+    let touched = 0;
+    for (let one = 0; one < found; one += 1) touched ^= this.words[rows[one]! * WORDS]!;
+    readAhead[0] = (readAhead[0] ?? 0) ^ touched;
+    for (let one = 0; one < found; one += 1) if (this.rowWithin(rows[one]!, query, distance)) return true;
+    return false;
   }
 
   /** Whether the hash at `row` is within `distance` of the query. */

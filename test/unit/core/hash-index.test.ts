@@ -28,6 +28,20 @@ function randomBits(count: number): number[] {
 
 const sorted = (hexes: string[]): string[] => [...hexes].sort();
 
+/** For each query, the least distance to a held hash: every one compared, bit by bit (pdqDistance takes seconds). */
+function nearestDistances(held: readonly string[], queries: readonly string[]): number[] {
+  const ones = (word: number): number => {
+    let count = 0;
+    for (let rest = word >>> 0; rest !== 0; rest &= rest - 1) count += 1;
+    return count;
+  };
+  const heldWords = held.map(hashWords);
+  return queries.map((query) => {
+    const words = hashWords(query);
+    return Math.min(...heldWords.map((hash) => hash.reduce((sum, word, at) => sum + ones(word ^ (words[at] ?? 0)), 0)));
+  });
+}
+
 describe('HashIndex', () => {
   const held = Array.from({ length: 5_000 }, () => randomBytes(HASH_BYTES).toString('hex'));
   let inOrder: HashIndex;
@@ -83,17 +97,7 @@ describe('HashIndex', () => {
 
   it('answers as a comparison with every hash does, for queries at every distance around the limit', () => {
     const queries = Array.from({ length: 400 }, (_, n) => flipped(held[n * 11] ?? '', randomBits(4 + (n % 36))));
-    // every held hash compared, bit by bit (pdqDistance would take seconds here)
-    const ones = (word: number): number => {
-      let count = 0;
-      for (let rest = word >>> 0; rest !== 0; rest &= rest - 1) count += 1;
-      return count;
-    };
-    const heldWords = held.map(hashWords);
-    const nearest = queries.map((query) => {
-      const words = hashWords(query);
-      return Math.min(...heldWords.map((hash) => hash.reduce((sum, word, at) => sum + ones(word ^ (words[at] ?? 0)), 0)));
-    });
+    const nearest = nearestDistances(held, queries);
     expect(queries.slice(0, 50).map((query, n) => pdqDistance(query, held[n * 11] ?? ''))).toEqual(
       queries.slice(0, 50).map((_, n) => 4 + (n % 36)),
     );
@@ -109,6 +113,24 @@ describe('HashIndex', () => {
     const near = flipped(held[9] ?? '', randomBits(12));
     expect(unordered.anyWithin([randomBytes(32).toString('hex'), near], 31)).toBe(true);
     expect(() => unordered.anyWithin([near], 32)).toThrow('up to 31 bits');
+  });
+
+  it('answers as a comparison with every hash does when its buckets hold thousands (several batches of rows)', async () => {
+    // 6,000 hashes alike but for their first pair of chunks: every lookup of a chunk the query keeps finds all of them
+    const base = randomBytes(HASH_BYTES);
+    const crowd = Array.from({ length: 6_000 }, () => Buffer.concat([randomBytes(4), base.subarray(4)]).toString('hex'));
+    // each 18 to 33 bits from the crowd's shared part, all in its first chunks: the rest found by every lookup
+    const queries = Array.from({ length: 120 }, (_, n) =>
+      flipped(
+        Buffer.concat([randomBytes(4), base.subarray(4)]).toString('hex'),
+        [...Array(18 + (n % 16)).keys()].map((bit) => 32 + bit),
+      ),
+    );
+    const nearest = nearestDistances(crowd, queries);
+    const expected = nearest.map((bits) => bits <= 31);
+    expect(new Set(expected)).toEqual(new Set([true, false]));
+    for (const index of [await HashIndex.build(packHashes(sorted(crowd))), await HashIndex.build(packHashes(crowd))])
+      expect(queries.map((query) => index.anyWithin([query], 31))).toEqual(expected);
   });
 
   it('packs hashes and reads them back', () => {
