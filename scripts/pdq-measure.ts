@@ -61,6 +61,16 @@ export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number)
     const { width: w = 0, height: h = 0 } = await sharp(cut).metadata();
     return framed(cut, w, h, 0.05);
   },
+  'in a 5% frame, mirrored': async (jpeg, width, height) =>
+    sharp(await framed(jpeg, width, height, 0.05))
+      .flop()
+      .jpeg()
+      .toBuffer(),
+  'in a 5% frame, turned 90°': async (jpeg, width, height) =>
+    sharp(await framed(jpeg, width, height, 0.05))
+      .rotate(90)
+      .jpeg()
+      .toBuffer(),
   'turned 3°': (jpeg) => sharp(jpeg).rotate(3, { background: '#000000' }).jpeg().toBuffer(),
   'turned 5°': (jpeg) => sharp(jpeg).rotate(5, { background: '#000000' }).jpeg().toBuffer(),
   'a quarter of a 2x2 tile': async (jpeg, width, height) => {
@@ -111,7 +121,7 @@ async function perceptualOf(bytes: Buffer): Promise<Perceptual> {
   return processed.perceptual ?? { hashes: [], turned: [], quality: 0 };
 }
 
-/** A photo as `takedown --block` blocks it: its own hashes and those of its crops. */
+/** A photo as `takedown --block` blocks it: its own hashes and those of its crops, turned and mirrored. */
 async function blockedOf(jpeg: Buffer): Promise<Perceptual> {
   const own = await perceptualOf(jpeg);
   return { ...own, hashes: [...own.hashes, ...(await blockedCropHashes(jpeg))] };

@@ -6,8 +6,9 @@ import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../cor
  * moves about half its bits, and so does a frame of any content around the picture (`docs/moderation.md`, "Crops and
  * frames"). PDQ still matches a crop within about 1.5% a side of the one it was made from, so:
  *
- * - a blocked picture is also blocked by the hashes of its crops in steps of 1.5% a side, up to 10.5%: an upload cut
- *   from it by up to about 10% a side comes within reach of one;
+ * - a blocked picture is also blocked by the hashes of its crops in steps of 1.5% a side, up to 10.5%, each turned
+ *   and mirrored the eight ways: an upload cut from it by up to about 10% a side comes within reach of one, and so
+ *   does a framed copy turned or mirrored (its crops are compared as they are);
  * - an upload is also checked by the hashes of its crops in steps of 3%, up to 9%: a frame of up to about 10% around
  *   a blocked picture comes off with one of them, within 3% of the picture's edge, where a crop of the blocked one
  *   meets it.
@@ -41,8 +42,9 @@ export function cropHashes(pixels: PdqPixels, sides: readonly number[]): PdqResu
 }
 
 /**
- * The hashes that block a stored picture (its original's bytes): those of its crops (`BLOCKED_CROPS`), from a copy of
- * at most `CROPPED_SIDE` a side, upright and on white as a viewer sees it. The picture's own hashes are its record's.
+ * The hashes that block a stored picture (its original's bytes): those of its crops (`BLOCKED_CROPS`) in their eight
+ * turned and mirrored forms, from a copy of at most `CROPPED_SIDE` a side, upright and on white as a viewer sees it.
+ * The picture's own hashes are its record's.
  */
 export async function blockedCropHashes(original: Uint8Array): Promise<string[]> {
   const { data, info } = await sharp(original)
@@ -53,5 +55,5 @@ export async function blockedCropHashes(original: Uint8Array): Promise<string[]>
     .raw()
     .toBuffer({ resolveWithObject: true });
   const pixels = { data, width: info.width, height: info.height, channels: info.channels };
-  return [...new Set(cropHashes(pixels, BLOCKED_CROPS).map((one) => one.hash))];
+  return [...new Set(cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned))];
 }

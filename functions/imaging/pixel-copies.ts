@@ -82,8 +82,8 @@ export async function workingPerceptual(working: RawImage, budget: Budget): Prom
 
 /**
  * An animation's hashes: those of the frames a viewer sees most (`scoredFrames`), each decoded alone as a viewer sees
- * it at that point, at most `MAX_HASHED_SIDE` a side; each hash once. A blocked picture sent as an animation of it
- * is found by its frames.
+ * it at that point, at most `MAX_HASHED_SIDE` a side, with its crops as a still picture's; each hash once. A blocked
+ * picture sent as an animation of it, framed or not, is found by its frames.
  */
 export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget: Budget): Promise<Perceptual | undefined> {
   const frames = await Promise.all(
@@ -94,7 +94,8 @@ export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget:
       });
       const { data, info } = await budget.bound(frame).raw().toBuffer({ resolveWithObject: true });
       const pixels = { data, width: info.width, height: info.height, channels: info.channels };
-      return perceptualOf(pixels, await seenOnPages(pixels, budget));
+      const [seen, small] = await Promise.all([seenOnPages(pixels, budget), croppedCopy(pixels, budget)]);
+      return perceptualOf(pixels, seen, small);
     }),
   );
   const kept = frames.filter((one) => one !== undefined);
@@ -151,7 +152,7 @@ async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels
  * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
  * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
  * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped` (a small copy
- * of a still picture: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own.
+ * of the picture or frame: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own.
  */
 function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropped?: PdqPixels): Perceptual | undefined {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);

@@ -133,13 +133,22 @@ function withOtherExif(jpeg: Buffer): Buffer {
   return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xe1, 0, body.length + 2]), body, jpeg.subarray(2)]);
 }
 
-/** The cuts and frames PDQ alone does not survive: a crop of a few percent a side, a frame of noise around it. */
+/**
+ * The cuts and frames PDQ alone does not survive: a crop of a few percent a side, a frame of noise around it, and a
+ * framed copy turned or mirrored.
+ */
 async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
   const { width = 0, height = 0 } = await sharp(photo).metadata();
   const edits: Record<string, Buffer> = {};
-  for (const share of [0.04, 0.07, 0.1]) {
+  // a framed copy turned or mirrored too: its crops are compared as they are, and the blocked crops' turned forms meet them
+  const turns: Record<number, [string, (framed: sharp.Sharp) => sharp.Sharp]> = {
+    4: ['turned 90°', (framed) => framed.rotate(90)],
+    7: ['mirrored', (framed) => framed.flop()],
+  };
+  for (const percent of [4, 7, 10]) {
+    const share = percent / 100;
     const [dx, dy] = [Math.round(width * share), Math.round(height * share)];
-    edits[`cropped ${share * 100}% a side`] = await sharp(photo)
+    edits[`cropped ${percent}% a side`] = await sharp(photo)
       .extract({ left: dx, top: dy, width: width - 2 * dx, height: height - 2 * dy })
       .jpeg()
       .toBuffer();
@@ -154,10 +163,13 @@ async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
     })
       .png()
       .toBuffer();
-    edits[`inside a ${share * 100}% frame of noise`] = await sharp(noise)
+    const framed = await sharp(noise)
       .composite([{ input: photo, left: dx, top: dy }])
       .jpeg()
       .toBuffer();
+    edits[`inside a ${percent}% frame of noise`] = framed;
+    const [turn, turned] = turns[percent] ?? [];
+    if (turn && turned) edits[`inside a ${percent}% frame of noise, ${turn}`] = await turned(sharp(framed)).jpeg().toBuffer();
   }
   return edits;
 }
@@ -312,7 +324,7 @@ describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
 });
 
 describe('npm run admin: a blocked picture sent as an animation', () => {
-  it('is refused by its frames, as a GIF of two frames, and another photo as an animation is taken', async () => {
+  it('is refused by its frames, as a GIF of two frames, framed or not, and another photo as an animation is taken', async () => {
     const { service, photo } = await blockedPhoto(14);
     /** Two frames: the photo, and the photo a little brighter (no encoder merges them), as an animated GIF. */
     const animated = async (source: Buffer): Promise<Buffer> => {
@@ -329,6 +341,9 @@ describe('npm run admin: a blocked picture sent as an animation', () => {
         .toBuffer();
     };
     expect(await sent(service, await animated(photo), 'again.gif')).toEqual({ status: 403, code: 151 });
+    // and framed: each frame's crops are compared, as a still picture's
+    const framed = (await cropsAndFrames(photo))['inside a 7% frame of noise'] ?? Buffer.alloc(0);
+    expect(await sent(service, await animated(framed), 'framed.gif')).toEqual({ status: 403, code: 151 });
     expect(await sent(service, await animated(await makePhoto(15)), 'other.gif')).toEqual({ status: 200, code: 0 });
   });
 });

@@ -1,4 +1,13 @@
-import { BLOCKED_CROPS, centredCrop, cropHashes, UPLOAD_CROPS } from '../../../functions/imaging/centred-crops';
+import sharp from 'sharp';
+import { pdqDistance } from '../../../functions/core/moderation/pdq';
+import {
+  BLOCKED_CROPS,
+  blockedCropHashes,
+  centredCrop,
+  cropHashes,
+  UPLOAD_CROPS,
+} from '../../../functions/imaging/centred-crops';
+import { makePhoto } from '../../support/images';
 
 describe('centred crops', () => {
   it('keeps the pixels inside a margin of the share given on each side, in every channel', () => {
@@ -22,5 +31,22 @@ describe('centred crops', () => {
       channels: 3,
     };
     expect(cropHashes(noisy, UPLOAD_CROPS).map((one) => one.turned.length)).toEqual([8, 8, 8]);
+  });
+
+  it('blocks each crop of a picture in its eight turned and mirrored forms: a framed copy turned is within reach', async () => {
+    const photo = await makePhoto(7, 640, 480);
+    const blocked = await blockedCropHashes(photo);
+    // seven crops, eight forms each (a form two crops share is kept once)
+    expect(blocked.length).toBeGreaterThan(7 * 7);
+    // the 6% crop of the photo turned a quarter is one of them, as an upload turned so would hash it
+    const turned = await sharp(photo).rotate(90).resize(288, 384).raw().toBuffer({ resolveWithObject: true });
+    const pixels = { data: turned.data, width: turned.info.width, height: turned.info.height, channels: turned.info.channels };
+    const [crop] = cropHashes(pixels, [0.06]);
+    const nearest = (hashes: string[]) => Math.min(...hashes.map((hash) => pdqDistance(hash, crop?.hash ?? '')));
+    expect(nearest(blocked)).toBeLessThanOrEqual(31);
+    // the upright crops alone are far from it
+    const upright = await sharp(photo).resize(384, 288).raw().toBuffer({ resolveWithObject: true });
+    const uprightPixels = { data: upright.data, width: 384, height: 288, channels: upright.info.channels };
+    expect(nearest(cropHashes(uprightPixels, BLOCKED_CROPS).map((one) => one.hash))).toBeGreaterThan(60);
   });
 });
