@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { nextTurn } from './turns';
 
 /** md5 of bytes, 32 lowercase hex: the `md5` of the contract and the duplicate fingerprint. */
 export function md5Hex(bytes: Uint8Array): string {
@@ -16,7 +17,7 @@ export async function md5HexInTurns(bytes: Uint8Array): Promise<string> {
   if (bytes.length <= MD5_SLICE_BYTES) return md5Hex(bytes);
   const hash = createHash('md5');
   for (let at = 0; at < bytes.length; at += MD5_SLICE_BYTES) {
-    if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (at > 0) await nextTurn();
     hash.update(bytes.subarray(at, at + MD5_SLICE_BYTES));
   }
   return hash.digest('hex');

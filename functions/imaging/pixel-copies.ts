@@ -1,5 +1,6 @@
 import sharp, { type Sharp } from 'sharp';
-import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels } from '../core/moderation/pdq';
+import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
+import { nextTurn } from '../core/turns';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
 import { CROPPED_SIDE, cropHashes, UPLOAD_CROPS } from './centred-crops';
@@ -22,6 +23,12 @@ const BORDER_TOLERANCE = 10;
  * Working copies of photos (500 by at most 1,000) are hashed as they are.
  */
 export const MAX_HASHED_SIDE = 1024;
+
+/**
+ * The longest side of the copy an animation's frame is hashed from: about a still picture's working copy (500 wide).
+ * Each frame makes four hashes at most and its crops, so a frame of 1,024 a side held this thread 50 to 150 ms.
+ */
+export const MAX_FRAME_HASHED_SIDE = 512;
 
 /** How many frames of an animation the classifier scores at most (`scoredFrames`). */
 export const SCORED_FRAMES = 6;
@@ -82,13 +89,13 @@ export async function workingPerceptual(working: RawImage, budget: Budget): Prom
 
 /**
  * An animation's hashes: those of the frames a viewer sees most (`scoredFrames`), each decoded alone as a viewer sees
- * it at that point, at most `MAX_HASHED_SIDE` a side, with its crops as a still picture's; each hash once. A blocked
+ * it at that point, at most `MAX_FRAME_HASHED_SIDE` a side, with its crops as a still picture's; each hash once. A blocked
  * picture sent as an animation of it, framed or not, is found by its frames.
  */
 export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget: Budget): Promise<Perceptual | undefined> {
   const frames = await Promise.all(
     scoredFrames(probe.delays, probe.frames).map(async (page) => {
-      const frame = sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }).resize(MAX_HASHED_SIDE, MAX_HASHED_SIDE, {
+      const frame = sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }).resize(MAX_FRAME_HASHED_SIDE, MAX_FRAME_HASHED_SIDE, {
         fit: 'inside',
         withoutEnlargement: true,
       });
@@ -154,20 +161,27 @@ async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels
  * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped` (a small copy
  * of the picture or frame: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own.
  */
-function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropped?: PdqPixels): Perceptual | undefined {
+async function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropped?: PdqPixels): Promise<Perceptual | undefined> {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
-  const own = pdqHash(pixels);
-  const hashes = [own, ...(inside ? [pdqHash(inside)] : []), ...seen.map((page) => pdqHash(page))].filter(
-    (one) => one.quality >= MIN_PDQ_QUALITY,
-  );
-  const distinct = hashes.filter((one, index) => hashes.findIndex((other) => other.hash === one.hash) === index);
-  if (distinct.length === 0) return undefined;
-  const quality = distinct[0]?.quality ?? 0;
-  // the crops as they are, not turned: three queries of the block list rather than 24 (a framed and turned copy is
-  // the limit this leaves)
-  const crops = cropped ? cropHashes(cropped, UPLOAD_CROPS).map((one) => one.hash) : [];
-  const turned = [...new Set([...distinct.flatMap((one) => one.turned), ...crops])];
-  return { hashes: distinct.map((one) => one.hash), turned, quality };
+  // a hash at a time, the event loop turning between: a few ms each on this thread, never all of them at once
+  const hashes: PdqResult[] = [];
+  for (const picture of [pixels, ...(inside ? [inside] : []), ...seen]) {
+    const hash = pdqHash(picture);
+    if (hash.quality >= MIN_PDQ_QUALITY && !hashes.some((other) => other.hash === hash.hash)) hashes.push(hash);
+    await nextTurn();
+  }
+  if (hashes.length === 0) return undefined;
+  // the crops as they are, not turned: three queries of the block list rather than 24 (the blocked crops are kept
+  // turned instead: `centred-crops.ts`)
+  const crops: string[] = [];
+  if (cropped) {
+    for (const side of UPLOAD_CROPS) {
+      crops.push(...cropHashes(cropped, [side]).map((one) => one.hash));
+      await nextTurn();
+    }
+  }
+  const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...crops])];
+  return { hashes: hashes.map((one) => one.hash), turned, quality: hashes[0]?.quality ?? 0 };
 }
 
 /**

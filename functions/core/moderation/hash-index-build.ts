@@ -3,6 +3,7 @@
  * each chunk where each of its values starts and the rows in the order of its value (`docs/moderation.md`, "Block
  * lists at scale").
  */
+import { nextTurn } from '../turns';
 
 /** 32-bit words a hash. */
 const WORDS = 8;
@@ -107,9 +108,6 @@ function orderByChunk(
   return order;
 }
 
-/** Lets the event loop turn between the steps of a long build. */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 /**
  * The tables of these hashes (eight 32-bit words each, in the machine's order). The build lets the event loop turn
  * after each pair's column and each chunk's order (tens of milliseconds each at a million hashes), so requests
@@ -122,10 +120,10 @@ export async function buildTables(words: Uint32Array): Promise<IndexTables> {
   const sorting = { entries: new Uint32Array(size), lows: new Uint8Array(size) };
   const column = new Uint32Array(size);
   for (let pair = 0; pair < CHUNKS / 2; pair += 1) {
-    await turn();
+    await nextTurn();
     const chunks = pairColumn(words, pair, column);
     for (const [at, { starts: counts, ordered }] of chunks.entries()) {
-      await turn();
+      await nextTurn();
       starts.push(counts);
       entries.push(ordered ? undefined : orderByChunk(column, at === 0, counts, sorting));
     }

@@ -5,7 +5,7 @@ import { ServiceError } from '../../../functions/core/errors';
 import { pdqHash } from '../../../functions/core/moderation/pdq';
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
-import { MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
+import { MAX_FRAME_HASHED_SIDE, MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
 import { MAX_SIDE_RATIO } from '../../../functions/imaging/probe';
 import { jpegScanCount } from '../../../functions/imaging/containers/jpeg';
 import { makeMonochromeBmp, makePhoto, SERVICE_IMAGING } from '../../support/images';
@@ -181,4 +181,75 @@ describe('thin and tall pictures', () => {
       expect(Math.max(handed[0]?.width ?? Infinity, handed[0]?.height ?? Infinity)).toBeLessThanOrEqual(2048);
     }
   });
+});
+
+describe("the hashes on the request's thread", () => {
+  /** Runs an upload's imaging; each perceptual hash's pixels, and how many were made in each turn of the event loop. */
+  async function hashesByTurn(input: Buffer): Promise<{ sides: number[]; mostInOneTurn: number }> {
+    const hashing = jest.mocked(pdqHash);
+    const { pdqHash: actual } = jest.requireActual<typeof import('../../../functions/core/moderation/pdq')>(
+      '../../../functions/core/moderation/pdq',
+    );
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const turns: number[] = [];
+    const sides: number[] = [];
+    hashing.mockImplementation((pixels) => {
+      turns.push(turn);
+      sides.push(Math.max(pixels.width, pixels.height));
+      return actual(pixels);
+    });
+    try {
+      const processed = await new SharpImageProcessor(SETTINGS).process(input, { targetWidth: undefined });
+      expect(processed.perceptual?.turned.length).toBeGreaterThan(8);
+    } finally {
+      ticking = false;
+      hashing.mockImplementation(actual);
+    }
+    const counts = new Map<number, number>();
+    for (const at of turns) counts.set(at, (counts.get(at) ?? 0) + 1);
+    return { sides, mostInOneTurn: Math.max(...counts.values()) };
+  }
+
+  /** `frames` frames of 1,200 x 900 pixels of noise with transparency inside a white border, as an animated WebP. */
+  async function bigAnimation(frames: number): Promise<Buffer> {
+    const [width, height] = [1200, 900];
+    const data = Buffer.alloc(width * height * frames * 4, 255);
+    for (let at = 0; at < data.length; at += 4) {
+      const x = (at / 4) % width;
+      const y = Math.floor(at / 4 / width) % height;
+      if (x < 60 || x >= width - 60 || y < 60 || y >= height - 60) continue;
+      const frame = Math.floor(at / 4 / width / height);
+      data[at] = (x * 7 + y * 13 + at) & 255;
+      data[at + 1] = (x * y * (frame + 1)) & 255;
+      data[at + 3] = (x + y) & 255;
+    }
+    return sharp(data, { raw: { width, height: height * frames, channels: 4, pageHeight: height } })
+      .webp({ loop: 0, delay: Array<number>(frames).fill(500), lossless: true, effort: 0 })
+      .toBuffer();
+  }
+
+  it('hashes an animation from frames of at most MAX_FRAME_HASHED_SIDE a side, one hash a frame in each turn', async () => {
+    // a frame makes its own hash, its inside's, its two pages' and its three crops': all of them in one turn held the
+    // thread 50 to 150 ms a frame from 1,024 px
+    const { sides, mostInOneTurn } = await hashesByTurn(await bigAnimation(2));
+    expect(sides.length).toBeGreaterThan(10);
+    expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_FRAME_HASHED_SIDE);
+    expect(mostInOneTurn).toBeLessThanOrEqual(2);
+  }, 30_000);
+
+  it('hashes a still picture one hash in each turn', async () => {
+    const still = await sharp(await bigAnimation(1))
+      .png()
+      .toBuffer();
+    const { sides, mostInOneTurn } = await hashesByTurn(still);
+    expect(sides.length).toBeGreaterThan(5);
+    expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_HASHED_SIDE);
+    expect(mostInOneTurn).toBe(1);
+  }, 30_000);
 });
