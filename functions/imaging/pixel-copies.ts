@@ -26,7 +26,7 @@ export const MAX_HASHED_SIDE = 1024;
 
 /**
  * The longest side of the copy an animation's frame is hashed from: about a still picture's working copy (500 wide).
- * Each frame makes four hashes at most and its crops, so a frame of 1,024 a side held this thread 50 to 150 ms.
+ * Each frame makes up to four hashes and its crops' (`docs/imaging.md`, "Bounded work").
  */
 export const MAX_FRAME_HASHED_SIDE = 512;
 
