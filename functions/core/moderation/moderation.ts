@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { ServiceError } from '../errors';
+import { nextTurn } from '../turns';
 import { HashIndex } from './hash-index';
 import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq';
 import type { Ban, BanList, BlockList, Clock, ProcessedImage } from '../ports';
@@ -56,6 +57,13 @@ export function bansCovering(range: string, bans: readonly Ban[]): Ban[] {
 
 /** The PDQ distance at or under which an upload is taken for a blocked picture (`docs/moderation.md`). */
 export const PICTURE_MATCH_DISTANCE = 31;
+
+/**
+ * The most queries of the block list made in one turn of the event loop: a still picture's (35 at most), a few ms at a
+ * million hashes; an animation's (up to 6 frames of as many) go in several (`docs/moderation.md`, "Block lists at
+ * scale").
+ */
+export const QUERIES_A_TURN = 36;
 
 /**
  * The hashes of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; blank lines and `#`
@@ -144,12 +152,19 @@ export class UploadGate {
     if (await this.blocks.anyBlocked(md5s)) throw blocked();
   }
 
-  /** The decoded upload's picture: each of its hashes, turned and mirrored, against the blocked ones' index. */
+  /**
+   * The decoded upload's picture: each of its hashes, turned and mirrored, against the blocked ones' index, at most
+   * `QUERIES_A_TURN` of them in one turn of the event loop.
+   */
   async checkPicture(processed: {
     perceptual?: Pick<NonNullable<ProcessedImage['perceptual']>, 'turned'> | undefined;
   }): Promise<void> {
     const index = await this.pictures.index();
-    if (processed.perceptual && index.anyWithin(processed.perceptual.turned, PICTURE_MATCH_DISTANCE)) throw blocked();
+    const queries = processed.perceptual?.turned ?? [];
+    for (let at = 0; at < queries.length; at += QUERIES_A_TURN) {
+      if (at > 0) await nextTurn();
+      if (index.anyWithin(queries.slice(at, at + QUERIES_A_TURN), PICTURE_MATCH_DISTANCE)) throw blocked();
+    }
   }
 
   /**

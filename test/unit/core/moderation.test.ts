@@ -1,11 +1,14 @@
+import { createHash } from 'node:crypto';
 import {
   canonicalRange,
   comparableHashes,
   inRange,
   parseHashList,
   PICTURE_MATCH_DISTANCE,
+  QUERIES_A_TURN,
   UploadGate,
 } from '../../../functions/core/moderation/moderation';
+import { HashIndex } from '../../../functions/core/moderation/hash-index';
 import { FakeClock, InMemoryModeration, InMemoryPictureBlocks } from '../../support/in-memory';
 
 describe('canonicalRange', () => {
@@ -114,6 +117,38 @@ describe('UploadGate', () => {
     await expect(gate.checkPicture(upload([other, away(blocked, PICTURE_MATCH_DISTANCE + 1)]))).resolves.toBeUndefined();
     // an animation has no picture hash (its bytes are checked by checkBytes)
     await expect(gate.checkPicture({})).resolves.toBeUndefined();
+  });
+
+  it("checks an animation's many queries a few dozen at a time, the event loop turning between, up to the last", async () => {
+    const pictures = new InMemoryPictureBlocks();
+    const blocked = 'a5'.repeat(32);
+    await pictures.block([blocked]);
+    const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, new FakeClock(), 30_000);
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const slices: Array<{ queries: number; turn: number }> = [];
+    const anyWithin = HashIndex.prototype.anyWithin;
+    const search = jest.spyOn(HashIndex.prototype, 'anyWithin').mockImplementation(function (this: HashIndex, hexes, distance) {
+      slices.push({ queries: hexes.length, turn });
+      return anyWithin.call(this, hexes, distance);
+    });
+    try {
+      // 6 frames of 35 queries, the blocked picture's hash the very last
+      const unrelated = (n: number) => createHash('sha256').update(String(n)).digest('hex');
+      const queries = [...Array.from({ length: 209 }, (_, n) => unrelated(n)), away(blocked, 3)];
+      await expect(gate.checkPicture({ perceptual: { turned: queries } })).rejects.toMatchObject({ kind: 'Blocked' });
+    } finally {
+      ticking = false;
+      search.mockRestore();
+    }
+    expect(QUERIES_A_TURN).toBe(36);
+    expect(slices.map((slice) => slice.queries)).toEqual([36, 36, 36, 36, 36, 30]);
+    expect(new Set(slices.map((slice) => slice.turn)).size).toBe(slices.length);
   });
 
   it('reads the list once per cache period, and the hashes and a new index only when its version changed', async () => {
