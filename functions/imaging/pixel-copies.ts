@@ -93,7 +93,7 @@ export async function workingPerceptual(working: RawImage, budget: Budget): Prom
  * picture sent as an animation of it, framed or not, is found by its frames.
  */
 export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget: Budget): Promise<Perceptual | undefined> {
-  const frames = await Promise.all(
+  const copies = await Promise.all(
     scoredFrames(probe.delays, probe.frames).map(async (page) => {
       const frame = sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }).resize(MAX_FRAME_HASHED_SIDE, MAX_FRAME_HASHED_SIDE, {
         fit: 'inside',
@@ -102,9 +102,12 @@ export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget:
       const { data, info } = await budget.bound(frame).raw().toBuffer({ resolveWithObject: true });
       const pixels = { data, width: info.width, height: info.height, channels: info.channels };
       const [seen, small] = await Promise.all([seenOnPages(pixels, budget), croppedCopy(pixels, budget)]);
-      return perceptualOf(pixels, seen, small);
+      return { pixels, seen, small };
     }),
   );
+  // decoded together by libvips, hashed one frame after another: one hash in each turn of the event loop in all
+  const frames: Array<Perceptual | undefined> = [];
+  for (const { pixels, seen, small } of copies) frames.push(await perceptualOf(pixels, seen, small));
   const kept = frames.filter((one) => one !== undefined);
   const first = kept[0];
   if (!first) return undefined;

@@ -1,7 +1,7 @@
 import sharp, { type Sharp } from 'sharp';
 import { ServiceError } from '../core/errors';
 import type { EncodedImage, ImageProcessor, ImagingRun, ProcessedImage, ProcessOptions } from '../core/ports';
-import { settled } from '../core/settle';
+import { awaitedLater, settled } from '../core/settle';
 import { Budget } from './budget';
 import { completeBmpHeader } from './decode-foreign';
 import { encode } from './encode';
@@ -170,7 +170,8 @@ export class SharpImageProcessor implements ImageProcessor {
     budget: Budget,
   ): Promise<Pick<ProcessedImage, 'thumb' | 'medium' | 'perceptual' | 'nsfwScoring'>> {
     const nsfwScoring = classify(this.classifier, working, budget);
-    const rendering = this.renditions(working, original, probe, budget);
+    // waited for after the hashes, which take turns of the event loop: a failure meanwhile is not an unhandled one
+    const rendering = awaitedLater(this.renditions(working, original, probe, budget));
     const perceptual = this.settings.withoutPerceptual ? undefined : await workingPerceptual(working, budget);
     const { thumb, medium } = await rendering;
     return { thumb, medium, perceptual, nsfwScoring };
