@@ -4,6 +4,7 @@ import { nextTurn } from '../core/turns';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
 import { CROPPED_SIDE, cropHashes, UPLOAD_CROPS } from './centred-crops';
+import { distinctFrames, shownMs } from './distinct-frames';
 import type { RawPixels } from './decode-foreign';
 import { CLASSIFIER_SIDE, type ClassifierPixels } from './nsfw-classifier';
 import { insidePlainBorder } from './plain-border';
@@ -83,31 +84,31 @@ export function fromPixels(pixels: RawPixels): Sharp {
 /** The picture's hashes, from a bounded copy of the working pixels, and as a viewer sees it when it has transparency. */
 export async function workingPerceptual(working: RawImage, budget: Budget): Promise<Perceptual | undefined> {
   const pixels = await hashedCopy(working, budget);
-  const [seen, small] = await Promise.all([seenOnPages(pixels, budget), croppedCopy(pixels, budget)]);
-  return perceptualOf(pixels, seen, small);
+  const seen = await seenOnPages(pixels, budget);
+  return perceptualOf(pixels, seen, await croppedCopy(viewed(pixels, seen), budget), budget);
 }
 
 /**
- * An animation's hashes: those of the frames a viewer sees most (`scoredFrames`), each decoded alone as a viewer sees
- * it at that point, at most `MAX_FRAME_HASHED_SIDE` a side, with its crops as a still picture's; each hash once. A blocked
- * picture sent as an animation of it, framed or not, is found by its frames.
+ * An animation's hashes: those of a frame of each distinct picture it shows longest (`distinctFrames`), each decoded
+ * alone as a viewer sees it at that point, at most `MAX_FRAME_HASHED_SIDE` a side, with its crops as a still
+ * picture's; each hash once. A blocked picture sent as an animation of it, framed or not, is found by its frames.
  */
 export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget: Budget): Promise<Perceptual | undefined> {
   const copies = await Promise.all(
-    scoredFrames(probe.delays, probe.frames).map(async (page) => {
+    (await distinctFrames(stored, probe, budget)).map(async (page) => {
       const frame = sharp(stored, { ...DECODE_OPTIONS, page, pages: 1 }).resize(MAX_FRAME_HASHED_SIDE, MAX_FRAME_HASHED_SIDE, {
         fit: 'inside',
         withoutEnlargement: true,
       });
       const { data, info } = await budget.bound(frame).raw().toBuffer({ resolveWithObject: true });
       const pixels = { data, width: info.width, height: info.height, channels: info.channels };
-      const [seen, small] = await Promise.all([seenOnPages(pixels, budget), croppedCopy(pixels, budget)]);
-      return { pixels, seen, small };
+      const seen = await seenOnPages(pixels, budget);
+      return { pixels, seen, small: await croppedCopy(viewed(pixels, seen), budget) };
     }),
   );
   // decoded together by libvips, hashed one frame after another: one hash in each turn of the event loop in all
   const frames: Array<Perceptual | undefined> = [];
-  for (const { pixels, seen, small } of copies) frames.push(await perceptualOf(pixels, seen, small));
+  for (const { pixels, seen, small } of copies) frames.push(await perceptualOf(pixels, seen, small, budget));
   const kept = frames.filter((one) => one !== undefined);
   const first = kept[0];
   if (!first) return undefined;
@@ -125,6 +126,16 @@ async function hashedCopy(working: RawImage, budget: Budget): Promise<PdqPixels>
   });
   const { data, info } = await budget.bound(squeezed).raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+/**
+ * What the crops are made of: the picture as a viewer sees it (on a white page, as a blocked picture's crops are made,
+ * when it has transparency), inside its plain border when it has one. A frame hides the picture as well inside a
+ * border, and around a picture drawn by its transparency, as around any other.
+ */
+function viewed(pixels: PdqPixels, seen: readonly PdqPixels[]): PdqPixels {
+  const page = seen[0] ?? pixels;
+  return insidePlainBorder(page, BORDER_TOLERANCE) ?? page;
 }
 
 /** The pixels the crops' hashes read: at most `CROPPED_SIDE` a side (`centred-crops.ts`). */
@@ -162,9 +173,15 @@ async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels
  * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
  * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
  * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped` (a small copy
- * of the picture or frame: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own.
+ * of the picture or frame: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own. One
+ * hash a turn of the event loop, and none once the imaging's time is spent.
  */
-async function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropped?: PdqPixels): Promise<Perceptual | undefined> {
+async function perceptualOf(
+  pixels: PdqPixels,
+  seen: readonly PdqPixels[],
+  cropped: PdqPixels | undefined,
+  budget: Budget,
+): Promise<Perceptual | undefined> {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
   // a hash at a time, the event loop turning between: a few ms each on this thread, never all of them at once
   const hashes: PdqResult[] = [];
@@ -172,6 +189,7 @@ async function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropp
     const hash = pdqHash(picture);
     if (hash.quality >= MIN_PDQ_QUALITY && !hashes.some((other) => other.hash === hash.hash)) hashes.push(hash);
     await nextTurn();
+    budget.check();
   }
   if (hashes.length === 0) return undefined;
   // the crops as they are, not turned: three queries of the block list rather than 24 (the blocked crops are kept
@@ -181,6 +199,7 @@ async function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropp
     for (const side of UPLOAD_CROPS) {
       crops.push(...cropHashes(cropped, [side]).map((one) => one.hash));
       await nextTurn();
+      budget.check();
     }
   }
   const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...crops])];
@@ -194,7 +213,7 @@ async function perceptualOf(pixels: PdqPixels, seen: readonly PdqPixels[], cropp
  * unscored only while 2 others are shown longer.
  */
 export function scoredFrames(delays: readonly number[], frames: number): number[] {
-  const shown = Array.from({ length: frames }, (_, page) => ((delays[page] ?? 0) <= 10 ? 100 : (delays[page] ?? 0)));
+  const shown = shownMs(delays, frames);
   const total = shown.reduce((sum, ms) => sum + ms, 0);
   const pages = new Set<number>();
   for (let quarter = 0; quarter < 4; quarter += 1) {

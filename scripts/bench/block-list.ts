@@ -14,7 +14,7 @@ import {
 import { HASH_BYTES, HashIndex } from '../../functions/core/moderation/hash-index';
 import { NO_PICTURE_BLOCKS } from '../../functions/core/moderation/picture-blocks';
 import { UPLOAD_CROPS } from '../../functions/imaging/centred-crops';
-import { SCORED_FRAMES } from '../../functions/imaging/pixel-copies';
+import { HASHED_PICTURES } from '../../functions/imaging/distinct-frames';
 import type { PictureBlockList } from '../../functions/core/moderation/picture-blocks';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
@@ -100,7 +100,7 @@ async function measureInProcess(count: number): Promise<void> {
     }).slice(100);
   const one = checks(1);
   const four = checks(4);
-  const animation = checks(1, SCORED_FRAMES);
+  const animation = checks(1, HASHED_PICTURES);
   const row: BlockListRow = {
     hashes: count,
     storedMB: stored.length / 1e6,

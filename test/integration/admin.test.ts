@@ -321,6 +321,44 @@ describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
     expect(await sent(service, await inAlpha(photo), 'hidden.png')).toEqual({ status: 403, code: 151 });
     expect(await sent(service, await inAlpha(await makePhoto(13)), 'other.png')).toEqual({ status: 200, code: 0 });
   });
+
+  it('is refused inside an opaque frame of noise: the crops are of what a viewer sees', async () => {
+    const { service, photo } = await blockedPhoto(16);
+    const hidden = await inAlpha(photo);
+    const { width = 0, height = 0 } = await sharp(photo).metadata();
+    const [dx, dy] = [Math.round(width * 0.05), Math.round(height * 0.05)];
+    const noise = await sharp({
+      create: {
+        width: width + 2 * dx,
+        height: height + 2 * dy,
+        channels: 4,
+        background: '#808080ff',
+        noise: { type: 'gaussian', mean: 128, sigma: 60 },
+      },
+    })
+      .png()
+      .toBuffer();
+    const framed = await sharp(noise)
+      .ensureAlpha(1)
+      .composite([{ input: hidden, left: dx, top: dy, blend: 'source' }])
+      .png()
+      .toBuffer();
+    expect(await sent(service, framed, 'hidden-framed.png')).toEqual({ status: 403, code: 151 });
+  });
+});
+
+describe('npm run admin: a blocked picture in a frame inside a plain border', () => {
+  it('is refused: the crops are of the picture inside its plain border', async () => {
+    const { service, photo } = await blockedPhoto(17);
+    const framed = (await cropsAndFrames(photo))['inside a 4% frame of noise'] ?? Buffer.alloc(0);
+    const { width = 0 } = await sharp(framed).metadata();
+    const side = Math.round(width * 0.08);
+    const bordered = await sharp(framed)
+      .extend({ top: side, bottom: side, left: side, right: side, background: '#ffffff' })
+      .jpeg()
+      .toBuffer();
+    expect(await sent(service, bordered, 'bordered.jpg')).toEqual({ status: 403, code: 151 });
+  });
 });
 
 describe('npm run admin: a blocked picture sent as an animation', () => {
@@ -345,6 +383,24 @@ describe('npm run admin: a blocked picture sent as an animation', () => {
     const framed = (await cropsAndFrames(photo))['inside a 7% frame of noise'] ?? Buffer.alloc(0);
     expect(await sent(service, await animated(framed), 'framed.gif')).toEqual({ status: 403, code: 151 });
     expect(await sent(service, await animated(await makePhoto(15)), 'other.gif')).toEqual({ status: 200, code: 0 });
+  });
+
+  it('is refused when spread over many short frames between frames of other pictures', async () => {
+    const { service, photo } = await blockedPhoto(18);
+    // 12 frames of 100 ms: the photo in 7 of them (each a little brighter than the last, so no two are alike), and
+    // five other photos at the moments a viewer's time would pick (frames 0, 1, 4, 7 and 10)
+    const others = [0, 1, 4, 7, 10];
+    const frames = await Promise.all(
+      Array.from({ length: 12 }, async (_, page) => {
+        const source = others.includes(page) ? await makePhoto(40 + page) : photo;
+        return sharp(source).resize(400, 300, { fit: 'fill' }).linear(1, page).ensureAlpha().raw().toBuffer();
+      }),
+    );
+    const gif = await sharp(Buffer.concat(frames), { raw: { width: 400, height: 300 * 12, channels: 4, pageHeight: 300 } })
+      .gif({ loop: 0, delay: Array<number>(12).fill(100) })
+      .toBuffer();
+    expect((await sharp(gif).metadata()).pages).toBe(12);
+    expect(await sent(service, gif, 'spread.gif')).toEqual({ status: 403, code: 151 });
   });
 });
 

@@ -184,7 +184,10 @@ describe('thin and tall pictures', () => {
 });
 
 describe("the hashes on the request's thread", () => {
-  /** Runs an upload's imaging; each perceptual hash's pixels, and how many were made in each turn of the event loop. */
+  /**
+   * Runs an upload's imaging; each perceptual hash's pixels, and how many were made in each turn of the event loop
+   * (but those of the small copies an animation's frames are told apart by).
+   */
   async function hashesByTurn(input: Buffer): Promise<{ sides: number[]; mostInOneTurn: number }> {
     const hashing = jest.mocked(pdqHash);
     const { pdqHash: actual } = jest.requireActual<typeof import('../../../functions/core/moderation/pdq')>(
@@ -200,8 +203,10 @@ describe("the hashes on the request's thread", () => {
     const turns: number[] = [];
     const sides: number[] = [];
     hashing.mockImplementation((pixels) => {
-      turns.push(turn);
-      sides.push(Math.max(pixels.width, pixels.height));
+      const side = Math.max(pixels.width, pixels.height);
+      // the small copies an animation's frames are told apart by (64 px, a fraction of a ms each) go many to a turn
+      if (side > 64) turns.push(turn);
+      sides.push(side);
       return actual(pixels);
     });
     try {
@@ -225,7 +230,8 @@ describe("the hashes on the request's thread", () => {
       const y = Math.floor(at / 4 / width) % height;
       if (x < 60 || x >= width - 60 || y < 60 || y >= height - 60) continue;
       const frame = Math.floor(at / 4 / width / height);
-      data[at] = (x * 7 + y * 13 + at) & 255;
+      // checks of a size of each frame's own, under noise: a different picture each
+      data[at] = (((x >> (4 + frame)) ^ (y >> (4 + frame))) & 1) * 192 + ((x * 7 + y * 13 + at) & 63);
       data[at + 1] = (x * y * (frame + 1)) & 255;
       data[at + 3] = (x + y) & 255;
     }
