@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
+import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
 
 /**
  * Hashes of a picture's centred crops, for the edits PDQ does not survive by itself: a crop of a few percent a side
@@ -43,8 +44,8 @@ export function cropHashes(pixels: PdqPixels, sides: readonly number[]): PdqResu
 
 /**
  * The hashes that block a stored picture (its original's bytes): those of its crops (`BLOCKED_CROPS`) in their eight
- * turned and mirrored forms, from a copy of at most `CROPPED_SIDE` a side, upright and on white as a viewer sees it.
- * The picture's own hashes are its record's.
+ * turned and mirrored forms, from a copy of at most `CROPPED_SIDE` a side, upright and on white as a viewer sees it,
+ * inside its plain border when it has one. The picture's own hashes are its record's.
  */
 export async function blockedCropHashes(original: Uint8Array): Promise<string[]> {
   const { data, info } = await sharp(original)
@@ -54,6 +55,8 @@ export async function blockedCropHashes(original: Uint8Array): Promise<string[]>
     .toColourspace('srgb')
     .raw()
     .toBuffer({ resolveWithObject: true });
-  const pixels = { data, width: info.width, height: info.height, channels: info.channels };
+  const page = { data, width: info.width, height: info.height, channels: info.channels };
+  // inside its plain border, as an upload's crops are made (`pixel-copies.ts`)
+  const pixels = insidePlainBorder(page, BORDER_TOLERANCE) ?? page;
   return [...new Set(cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned))];
 }

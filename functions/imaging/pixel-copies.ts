@@ -7,7 +7,7 @@ import { CROPPED_SIDE, cropHashes, UPLOAD_CROPS } from './centred-crops';
 import { distinctFrames, shownMs } from './distinct-frames';
 import type { RawPixels } from './decode-foreign';
 import { CLASSIFIER_SIDE, type ClassifierPixels } from './nsfw-classifier';
-import { insidePlainBorder } from './plain-border';
+import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
 import { checkSides, DECODE_OPTIONS, type Probe } from './probe';
 
 /**
@@ -15,8 +15,8 @@ import { checkSides, DECODE_OPTIONS, type Probe } from './probe';
  * square, and the bounded copies the perceptual hashes read (`docs/moderation.md`).
  */
 
-/** How far from the corner pixel's colour a plain border's samples may stray (as sharp's trim by default). */
-const BORDER_TOLERANCE = 10;
+/** Under this share of its picture's area, the picture inside a plain border is hashed without the whole one. */
+const MOSTLY_BORDER = 0.5;
 
 /**
  * The longest side of the copy the perceptual hashes read: a working copy longer than this (a tall or wide picture) is
@@ -183,9 +183,12 @@ async function perceptualOf(
   budget: Budget,
 ): Promise<Perceptual | undefined> {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
+  // a picture in a small part of a plain page: the whole one's hash tells more of the page's layout than of it, and
+  // came within reach of other pictures laid out alike (`docs/moderation.md`, "Pictures that hash poorly")
+  const layout = inside !== undefined && inside.width * inside.height < MOSTLY_BORDER * pixels.width * pixels.height;
   // a hash at a time, the event loop turning between: a few ms each on this thread, never all of them at once
   const hashes: PdqResult[] = [];
-  for (const picture of [pixels, ...(inside ? [inside] : []), ...seen]) {
+  for (const picture of [...(layout ? [] : [pixels]), ...(inside ? [inside] : []), ...seen]) {
     const hash = pdqHash(picture);
     if (hash.quality >= MIN_PDQ_QUALITY && !hashes.some((other) => other.hash === hash.hash)) hashes.push(hash);
     await nextTurn();

@@ -1,5 +1,8 @@
 import type { PdqPixels } from '../core/moderation/pdq';
 
+/** How far from the corner pixel's colour a plain border's samples may stray (as sharp's trim by default). */
+export const BORDER_TOLERANCE = 10;
+
 /**
  * The picture inside a plain border (rows and columns at its edges of the top-left pixel's colour, each sample within
  * `tolerance`), as its own pixels; undefined when there is no such border, or nothing but it. What sharp's `trim`

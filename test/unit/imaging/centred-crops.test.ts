@@ -49,4 +49,18 @@ describe('centred crops', () => {
     const uprightPixels = { data: upright.data, width: 384, height: 288, channels: upright.info.channels };
     expect(nearest(cropHashes(uprightPixels, BLOCKED_CROPS).map((one) => one.hash))).toBeGreaterThan(60);
   });
+
+  it('crops a picture inside its plain border: a page around it adds no hash of its layout', async () => {
+    const photo = await makePhoto(9, 480, 360);
+    const page = await sharp({ create: { width: 1200, height: 900, channels: 3, background: '#ffffff' } })
+      .composite([{ input: photo, left: 60, top: 60 }])
+      .png()
+      .toBuffer();
+    const alone = await blockedCropHashes(photo);
+    const onPage = await blockedCropHashes(page);
+    expect(onPage.length).toBeGreaterThan(7 * 7);
+    // each of them within a block's reach of one of the photo's own
+    const nearest = (hash: string) => Math.min(...alone.map((other) => pdqDistance(hash, other)));
+    expect(Math.max(...onPage.map(nearest))).toBeLessThanOrEqual(31);
+  });
 });

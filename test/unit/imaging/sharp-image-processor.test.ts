@@ -12,12 +12,15 @@ import {
   makeGreyPng,
   makeJpeg,
   makeJpegWithMetadata,
+  makePhoto,
   makePng,
   makeTiff,
   makeWebp,
   NOT_IMAGES,
+  SERVICE_IMAGING,
   SMALL_IMAGING,
 } from '../../support/images';
+import { pdqDistance } from '../../../functions/core/moderation/pdq';
 
 const SETTINGS = SMALL_IMAGING;
 const processor = new SharpImageProcessor(SETTINGS);
@@ -311,5 +314,33 @@ describe('SharpImageProcessor: formats browsers cannot show and metadata', () =>
     const thumbStats = await sharp(result.thumb.bytes).stats();
     expect(thumbStats.channels[2]?.mean).toBeGreaterThan(110);
     expect(thumbStats.channels[2]?.mean).toBeLessThan(146);
+  });
+});
+
+describe('SharpImageProcessor: the hashes of a picture inside a plain border', () => {
+  const processor = new SharpImageProcessor(SERVICE_IMAGING);
+  /** A photo `share` of a white page's width, laid at its top left. */
+  async function onPage(seed: number, share: number): Promise<Buffer> {
+    const photo = await sharp(await makePhoto(seed, Math.round(1600 * share), Math.round(1200 * share)))
+      .jpeg()
+      .toBuffer();
+    return sharp({ create: { width: 1600, height: 1200, channels: 3, background: '#ffffff' } })
+      .composite([{ input: photo, left: 40, top: 40 }])
+      .jpeg()
+      .toBuffer();
+  }
+  const hashesOf = async (bytes: Buffer): Promise<string[]> =>
+    (await processor.process(bytes, { targetWidth: undefined })).perceptual?.hashes ?? [];
+
+  it("keeps the photo's hash without the page's when the photo is under half of it: the page's tells its layout", async () => {
+    const [alone] = await hashesOf(await makePhoto(21, 500, 375));
+    const hashes = await hashesOf(await onPage(21, 0.33));
+    expect(hashes).toHaveLength(1);
+    // the photo's, within a block's reach of the photo alone
+    expect(pdqDistance(hashes[0] ?? '', alone ?? '')).toBeLessThanOrEqual(31);
+  });
+
+  it('keeps both when the photo is most of the page', async () => {
+    expect(await hashesOf(await onPage(22, 0.9))).toHaveLength(2);
   });
 });
