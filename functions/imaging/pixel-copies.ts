@@ -110,7 +110,8 @@ export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget:
   const frames: Array<Perceptual | undefined> = [];
   for (const { pixels, seen, small } of copies) frames.push(await perceptualOf(pixels, seen, small, budget));
   const kept = frames.filter((one) => one !== undefined);
-  const first = kept[0];
+  // the quality of the first frame whose hashes are kept (a washed-out frame's are not)
+  const first = kept.find((one) => one.hashes.length > 0) ?? kept[0];
   if (!first) return undefined;
   const hashes = [...new Set(kept.flatMap((one) => one.hashes))];
   const turned = [...new Set(kept.flatMap((one) => one.turned))];
@@ -168,6 +169,50 @@ async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels
   );
 }
 
+/** The least spread of a picture's luminance (its 1st to 99th percentile, of 255) that a stretched copy is made of. */
+const LEAST_SPREAD = 16;
+
+/**
+ * A copy of a picture with its contrast stretched to the whole range (the 1st and 99th percentiles of its luminance to
+ * 0 and 255; alpha as it is), when it has some to stretch; none for a picture flat to begin with.
+ */
+function stretched(pixels: PdqPixels): PdqPixels | undefined {
+  const { data, width, height, channels } = pixels;
+  const alpha = channels === 2 || channels === 4;
+  const counts = new Uint32Array(256);
+  for (let base = 0; base < data.length; base += channels) {
+    const luma = channels >= 3 ? 0.299 * data[base]! + 0.587 * data[base + 1]! + 0.114 * data[base + 2]! : data[base]!;
+    counts[Math.round(luma)]! += 1;
+  }
+  const percentile = (share: number): number => {
+    let seen = 0;
+    for (let value = 0; value < 256; value += 1) if ((seen += counts[value]!) > share * width * height) return value;
+    return 255;
+  };
+  const [low, high] = [percentile(0.01), percentile(0.99)];
+  if (high - low < LEAST_SPREAD) return undefined;
+  // clamped and rounded as it is written
+  const out = new Uint8ClampedArray(data.length);
+  const scale = 255 / (high - low);
+  for (let at = 0; at < data.length; at += 1)
+    out[at] = alpha && at % channels === channels - 1 ? data[at]! : (data[at]! - low) * scale;
+  return { data: new Uint8Array(out.buffer), width, height, channels };
+}
+
+/**
+ * For a picture none of whose hashes says enough of it: the hash of its copy with the contrast stretched, when that
+ * one does. A photo washed out until its hash falls under quality 50 then hashes as the photo again. Compared, never
+ * kept: its record keeps no hash, as a flat picture's (`docs/moderation.md`, "Pictures that hash poorly").
+ */
+async function washedOut(pixels: PdqPixels, budget: Budget): Promise<Perceptual | undefined> {
+  const copy = stretched(pixels);
+  if (!copy) return undefined;
+  const hash = pdqHash(copy);
+  await nextTurn();
+  budget.check();
+  return hash.quality >= MIN_PDQ_QUALITY ? { hashes: [], turned: hash.turned, quality: 0 } : undefined;
+}
+
 /**
  * The picture's PDQ hashes from the working pixels (no decode of its own), those of the picture inside its plain
  * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
@@ -194,7 +239,7 @@ async function perceptualOf(
     await nextTurn();
     budget.check();
   }
-  if (hashes.length === 0) return undefined;
+  if (hashes.length === 0) return washedOut(pixels, budget);
   // the crops as they are, not turned: three queries of the block list rather than 24 (the blocked crops are kept
   // turned instead: `centred-crops.ts`)
   const crops: string[] = [];

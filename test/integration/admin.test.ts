@@ -347,6 +347,24 @@ describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
   });
 });
 
+describe('npm run admin: a blocked picture washed out', () => {
+  it('is refused by its copy with the contrast stretched, and keeps no hash of its own', async () => {
+    const { service, photo } = await blockedPhoto(19);
+    // so washed out that its own hash falls under quality 50 (it would never be compared)
+    const washed = await sharp(photo).linear(0.2, 102).jpeg().toBuffer();
+    expect(await sent(service, washed, 'washed.jpg')).toEqual({ status: 403, code: 151 });
+    // another photo washed out alike is taken, and its record keeps no hash (none says enough of it)
+    const other = await sharp(await makePhoto(20))
+      .linear(0.2, 102)
+      .jpeg()
+      .toBuffer();
+    expect(await sent(service, other, 'other.jpg')).toEqual({ status: 200, code: 0 });
+    const [taken] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
+    const info = await adminOf(service).info(taken?.idEncoded ?? '');
+    expect(info.pdq.hashes).toEqual([]);
+  });
+});
+
 describe('npm run admin: a blocked picture in a frame inside a plain border', () => {
   it('is refused: the crops are of the picture inside its plain border', async () => {
     const { service, photo } = await blockedPhoto(17);

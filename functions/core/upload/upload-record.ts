@@ -41,7 +41,8 @@ export function newRecord(
     clientIp: fingerprint.clientIp,
     fingerprint: claimed ? fingerprint : null,
     deleteTokenHashes: [tokenHash],
-    ...(processed.perceptual
+    // a picture whose hashes say too little of it keeps none (one only compared, as a washed-out copy's, neither)
+    ...(processed.perceptual && processed.perceptual.hashes.length > 0
       ? { perceptual: { hashes: processed.perceptual.hashes, quality: processed.perceptual.quality } }
       : {}),
     ...(written.nsfwScore === undefined ? {} : { nsfwScore: Math.round(written.nsfwScore * 1000) / 1000 }),
