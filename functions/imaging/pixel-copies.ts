@@ -169,8 +169,11 @@ async function seenOnPages(pixels: PdqPixels, budget: Budget): Promise<PdqPixels
   );
 }
 
-/** The least spread of a picture's luminance (its 1st to 99th percentile, of 255) that a stretched copy is made of. */
-const LEAST_SPREAD = 16;
+/**
+ * The least spread of a picture's luminance (its 1st to 99th percentile, of 255) that a stretched copy is made of: a
+ * picture of fewer shades shows a viewer next to nothing.
+ */
+const LEAST_SPREAD = 6;
 
 /**
  * A copy of a picture with its contrast stretched to the whole range (the 1st and 99th percentiles of its luminance to
@@ -200,17 +203,19 @@ function stretched(pixels: PdqPixels): PdqPixels | undefined {
 }
 
 /**
- * For a picture none of whose hashes says enough of it: the hash of its copy with the contrast stretched, when that
- * one does. A photo washed out until its hash falls under quality 50 then hashes as the photo again. Compared, never
- * kept: its record keeps no hash, as a flat picture's (`docs/moderation.md`, "Pictures that hash poorly").
+ * For a picture whose own hash says too little of it: the hash of its copy with the contrast stretched, turned and
+ * mirrored, when that one says enough. A photo washed out until its hash falls under quality 50 then hashes as the
+ * photo again. Compared, never kept: a record keeps only hashes of quality 50 or more (`docs/moderation.md`,
+ * "Pictures that hash poorly").
  */
-async function washedOut(pixels: PdqPixels, budget: Budget): Promise<Perceptual | undefined> {
+async function washedOut(pixels: PdqPixels, budget: Budget): Promise<string[]> {
   const copy = stretched(pixels);
-  if (!copy) return undefined;
+  if (!copy) return [];
+  await nextTurn();
   const hash = pdqHash(copy);
   await nextTurn();
   budget.check();
-  return hash.quality >= MIN_PDQ_QUALITY ? { hashes: [], turned: hash.turned, quality: 0 } : undefined;
+  return hash.quality >= MIN_PDQ_QUALITY ? hash.turned : [];
 }
 
 /**
@@ -228,18 +233,24 @@ async function perceptualOf(
   budget: Budget,
 ): Promise<Perceptual | undefined> {
   const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
+  await nextTurn();
   // a picture in a small part of a plain page: the whole one's hash tells more of the page's layout than of it, and
   // came within reach of other pictures laid out alike (`docs/moderation.md`, "Pictures that hash poorly")
   const layout = inside !== undefined && inside.width * inside.height < MOSTLY_BORDER * pixels.width * pixels.height;
   // a hash at a time, the event loop turning between: a few ms each on this thread, never all of them at once
-  const hashes: PdqResult[] = [];
-  for (const picture of [...(layout ? [] : [pixels]), ...(inside ? [inside] : []), ...seen]) {
+  const own = pdqHash(pixels);
+  await nextTurn();
+  budget.check();
+  const hashes: PdqResult[] = own.quality >= MIN_PDQ_QUALITY && !layout ? [own] : [];
+  for (const picture of [...(inside ? [inside] : []), ...seen]) {
     const hash = pdqHash(picture);
     if (hash.quality >= MIN_PDQ_QUALITY && !hashes.some((other) => other.hash === hash.hash)) hashes.push(hash);
     await nextTurn();
     budget.check();
   }
-  if (hashes.length === 0) return washedOut(pixels, budget);
+  // a whole picture whose hash says too little of it (flat, or washed out on purpose): its stretched copy is compared
+  const washed = own.quality < MIN_PDQ_QUALITY ? await washedOut(pixels, budget) : [];
+  if (hashes.length === 0) return washed.length > 0 ? { hashes: [], turned: washed, quality: 0 } : undefined;
   // the crops as they are, not turned: three queries of the block list rather than 24 (the blocked crops are kept
   // turned instead: `centred-crops.ts`)
   const crops: string[] = [];
@@ -250,7 +261,7 @@ async function perceptualOf(
       budget.check();
     }
   }
-  const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...crops])];
+  const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...washed, ...crops])];
   return { hashes: hashes.map((one) => one.hash), turned, quality: hashes[0]?.quality ?? 0 };
 }
 

@@ -353,6 +353,20 @@ describe('npm run admin: a blocked picture washed out', () => {
     // so washed out that its own hash falls under quality 50 (it would never be compared)
     const washed = await sharp(photo).linear(0.2, 102).jpeg().toBuffer();
     expect(await sent(service, washed, 'washed.jpg')).toEqual({ status: 403, code: 151 });
+    // faded to 8 shades either side of grey, and so with a black dot in its middle (whose hash, inside the faded
+    // picture taken for a plain border, says enough on its own)
+    const faded = sharp(photo).linear(8 / 128, 128 - 8);
+    expect(await sent(service, await faded.clone().png().toBuffer(), 'faded.png')).toEqual({ status: 403, code: 151 });
+    const { width = 0, height = 0 } = await sharp(photo).metadata();
+    const dot = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000000' } })
+      .png()
+      .toBuffer();
+    const dotted = await faded
+      .clone()
+      .composite([{ input: dot, left: Math.round(width / 2), top: Math.round(height / 2) }])
+      .png()
+      .toBuffer();
+    expect(await sent(service, dotted, 'dotted.png')).toEqual({ status: 403, code: 151 });
     // another photo washed out alike is taken, and its record keeps no hash (none says enough of it)
     const other = await sharp(await makePhoto(20))
       .linear(0.2, 102)
