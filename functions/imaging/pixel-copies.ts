@@ -83,9 +83,7 @@ export function fromPixels(pixels: RawPixels): Sharp {
 
 /** The picture's hashes, from a bounded copy of the working pixels, and as a viewer sees it when it has transparency. */
 export async function workingPerceptual(working: RawImage, budget: Budget): Promise<Perceptual | undefined> {
-  const pixels = await hashedCopy(working, budget);
-  const seen = await seenOnPages(pixels, budget);
-  return perceptualOf(pixels, seen, await croppedCopy(viewed(pixels, seen), budget), budget);
+  return perceptualOf(await hashedCopies(await hashedCopy(working, budget), budget), budget);
 }
 
 /**
@@ -101,14 +99,12 @@ export async function framesPerceptual(stored: Uint8Array, probe: Probe, budget:
         withoutEnlargement: true,
       });
       const { data, info } = await budget.bound(frame).raw().toBuffer({ resolveWithObject: true });
-      const pixels = { data, width: info.width, height: info.height, channels: info.channels };
-      const seen = await seenOnPages(pixels, budget);
-      return { pixels, seen, small: await croppedCopy(viewed(pixels, seen), budget) };
+      return hashedCopies({ data, width: info.width, height: info.height, channels: info.channels }, budget);
     }),
   );
   // decoded together by libvips, hashed one frame after another: one hash in each turn of the event loop in all
   const frames: Array<Perceptual | undefined> = [];
-  for (const { pixels, seen, small } of copies) frames.push(await perceptualOf(pixels, seen, small, budget));
+  for (const copy of copies) frames.push(await perceptualOf(copy, budget));
   const kept = frames.filter((one) => one !== undefined);
   // the quality of the first frame whose hashes are kept (a washed-out frame's are not)
   const first = kept.find((one) => one.hashes.length > 0) ?? kept[0];
@@ -129,14 +125,29 @@ async function hashedCopy(working: RawImage, budget: Budget): Promise<PdqPixels>
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
 
+/** The copies of a picture (or frame) its hashes read (`perceptualOf`). */
+interface HashedCopies {
+  pixels: PdqPixels;
+  /** The picture inside its plain border, when it has one. */
+  inside: PdqPixels | undefined;
+  /** As a viewer sees it on a white page and on a black one, when it has transparency (`seenOnPages`). */
+  seen: PdqPixels[];
+  /** What its crops are made of, at most `CROPPED_SIDE` a side. */
+  cropped: PdqPixels;
+}
+
 /**
- * What the crops are made of: the picture as a viewer sees it (on a white page, as a blocked picture's crops are made,
- * when it has transparency), inside its plain border when it has one. A frame hides the picture as well inside a
- * border, and around a picture drawn by its transparency, as around any other.
+ * A picture's copies for its hashes. The crops are made of what a viewer sees (on a white page, as a blocked
+ * picture's crops are made, when it has transparency), inside its plain border when it has one: a frame hides the
+ * picture as well inside a border, and around a picture drawn by its transparency, as around any other.
  */
-function viewed(pixels: PdqPixels, seen: readonly PdqPixels[]): PdqPixels {
-  const page = seen[0] ?? pixels;
-  return insidePlainBorder(page, BORDER_TOLERANCE) ?? page;
+async function hashedCopies(pixels: PdqPixels, budget: Budget): Promise<HashedCopies> {
+  const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
+  await nextTurn();
+  const seen = await seenOnPages(pixels, budget);
+  const page = seen[0];
+  const viewed = page ? (insidePlainBorder(page, BORDER_TOLERANCE) ?? page) : (inside ?? pixels);
+  return { pixels, inside, seen, cropped: await croppedCopy(viewed, budget) };
 }
 
 /** The pixels the crops' hashes read: at most `CROPPED_SIDE` a side (`centred-crops.ts`). */
@@ -222,18 +233,11 @@ async function washedOut(pixels: PdqPixels, budget: Budget): Promise<string[]> {
  * The picture's PDQ hashes from the working pixels (no decode of its own), those of the picture inside its plain
  * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
  * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
- * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped` (a small copy
- * of the picture or frame: `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own. One
- * hash a turn of the event loop, and none once the imaging's time is spent.
+ * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped`
+ * (`hashedCopies`, `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own. One hash a
+ * turn of the event loop, and none once the imaging's time is spent.
  */
-async function perceptualOf(
-  pixels: PdqPixels,
-  seen: readonly PdqPixels[],
-  cropped: PdqPixels | undefined,
-  budget: Budget,
-): Promise<Perceptual | undefined> {
-  const inside = insidePlainBorder(pixels, BORDER_TOLERANCE);
-  await nextTurn();
+async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, budget: Budget): Promise<Perceptual | undefined> {
   // a picture in a small part of a plain page: the whole one's hash tells more of the page's layout than of it, and
   // came within reach of other pictures laid out alike (`docs/moderation.md`, "Pictures that hash poorly")
   const layout = inside !== undefined && inside.width * inside.height < MOSTLY_BORDER * pixels.width * pixels.height;
@@ -254,12 +258,10 @@ async function perceptualOf(
   // the crops as they are, not turned: three queries of the block list rather than 24 (the blocked crops are kept
   // turned instead: `centred-crops.ts`)
   const crops: string[] = [];
-  if (cropped) {
-    for (const side of UPLOAD_CROPS) {
-      crops.push(...cropHashes(cropped, [side]).map((one) => one.hash));
-      await nextTurn();
-      budget.check();
-    }
+  for (const side of UPLOAD_CROPS) {
+    crops.push(...cropHashes(cropped, [side]).map((one) => one.hash));
+    await nextTurn();
+    budget.check();
   }
   const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...washed, ...crops])];
   return { hashes: hashes.map((one) => one.hash), turned, quality: hashes[0]?.quality ?? 0 };
