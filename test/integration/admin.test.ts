@@ -133,6 +133,14 @@ function withOtherExif(jpeg: Buffer): Buffer {
   return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xe1, 0, body.length + 2]), body, jpeg.subarray(2)]);
 }
 
+/** A PNG of grey noise, opaque (of 3 or 4 channels): what frames a photo. */
+function noise(width: number, height: number, channels: 3 | 4): Promise<Buffer> {
+  const background = channels === 4 ? '#808080ff' : '#808080';
+  return sharp({ create: { width, height, channels, background, noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+    .png()
+    .toBuffer();
+}
+
 /**
  * The cuts and frames PDQ alone does not survive: a crop of a few percent a side, a frame of noise around it, and a
  * framed copy turned or mirrored.
@@ -152,18 +160,7 @@ async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
       .extract({ left: dx, top: dy, width: width - 2 * dx, height: height - 2 * dy })
       .jpeg()
       .toBuffer();
-    const noise = await sharp({
-      create: {
-        width: width + 2 * dx,
-        height: height + 2 * dy,
-        channels: 3,
-        background: '#808080',
-        noise: { type: 'gaussian', mean: 128, sigma: 60 },
-      },
-    })
-      .png()
-      .toBuffer();
-    const framed = await sharp(noise)
+    const framed = await sharp(await noise(width + 2 * dx, height + 2 * dy, 3))
       .composite([{ input: photo, left: dx, top: dy }])
       .jpeg()
       .toBuffer();
@@ -327,18 +324,7 @@ describe('npm run admin: a blocked picture hidden in the alpha channel', () => {
     const hidden = await inAlpha(photo);
     const { width = 0, height = 0 } = await sharp(photo).metadata();
     const [dx, dy] = [Math.round(width * 0.05), Math.round(height * 0.05)];
-    const noise = await sharp({
-      create: {
-        width: width + 2 * dx,
-        height: height + 2 * dy,
-        channels: 4,
-        background: '#808080ff',
-        noise: { type: 'gaussian', mean: 128, sigma: 60 },
-      },
-    })
-      .png()
-      .toBuffer();
-    const framed = await sharp(noise)
+    const framed = await sharp(await noise(width + 2 * dx, height + 2 * dy, 4))
       .ensureAlpha(1)
       .composite([{ input: hidden, left: dx, top: dy, blend: 'source' }])
       .png()

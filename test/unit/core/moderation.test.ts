@@ -9,6 +9,7 @@ import {
   UploadGate,
 } from '../../../functions/core/moderation/moderation';
 import { HashIndex } from '../../../functions/core/moderation/hash-index';
+import { countTurns } from '../../support/turns';
 import { FakeClock, InMemoryModeration, InMemoryPictureBlocks } from '../../support/in-memory';
 
 describe('canonicalRange', () => {
@@ -124,17 +125,11 @@ describe('UploadGate', () => {
     const blocked = 'a5'.repeat(32);
     await pictures.block([blocked]);
     const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, new FakeClock(), 30_000);
-    let turn = 0;
-    let ticking = true;
-    const tick = (): void => {
-      turn += 1;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = countTurns();
     const slices: Array<{ queries: number; turn: number }> = [];
     const anyWithin = HashIndex.prototype.anyWithin;
     const search = jest.spyOn(HashIndex.prototype, 'anyWithin').mockImplementation(function (this: HashIndex, hexes, distance) {
-      slices.push({ queries: hexes.length, turn });
+      slices.push({ queries: hexes.length, turn: turns.turn() });
       return anyWithin.call(this, hexes, distance);
     });
     try {
@@ -143,7 +138,7 @@ describe('UploadGate', () => {
       const queries = [...Array.from({ length: 209 }, (_, n) => unrelated(n)), away(blocked, 3)];
       await expect(gate.checkPicture({ perceptual: { turned: queries } })).rejects.toMatchObject({ kind: 'Blocked' });
     } finally {
-      ticking = false;
+      turns.stop();
       search.mockRestore();
     }
     expect(QUERIES_A_TURN).toBe(36);

@@ -8,6 +8,7 @@ import { SharpImageProcessor, type ImagingSettings } from '../../../functions/im
 import { MAX_FRAME_HASHED_SIDE, MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
 import { MAX_SIDE_RATIO } from '../../../functions/imaging/probe';
 import { jpegScanCount } from '../../../functions/imaging/containers/jpeg';
+import { countTurns } from '../../support/turns';
 import { makeMonochromeBmp, makePhoto, SERVICE_IMAGING } from '../../support/images';
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
 
@@ -193,19 +194,13 @@ describe("the hashes on the request's thread", () => {
     const { pdqHash: actual } = jest.requireActual<typeof import('../../../functions/core/moderation/pdq')>(
       '../../../functions/core/moderation/pdq',
     );
-    let turn = 0;
-    let ticking = true;
-    const tick = (): void => {
-      turn += 1;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counting = countTurns();
     const turns: number[] = [];
     const sides: number[] = [];
     hashing.mockImplementation((pixels) => {
       const side = Math.max(pixels.width, pixels.height);
       // the small copies an animation's frames are told apart by (64 px, a fraction of a ms each) go many to a turn
-      if (side > 64) turns.push(turn);
+      if (side > 64) turns.push(counting.turn());
       sides.push(side);
       return actual(pixels);
     });
@@ -213,7 +208,7 @@ describe("the hashes on the request's thread", () => {
       const processed = await new SharpImageProcessor(SETTINGS).process(input, { targetWidth: undefined });
       expect(processed.perceptual?.turned.length).toBeGreaterThan(8);
     } finally {
-      ticking = false;
+      counting.stop();
       hashing.mockImplementation(actual);
     }
     const counts = new Map<number, number>();
