@@ -19,7 +19,7 @@ import type { PictureBlockList } from '../../functions/core/moderation/picture-b
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
-import { makeBenchFixtures } from './fixtures';
+import { benchJpeg } from './fixtures';
 import { benchHandlerEnv, startStoresProcess } from './handler';
 import { median, medianOfRatios } from './median';
 
@@ -174,13 +174,12 @@ export async function measureUploadWithList(
         return { handler, apiKey };
       }),
     );
-    const [jpeg] = (await makeBenchFixtures()).filter((fixture) => fixture.name.startsWith('JPEG'));
-    if (!jpeg) throw new Error('no JPEG fixture');
+    const jpeg = await benchJpeg();
     const upload = async (which: number, run: number): Promise<number> => {
       const { handler, apiKey } = handlers[which] ?? handlers[0]!;
       const form = new FormData();
       // a fresh image each time (bytes past the image's end): never a duplicate
-      form.append('source', new Blob([Buffer.concat([jpeg.bytes, randomBytes(8)])]), `bench-${run}.jpg`);
+      form.append('source', new Blob([Buffer.concat([jpeg, randomBytes(8)])]), `bench-${run}.jpg`);
       form.append('key', apiKey);
       const event = await eventOfRequest(
         new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form }),

@@ -50,52 +50,68 @@ function screenshotSvg(width: number, height: number): string {
 </svg>`;
 }
 
-export async function makeBenchFixtures(): Promise<BenchFixture[]> {
-  const jpeg = await (
-    await photo(4000, 3000)
-  )
+/** The camera-like 12 MP JPEG. */
+async function cameraJpeg(): Promise<Buffer> {
+  return (await photo(4000, 3000))
     .jpeg({ quality: 90 })
     .withExif({ IFD0: { Make: 'BenchCam', Model: 'B-12' } })
     .toBuffer();
-  const png = await sharp(Buffer.from(screenshotSvg(1920, 1080)))
-    .png()
-    .toBuffer();
-  const frames = 24;
-  const frameWidth = 480;
-  const frameHeight = 270;
-  // film-clip GIFs are dithered video: a little grain, much less than a camera sensor's
-  const reel = await (await photo(frameWidth, frameHeight * frames, 0.25)).ensureAlpha().raw().toBuffer();
-  const gif = await sharp(reel, {
-    raw: { width: frameWidth, height: frameHeight * frames, channels: 4, pageHeight: frameHeight },
-  })
-    .gif({ loop: 0, delay: Array.from({ length: frames }, () => 60) })
-    .toBuffer();
-  const webp = await (await photo(1920, 1080)).webp({ quality: 80 }).toBuffer();
-  // a phone held upright: the sensor's landscape pixels, turned by EXIF orientation 6 (displayed 3000x4000)
-  const portrait = await (
-    await photo(4000, 3000)
-  )
-    .jpeg({ quality: 90 })
-    .withExif({ IFD0: { Make: 'BenchPhone', Model: 'P-12' } })
-    .withMetadata({ orientation: 6 })
-    .toBuffer();
-  return [
-    { name: 'JPEG 4000x3000 (12 MP)', bytes: jpeg },
-    { name: 'JPEG phone portrait (12 MP, orientation 6)', bytes: portrait },
-    { name: 'PNG 1920x1080 screenshot', bytes: png },
-    { name: `GIF 480x270, ${frames} frames`, bytes: gif },
-    { name: 'WebP 1920x1080', bytes: webp },
-  ];
 }
 
-let made: ReturnType<typeof makeBenchFixtures> | undefined;
+/** A film clip: 24 frames of dithered video (a little grain, much less than a camera sensor's). */
+async function filmGif(frames: number, frameWidth: number, frameHeight: number): Promise<Buffer> {
+  const reel = await (await photo(frameWidth, frameHeight * frames, 0.25)).ensureAlpha().raw().toBuffer();
+  return sharp(reel, { raw: { width: frameWidth, height: frameHeight * frames, channels: 4, pageHeight: frameHeight } })
+    .gif({ loop: 0, delay: Array.from({ length: frames }, () => 60) })
+    .toBuffer();
+}
+
+/** Each input by name, and how it is made (a few seconds for a 12 MP photo's grain). */
+const FIXTURES: ReadonlyArray<{ name: string; make: () => Promise<Buffer> }> = [
+  { name: 'JPEG 4000x3000 (12 MP)', make: cameraJpeg },
+  {
+    name: 'JPEG phone portrait (12 MP, orientation 6)',
+    // a phone held upright: the sensor's landscape pixels, turned by EXIF orientation 6 (displayed 3000x4000)
+    make: async () =>
+      (await photo(4000, 3000))
+        .jpeg({ quality: 90 })
+        .withExif({ IFD0: { Make: 'BenchPhone', Model: 'P-12' } })
+        .withMetadata({ orientation: 6 })
+        .toBuffer(),
+  },
+  {
+    name: 'PNG 1920x1080 screenshot',
+    make: () =>
+      sharp(Buffer.from(screenshotSvg(1920, 1080)))
+        .png()
+        .toBuffer(),
+  },
+  { name: 'GIF 480x270, 24 frames', make: () => filmGif(24, 480, 270) },
+  { name: 'WebP 1920x1080', make: async () => (await photo(1920, 1080)).webp({ quality: 80 }).toBuffer() },
+];
+
+/** Each input made once a process, when first asked for. */
+const made = new Map<string, Promise<Buffer>>();
+
+async function fixture({ name, make }: (typeof FIXTURES)[number]): Promise<BenchFixture> {
+  let bytes = made.get(name);
+  if (!bytes) {
+    bytes = make();
+    made.set(name, bytes);
+  }
+  return { name, bytes: await bytes };
+}
+
+/** The 12 MP JPEG alone, for what measures one upload's kind. */
+export async function benchJpeg(): Promise<Buffer> {
+  return (await fixture(FIXTURES[0]!)).bytes;
+}
 
 /**
- * The fixtures a run measures, made once a process: those whose name starts with `BENCH_ONLY`, when it is set; all
+ * The inputs a run measures, each made once a process: those whose name starts with `BENCH_ONLY`, when it is set; all
  * of them otherwise.
  */
-export async function benchFixtures(): Promise<Array<{ name: string; bytes: Buffer }>> {
+export async function benchFixtures(): Promise<BenchFixture[]> {
   const only = process.env['BENCH_ONLY'];
-  made ??= makeBenchFixtures();
-  return (await made).filter((fixture) => !only || fixture.name.startsWith(only));
+  return Promise.all(FIXTURES.filter((item) => !only || item.name.startsWith(only)).map(fixture));
 }

@@ -6,7 +6,7 @@ import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { localClients, provision } from '../../local/provision';
 import { standInEnvironment } from '../../local/stand-ins';
 import { bundleApi } from './api-bundle';
-import { makeBenchFixtures } from './fixtures';
+import { benchJpeg } from './fixtures';
 import { startStoresProcess } from './handler';
 
 /**
@@ -80,7 +80,7 @@ async function runVariant(variant: Variant, handlerPath: string, env: Record<str
 async function main(): Promise<void> {
   const handlerPath = await bundle();
   const input = join(ROOT, 'cdk.out', 'memory-bundle', 'input.jpg');
-  writeFileSync(input, (await makeBenchFixtures()).find((fixture) => fixture.name.startsWith('JPEG'))?.bytes ?? '');
+  writeFileSync(input, await benchJpeg());
   const stores = await startStoresProcess();
   try {
     const names = { bucket: 'memory', table: 'memory-table', parameterPrefix: '/memory' };
