@@ -71,6 +71,34 @@ export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number)
       .rotate(90)
       .jpeg()
       .toBuffer(),
+  // a crop or a frame on one side only moves the picture off centre, where centred crops do not reach
+  ...Object.fromEntries(
+    [0.01, 0.02, 0.05, 0.1].map((share) => [
+      `cropped ${share * 100}% on the left only`,
+      (jpeg: Buffer, width: number, height: number) => cutSides(jpeg, width, height, { left: share }),
+    ]),
+  ),
+  'cropped 5% at the bottom only': (jpeg, width, height) => cutSides(jpeg, width, height, { bottom: 0.05 }),
+  'cropped 5% on the left and at the top': (jpeg, width, height) => cutSides(jpeg, width, height, { left: 0.05, top: 0.05 }),
+  'cropped 5% on the left and right': (jpeg, width, height) => cutSides(jpeg, width, height, { left: 0.05, right: 0.05 }),
+  'cropped 5% on the left only, then turned 90°': async (jpeg, width, height) =>
+    sharp(await cutSides(jpeg, width, height, { left: 0.05 }))
+      .rotate(90)
+      .jpeg()
+      .toBuffer(),
+  'cropped 3% on the left and 8% at the top': (jpeg, width, height) => cutSides(jpeg, width, height, { left: 0.03, top: 0.08 }),
+  'in a 5% frame of noise on the left only': async (jpeg, width, height) => {
+    const side = Math.round(width * 0.05);
+    const strip = await sharp({
+      create: { width: width + side, height, channels: 3, background: '#808080', noise: NOISE },
+    })
+      .png()
+      .toBuffer();
+    return sharp(strip)
+      .composite([{ input: jpeg, left: side, top: 0 }])
+      .jpeg()
+      .toBuffer();
+  },
   'turned 3°': (jpeg) => sharp(jpeg).rotate(3, { background: '#000000' }).jpeg().toBuffer(),
   'turned 5°': (jpeg) => sharp(jpeg).rotate(5, { background: '#000000' }).jpeg().toBuffer(),
   'a quarter of a 2x2 tile': async (jpeg, width, height) => {
@@ -93,19 +121,29 @@ export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number)
 
 /** The middle of a photo, `share` of each side cut off. */
 function cropped(jpeg: Buffer, width: number, height: number, share: number): Promise<Buffer> {
-  const [dx, dy] = [Math.round(width * share), Math.round(height * share)];
-  return sharp(jpeg)
-    .extract({ left: dx, top: dy, width: width - 2 * dx, height: height - 2 * dy })
-    .jpeg()
-    .toBuffer();
+  return cutSides(jpeg, width, height, { left: share, top: share, right: share, bottom: share });
 }
+
+/** A photo with these shares of its width (left, right) and height (top, bottom) cut off. */
+function cutSides(
+  jpeg: Buffer,
+  width: number,
+  height: number,
+  { left = 0, top = 0, right = 0, bottom = 0 }: { left?: number; top?: number; right?: number; bottom?: number },
+): Promise<Buffer> {
+  const [dx, dy] = [Math.round(width * left), Math.round(height * top)];
+  const [cutWidth, cutHeight] = [width - dx - Math.round(width * right), height - dy - Math.round(height * bottom)];
+  return sharp(jpeg).extract({ left: dx, top: dy, width: cutWidth, height: cutHeight }).jpeg().toBuffer();
+}
+
+/** The grain of a frame of noise. */
+const NOISE = { type: 'gaussian' as const, mean: 128, sigma: 60 };
 
 /** A photo inside a frame of grey noise `share` of its sides wide. */
 async function framed(jpeg: Buffer, width: number, height: number, share: number): Promise<Buffer> {
   const [dx, dy] = [Math.round(width * share), Math.round(height * share)];
-  const noise = { type: 'gaussian' as const, mean: 128, sigma: 60 };
   const frame = await sharp({
-    create: { width: width + 2 * dx, height: height + 2 * dy, channels: 3, background: '#808080', noise },
+    create: { width: width + 2 * dx, height: height + 2 * dy, channels: 3, background: '#808080', noise: NOISE },
   })
     .png()
     .toBuffer();

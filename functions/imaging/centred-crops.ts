@@ -3,32 +3,65 @@ import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../cor
 import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
 
 /**
- * Hashes of a picture's centred crops, for the edits PDQ does not survive by itself: a crop of a few percent a side
- * moves about half its bits, and so does a frame of any content around the picture (`docs/moderation.md`, "Crops and
- * frames"). PDQ still matches a crop within about 1.5% a side of the one it was made from, so:
+ * Hashes of a picture's crops, for the edits PDQ does not survive by itself: a crop of a few percent a side moves
+ * about half its bits, a crop of 5% of one side alone as many, and so does a frame of any content around the picture
+ * (`docs/moderation.md`, "Crops and frames"). PDQ still matches a crop within about 1.5% a side of the one it was made
+ * from, so:
  *
- * - a blocked picture is also blocked by the hashes of its crops in steps of 1.5% a side, up to 10.5%, each turned
- *   and mirrored the eight ways: an upload cut from it by up to about 10% a side comes within reach of one, and so
- *   does a framed copy turned or mirrored (its crops are compared as they are);
- * - an upload is also checked by the hashes of its crops in steps of 3%, up to 9%: a frame of up to about 10% around
- *   a blocked picture comes off with one of them, within 3% of the picture's edge, where a crop of the blocked one
- *   meets it.
+ * - a blocked picture is also blocked by the hashes of its centred crops in steps of 1.5% a side, up to 10.5%, each
+ *   turned and mirrored the eight ways: an upload cut from it by up to about 10% a side comes within reach of one,
+ *   and so does a framed copy turned or mirrored (its crops are compared as they are);
+ * - and by the hashes of its crops from one side, from the two sides of one axis, and from the two sides of a corner,
+ *   in the same steps (`BLOCKED_SIDE_CROPS`), upright: an upload cut so is compared by its own hash turned and
+ *   mirrored the eight ways, so a cut copy turned meets them too;
+ * - an upload is also checked by the hashes of its centred crops in steps of 3%, up to 9%: a frame of up to about 10%
+ *   around a blocked picture comes off with one of them, within 3% of the picture's edge, where a crop of the blocked
+ *   one meets it.
  */
 export const BLOCKED_CROPS = [0.015, 0.03, 0.045, 0.06, 0.075, 0.09, 0.105] as const;
 export const UPLOAD_CROPS = [0.03, 0.06, 0.09] as const;
+
+/** What a crop cuts off: shares of the width (left, right) and of the height (top, bottom). */
+export interface Margins {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+/**
+ * The crops of a blocked picture that are not centred, each of `BLOCKED_CROPS`' shares: from one side (4), from both
+ * sides of one axis (2: a centred cut to another shape), and from the two sides of a corner (4). 70 in all.
+ */
+export const BLOCKED_SIDE_CROPS: readonly Margins[] = BLOCKED_CROPS.flatMap((share) => {
+  const none = { left: 0, top: 0, right: 0, bottom: 0 };
+  return [
+    { ...none, left: share },
+    { ...none, top: share },
+    { ...none, right: share },
+    { ...none, bottom: share },
+    { ...none, left: share, right: share },
+    { ...none, top: share, bottom: share },
+    { ...none, left: share, top: share },
+    { ...none, top: share, right: share },
+    { ...none, right: share, bottom: share },
+    { ...none, bottom: share, left: share },
+  ];
+});
+
 /**
  * The crops are hashed from a copy of at most this many pixels a side, on both sides alike: they match as well as
  * from 1,024, in a seventh of the time; from 256 they lose a few (`docs/moderation.md`, "Crops and frames").
  */
 export const CROPPED_SIDE = 384;
 
-/** The pixels inside a margin of `side` (a share of the width and of the height) on each side. */
-export function centredCrop(pixels: PdqPixels, side: number): PdqPixels {
+/** The pixels inside these margins. */
+export function crop(pixels: PdqPixels, margins: Margins): PdqPixels {
   const { data, width, height, channels } = pixels;
-  const left = Math.round(width * side);
-  const top = Math.round(height * side);
-  const cropWidth = Math.max(1, width - 2 * left);
-  const cropHeight = Math.max(1, height - 2 * top);
+  const left = Math.round(width * margins.left);
+  const top = Math.round(height * margins.top);
+  const cropWidth = Math.max(1, width - left - Math.round(width * margins.right));
+  const cropHeight = Math.max(1, height - top - Math.round(height * margins.bottom));
   const out = new Uint8Array(cropWidth * cropHeight * channels);
   for (let row = 0; row < cropHeight; row += 1) {
     const start = ((row + top) * width + left) * channels;
@@ -37,15 +70,21 @@ export function centredCrop(pixels: PdqPixels, side: number): PdqPixels {
   return { data: out, width: cropWidth, height: cropHeight, channels };
 }
 
+/** The pixels inside a margin of `side` (a share of the width and of the height) on each side. */
+export function centredCrop(pixels: PdqPixels, side: number): PdqPixels {
+  return crop(pixels, { left: side, top: side, right: side, bottom: side });
+}
+
 /** The hashes of a picture's centred crops that say enough of it (`MIN_PDQ_QUALITY`). */
 export function cropHashes(pixels: PdqPixels, sides: readonly number[]): PdqResult[] {
   return sides.map((side) => pdqHash(centredCrop(pixels, side))).filter((one) => one.quality >= MIN_PDQ_QUALITY);
 }
 
 /**
- * The hashes that block a stored picture (its original's bytes): those of its crops (`BLOCKED_CROPS`) in their eight
- * turned and mirrored forms, from a copy of at most `CROPPED_SIDE` a side, upright and on white as a viewer sees it,
- * inside its plain border when it has one. The picture's own hashes are its record's.
+ * The hashes that block a stored picture (its original's bytes): those of its centred crops (`BLOCKED_CROPS`) in
+ * their eight turned and mirrored forms, and those of its other crops (`BLOCKED_SIDE_CROPS`) upright, from a copy of
+ * at most `CROPPED_SIDE` a side, upright and on white as a viewer sees it, inside its plain border when it has one.
+ * The picture's own hashes are its record's.
  */
 export async function blockedCropHashes(original: Uint8Array): Promise<string[]> {
   const { data, info } = await sharp(original)
@@ -58,5 +97,9 @@ export async function blockedCropHashes(original: Uint8Array): Promise<string[]>
   const page = { data, width: info.width, height: info.height, channels: info.channels };
   // inside its plain border, as an upload's crops are made (`pixel-copies.ts`)
   const pixels = insidePlainBorder(page, BORDER_TOLERANCE) ?? page;
-  return [...new Set(cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned))];
+  const centred = cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned);
+  const sides = BLOCKED_SIDE_CROPS.map((margins) => pdqHash(crop(pixels, margins)))
+    .filter((one) => one.quality >= MIN_PDQ_QUALITY)
+    .map((one) => one.hash);
+  return [...new Set([...centred, ...sides])];
 }

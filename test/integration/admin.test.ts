@@ -142,8 +142,8 @@ function noise(width: number, height: number, channels: 3 | 4): Promise<Buffer> 
 }
 
 /**
- * The cuts and frames PDQ alone does not survive: a crop of a few percent a side, a frame of noise around it, and a
- * framed copy turned or mirrored.
+ * The cuts and frames PDQ alone does not survive: a crop of a few percent a side or of one or two sides, a frame of
+ * noise around it, and a framed or cut copy turned or mirrored.
  */
 async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
   const { width = 0, height = 0 } = await sharp(photo).metadata();
@@ -168,6 +168,20 @@ async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
     const [turn, turned] = turns[percent] ?? [];
     if (turn && turned) edits[`inside a ${percent}% frame of noise, ${turn}`] = await turned(sharp(framed)).jpeg().toBuffer();
   }
+  // cut from one side, both sides of an axis, or a corner: the blocked crops of those sides meet the upload's own hash,
+  // in whichever of its eight turned and mirrored forms
+  const cut = (left: number, top: number, right: number, bottom: number): sharp.Sharp => {
+    const [dx, dy] = [Math.round(width * left), Math.round(height * top)];
+    const [w, h] = [width - dx - Math.round(width * right), height - dy - Math.round(height * bottom)];
+    return sharp(photo).extract({ left: dx, top: dy, width: w, height: h });
+  };
+  edits['cropped 6% on the left only'] = await cut(0.06, 0, 0, 0).jpeg().toBuffer();
+  edits['cropped 9% at the bottom only, mirrored'] = await cut(0, 0, 0, 0.09).flop().jpeg().toBuffer();
+  edits['cropped 8% on the left and right'] = await cut(0.08, 0, 0.08, 0).jpeg().toBuffer();
+  edits['cropped 5% at the top and on the right, turned 90°'] = await sharp(await cut(0, 0.05, 0.05, 0).png().toBuffer())
+    .rotate(90)
+    .jpeg()
+    .toBuffer();
   return edits;
 }
 

@@ -1,9 +1,11 @@
 import sharp from 'sharp';
-import { pdqDistance } from '../../../functions/core/moderation/pdq';
+import { pdqDistance, pdqHash } from '../../../functions/core/moderation/pdq';
 import {
   BLOCKED_CROPS,
+  BLOCKED_SIDE_CROPS,
   blockedCropHashes,
   centredCrop,
+  crop,
   cropHashes,
   UPLOAD_CROPS,
 } from '../../../functions/imaging/centred-crops';
@@ -19,6 +21,15 @@ describe('centred crops', () => {
     expect([...crop.data.subarray(0, 4)]).toEqual([...data.subarray((1 * 20 + 2) * 2, (1 * 20 + 2) * 2 + 4)]);
     const last = (7 * 16 + 15) * 2;
     expect([...crop.data.subarray(last, last + 2)]).toEqual([...data.subarray((8 * 20 + 17) * 2, (8 * 20 + 17) * 2 + 2)]);
+  });
+
+  it('keeps the pixels inside margins of different shares on each side', () => {
+    const data = Uint8Array.from({ length: 20 * 10 }, (_, at) => at % 251);
+    // 10% of the width off the left, 20% of the height off the bottom, nothing off the top and the right
+    const cut = crop({ data, width: 20, height: 10, channels: 1 }, { left: 0.1, top: 0, right: 0, bottom: 0.2 });
+    expect([cut.width, cut.height]).toEqual([18, 8]);
+    expect([...cut.data.subarray(0, 18)]).toEqual([...data.subarray(2, 20)]);
+    expect([...cut.data.subarray(7 * 18)]).toEqual([...data.subarray(7 * 20 + 2, 8 * 20)]);
   });
 
   it('hashes only crops that say enough of the picture: none of a flat one', () => {
@@ -48,6 +59,30 @@ describe('centred crops', () => {
     const upright = await sharp(photo).resize(384, 288).raw().toBuffer({ resolveWithObject: true });
     const uprightPixels = { data: upright.data, width: 384, height: 288, channels: upright.info.channels };
     expect(nearest(cropHashes(uprightPixels, BLOCKED_CROPS).map((one) => one.hash))).toBeGreaterThan(60);
+  });
+
+  it('blocks the crops of one side, of an axis and of a corner upright: a copy cut so, turned, is within reach', async () => {
+    expect(BLOCKED_SIDE_CROPS).toHaveLength(70);
+    const photo = await makePhoto(5, 640, 480);
+    const blocked = await blockedCropHashes(photo);
+    expect(blocked.length).toBeGreaterThan(7 * 7 + 60);
+    const centredOnly = async (): Promise<string[]> => {
+      const { data, info } = await sharp(photo).resize(384, 288).raw().toBuffer({ resolveWithObject: true });
+      const pixels = { data, width: 384, height: 288, channels: info.channels };
+      return cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned);
+    };
+    // as an upload is compared: its own hash, turned and mirrored the eight ways
+    const nearest = async (bytes: Buffer, hashes: string[]): Promise<number> => {
+      const { data, info } = await sharp(bytes).raw().toBuffer({ resolveWithObject: true });
+      const { turned } = pdqHash({ data, width: info.width, height: info.height, channels: info.channels });
+      return Math.min(...hashes.flatMap((hash) => turned.map((one) => pdqDistance(hash, one))));
+    };
+    const cutLeft = await sharp(photo).extract({ left: 38, top: 0, width: 602, height: 480 }).rotate(90).png().toBuffer();
+    const cutCorner = await sharp(photo).extract({ left: 0, top: 43, width: 582, height: 437 }).flop().png().toBuffer();
+    for (const cut of [cutLeft, cutCorner]) {
+      expect(await nearest(cut, blocked)).toBeLessThanOrEqual(31);
+      expect(await nearest(cut, await centredOnly())).toBeGreaterThan(31);
+    }
   });
 
   it('crops a picture inside its plain border: a page around it adds no hash of its layout', async () => {
