@@ -87,15 +87,21 @@ export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number)
       .jpeg()
       .toBuffer(),
   'cropped 3% on the left and 8% at the top': (jpeg, width, height) => cutSides(jpeg, width, height, { left: 0.03, top: 0.08 }),
-  'in a 5% frame of noise on the left only': async (jpeg, width, height) => {
-    const side = Math.round(width * 0.05);
-    const strip = await sharp({
-      create: { width: width + side, height, channels: 3, background: '#808080', noise: NOISE },
-    })
-      .png()
-      .toBuffer();
-    return sharp(strip)
-      .composite([{ input: jpeg, left: side, top: 0 }])
+  'in a 5% frame of noise on the left only': (jpeg, width, height) => onOneSide(jpeg, width, height, { left: 0.05 }),
+  'in a 15% frame of noise on the right only': (jpeg, width, height) => onOneSide(jpeg, width, height, { right: 0.15 }),
+  'in a 10% frame of noise at the bottom only, then turned 90°': async (jpeg, width, height) =>
+    sharp(await onOneSide(jpeg, width, height, { bottom: 0.1 }))
+      .rotate(90)
+      .jpeg()
+      .toBuffer(),
+  'under a caption bar of 18% at the top': async (jpeg, width, height) => {
+    const bar = Math.round(height * 0.18);
+    const caption = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${bar}"><rect width="100%" height="100%" fill="#fff"/><text x="50%" y="65%" font-size="${Math.round(bar / 2.5)}" font-family="sans-serif" text-anchor="middle" fill="#000">WHEN THE BLOCK HOLDS</text></svg>`;
+    return sharp({ create: { width, height: height + bar, channels: 3, background: '#ffffff' } })
+      .composite([
+        { input: Buffer.from(caption), left: 0, top: 0 },
+        { input: jpeg, left: 0, top: bar },
+      ])
       .jpeg()
       .toBuffer();
   },
@@ -134,6 +140,28 @@ function cutSides(
   const [dx, dy] = [Math.round(width * left), Math.round(height * top)];
   const [cutWidth, cutHeight] = [width - dx - Math.round(width * right), height - dy - Math.round(height * bottom)];
   return sharp(jpeg).extract({ left: dx, top: dy, width: cutWidth, height: cutHeight }).jpeg().toBuffer();
+}
+
+/** A photo with a frame of grey noise on one side, `share` of that side's length wide. */
+async function onOneSide(
+  jpeg: Buffer,
+  width: number,
+  height: number,
+  side: { left: number } | { right: number } | { bottom: number },
+): Promise<Buffer> {
+  const [dx, dy] = [
+    Math.round(width * ('left' in side ? side.left : 'right' in side ? side.right : 0)),
+    Math.round(height * ('bottom' in side ? side.bottom : 0)),
+  ];
+  const frame = await sharp({
+    create: { width: width + dx, height: height + dy, channels: 3, background: '#808080', noise: NOISE },
+  })
+    .png()
+    .toBuffer();
+  return sharp(frame)
+    .composite([{ input: jpeg, left: 'left' in side ? dx : 0, top: 0 }])
+    .jpeg()
+    .toBuffer();
 }
 
 /** The grain of a frame of noise. */

@@ -11,12 +11,12 @@ import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
  * - a blocked picture is also blocked by the hashes of its centred crops in steps of 1.5% a side, up to 10.5%, each
  *   turned and mirrored the eight ways: an upload cut from it by up to about 10% a side comes within reach of one,
  *   and so does a framed copy turned or mirrored (its crops are compared as they are);
- * - and by the hashes of its crops from one side, from the two sides of one axis, and from the two sides of a corner,
- *   in the same steps (`BLOCKED_SIDE_CROPS`), upright: an upload cut so is compared by its own hash turned and
+ * - and by the hashes of its crops from one side (turned and mirrored), from the two sides of one axis, and from the
+ *   two sides of a corner (upright), in the same steps: an upload cut so is compared by its own hash turned and
  *   mirrored the eight ways, so a cut copy turned meets them too;
  * - an upload is also checked by the hashes of its centred crops in steps of 3%, up to 9%: a frame of up to about 10%
  *   around a blocked picture comes off with one of them, within 3% of the picture's edge, where a crop of the blocked
- *   one meets it.
+ *   one meets it; and by its crops from each side (`UPLOAD_SIDE_CROPS`), for a frame on one side.
  */
 export const BLOCKED_CROPS = [0.015, 0.03, 0.045, 0.06, 0.075, 0.09, 0.105] as const;
 export const UPLOAD_CROPS = [0.03, 0.06, 0.09] as const;
@@ -29,25 +29,39 @@ export interface Margins {
   bottom: number;
 }
 
+const NO_MARGINS: Margins = { left: 0, top: 0, right: 0, bottom: 0 };
+
+/** A share cut off each side in turn: 4 crops. */
+const eachSide = (share: number): Margins[] => [
+  { ...NO_MARGINS, left: share },
+  { ...NO_MARGINS, top: share },
+  { ...NO_MARGINS, right: share },
+  { ...NO_MARGINS, bottom: share },
+];
+
+/** The crops of a blocked picture from one side, each of `BLOCKED_CROPS`' shares: 28, kept turned and mirrored. */
+export const BLOCKED_ONE_SIDE_CROPS: readonly Margins[] = BLOCKED_CROPS.flatMap(eachSide);
+
 /**
- * The crops of a blocked picture that are not centred, each of `BLOCKED_CROPS`' shares: from one side (4), from both
- * sides of one axis (2: a centred cut to another shape), and from the two sides of a corner (4). 70 in all.
+ * The crops of a blocked picture from two sides, each of `BLOCKED_CROPS`' shares: both sides of one axis (a centred cut
+ * to another shape) and the two sides of a corner: 42, kept upright.
  */
-export const BLOCKED_SIDE_CROPS: readonly Margins[] = BLOCKED_CROPS.flatMap((share) => {
-  const none = { left: 0, top: 0, right: 0, bottom: 0 };
-  return [
-    { ...none, left: share },
-    { ...none, top: share },
-    { ...none, right: share },
-    { ...none, bottom: share },
-    { ...none, left: share, right: share },
-    { ...none, top: share, bottom: share },
-    { ...none, left: share, top: share },
-    { ...none, top: share, right: share },
-    { ...none, right: share, bottom: share },
-    { ...none, bottom: share, left: share },
-  ];
-});
+export const BLOCKED_TWO_SIDE_CROPS: readonly Margins[] = BLOCKED_CROPS.flatMap((share) => [
+  { ...NO_MARGINS, left: share, right: share },
+  { ...NO_MARGINS, top: share, bottom: share },
+  { ...NO_MARGINS, left: share, top: share },
+  { ...NO_MARGINS, top: share, right: share },
+  { ...NO_MARGINS, right: share, bottom: share },
+  { ...NO_MARGINS, bottom: share, left: share },
+]);
+
+/**
+ * An upload is also checked by its crops of 9% and 19% from each side, as they are: 8 queries. A frame or a bar on
+ * one side of up to about 19% of the upload (a caption over a picture) comes off with one of them, leaving the
+ * picture cut on that side by at most about 11%, where a blocked crop from one side (turned and mirrored: the upload
+ * may have been turned after) meets it within about 0.75%.
+ */
+export const UPLOAD_SIDE_CROPS: readonly Margins[] = [0.09, 0.19].flatMap(eachSide);
 
 /**
  * The crops are hashed from a copy of at most this many pixels a side, on both sides alike: they match as well as
@@ -70,21 +84,30 @@ export function crop(pixels: PdqPixels, margins: Margins): PdqPixels {
   return { data: out, width: cropWidth, height: cropHeight, channels };
 }
 
+/** A margin of `side` (a share of the width and of the height) on each side. */
+export const centredMargins = (side: number): Margins => ({ left: side, top: side, right: side, bottom: side });
+
 /** The pixels inside a margin of `side` (a share of the width and of the height) on each side. */
 export function centredCrop(pixels: PdqPixels, side: number): PdqPixels {
-  return crop(pixels, { left: side, top: side, right: side, bottom: side });
+  return crop(pixels, centredMargins(side));
+}
+
+/** The hash of a picture's crop, when it says enough of it (`MIN_PDQ_QUALITY`). */
+export function cropHash(pixels: PdqPixels, margins: Margins): PdqResult | undefined {
+  const one = pdqHash(crop(pixels, margins));
+  return one.quality >= MIN_PDQ_QUALITY ? one : undefined;
 }
 
 /** The hashes of a picture's centred crops that say enough of it (`MIN_PDQ_QUALITY`). */
 export function cropHashes(pixels: PdqPixels, sides: readonly number[]): PdqResult[] {
-  return sides.map((side) => pdqHash(centredCrop(pixels, side))).filter((one) => one.quality >= MIN_PDQ_QUALITY);
+  return sides.flatMap((side) => cropHash(pixels, centredMargins(side)) ?? []);
 }
 
 /**
- * The hashes that block a stored picture (its original's bytes): those of its centred crops (`BLOCKED_CROPS`) in
- * their eight turned and mirrored forms, and those of its other crops (`BLOCKED_SIDE_CROPS`) upright, from a copy of
- * at most `CROPPED_SIDE` a side, upright and on white as a viewer sees it, inside its plain border when it has one.
- * The picture's own hashes are its record's.
+ * The hashes that block a stored picture (its original's bytes): those of its centred crops (`BLOCKED_CROPS`) and of
+ * its crops from one side (`BLOCKED_ONE_SIDE_CROPS`) in their eight turned and mirrored forms, and those of its crops
+ * from two sides (`BLOCKED_TWO_SIDE_CROPS`) upright, from a copy of at most `CROPPED_SIDE` a side, upright and on
+ * white as a viewer sees it, inside its plain border when it has one. The picture's own hashes are its record's.
  */
 export async function blockedCropHashes(original: Uint8Array): Promise<string[]> {
   const { data, info } = await sharp(original)
@@ -97,9 +120,9 @@ export async function blockedCropHashes(original: Uint8Array): Promise<string[]>
   const page = { data, width: info.width, height: info.height, channels: info.channels };
   // inside its plain border, as an upload's crops are made (`pixel-copies.ts`)
   const pixels = insidePlainBorder(page, BORDER_TOLERANCE) ?? page;
+  const hashed = (crops: readonly Margins[]): PdqResult[] => crops.flatMap((margins) => cropHash(pixels, margins) ?? []);
   const centred = cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned);
-  const sides = BLOCKED_SIDE_CROPS.map((margins) => pdqHash(crop(pixels, margins)))
-    .filter((one) => one.quality >= MIN_PDQ_QUALITY)
-    .map((one) => one.hash);
-  return [...new Set([...centred, ...sides])];
+  const oneSide = hashed(BLOCKED_ONE_SIDE_CROPS).flatMap((one) => one.turned);
+  const twoSides = hashed(BLOCKED_TWO_SIDE_CROPS).map((one) => one.hash);
+  return [...new Set([...centred, ...oneSide, ...twoSides])];
 }

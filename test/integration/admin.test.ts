@@ -143,7 +143,7 @@ function noise(width: number, height: number, channels: 3 | 4): Promise<Buffer> 
 
 /**
  * The cuts and frames PDQ alone does not survive: a crop of a few percent a side or of one or two sides, a frame of
- * noise around it, and a framed or cut copy turned or mirrored.
+ * noise around it or on one side, and a framed or cut copy turned or mirrored.
  */
 async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
   const { width = 0, height = 0 } = await sharp(photo).metadata();
@@ -179,6 +179,22 @@ async function cropsAndFrames(photo: Buffer): Promise<Record<string, Buffer>> {
   edits['cropped 9% at the bottom only, mirrored'] = await cut(0, 0, 0, 0.09).flop().jpeg().toBuffer();
   edits['cropped 8% on the left and right'] = await cut(0.08, 0, 0.08, 0).jpeg().toBuffer();
   edits['cropped 5% at the top and on the right, turned 90°'] = await sharp(await cut(0, 0.05, 0.05, 0).png().toBuffer())
+    .rotate(90)
+    .jpeg()
+    .toBuffer();
+  // a frame on one side: the upload's crops from each side take it off, and a blocked crop from one side meets what is
+  // left, turned or not
+  const onOneSide = async (left: number, bottom: number): Promise<Buffer> => {
+    const [dx, dy] = [Math.round(width * left), Math.round(height * bottom)];
+    return sharp(await noise(width + dx, height + dy, 3))
+      .composite([{ input: photo, left: dx, top: 0 }])
+      .png()
+      .toBuffer();
+  };
+  edits['inside a 6% frame of noise on the left only'] = await sharp(await onOneSide(0.06, 0))
+    .jpeg()
+    .toBuffer();
+  edits['above a 14% frame of noise at the bottom, turned 90°'] = await sharp(await onOneSide(0, 0.14))
     .rotate(90)
     .jpeg()
     .toBuffer();
