@@ -12,7 +12,7 @@ import { DependencyError } from '../functions/core/errors';
 import { IdCodecs } from '../functions/core/id-codec';
 import { NO_METRICS } from '../functions/core/metrics';
 import type { Logger } from '../functions/core/ports';
-import { blockedCropHashes } from '../functions/imaging/centred-crops';
+import { blockedCropHashes } from '../functions/imaging/crops';
 import { wholeNumber, type KeyParameter } from './admin-verbs';
 
 /**

@@ -3,7 +3,7 @@ import { extname, join } from 'node:path';
 import sharp from 'sharp';
 import { pdqDistance } from '../functions/core/moderation/pdq';
 import type { Perceptual } from '../functions/core/ports';
-import { blockedCropHashes } from '../functions/imaging/centred-crops';
+import { blockedCropHashes } from '../functions/imaging/crops';
 import { defaultProcessor } from './bench/processor';
 
 /**

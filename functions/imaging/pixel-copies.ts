@@ -3,7 +3,7 @@ import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../cor
 import { nextTurn } from '../core/turns';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
-import { centredMargins, CROPPED_SIDE, cropHash, UPLOAD_CROPS, UPLOAD_SIDE_CROPS } from './centred-crops';
+import { centredMargins, CROPPED_SIDE, UPLOAD_CROPS, UPLOAD_SIDE_CROPS, uploadCropHash } from './crops';
 import { distinctFrames, shownMs } from './distinct-frames';
 import type { RawPixels } from './decode-foreign';
 import { CLASSIFIER_SIDE, type ClassifierPixels } from './nsfw-classifier';
@@ -150,7 +150,7 @@ async function hashedCopies(pixels: PdqPixels, budget: Budget): Promise<HashedCo
   return { pixels, inside, seen, cropped: await croppedCopy(viewed, budget) };
 }
 
-/** The pixels the crops' hashes read: at most `CROPPED_SIDE` a side (`centred-crops.ts`). */
+/** The pixels the crops' hashes read: at most `CROPPED_SIDE` a side (`crops.ts`). */
 async function croppedCopy(pixels: PdqPixels, budget: Budget): Promise<PdqPixels> {
   const { data, width, height, channels } = pixels;
   if (width <= CROPPED_SIDE && height <= CROPPED_SIDE) return pixels;
@@ -234,7 +234,7 @@ async function washedOut(pixels: PdqPixels, budget: Budget): Promise<string[]> {
  * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
  * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
  * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped`
- * (`hashedCopies`, `centred-crops.ts`) are compared too, but not kept: a record keeps the picture's own. One hash a
+ * (`hashedCopies`, `crops.ts`) are compared too, but not kept: a record keeps the picture's own. One hash a
  * turn of the event loop, and none once the imaging's time is spent.
  */
 async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, budget: Budget): Promise<Perceptual | undefined> {
@@ -256,11 +256,11 @@ async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, bud
   const washed = own.quality < MIN_PDQ_QUALITY ? await washedOut(pixels, budget) : [];
   if (hashes.length === 0) return washed.length > 0 ? { hashes: [], turned: washed, quality: 0 } : undefined;
   // the crops as they are, not turned: 11 queries of the block list rather than 88 (the blocked crops are kept
-  // turned instead: `centred-crops.ts`); centred, then from each side
+  // turned instead: `crops.ts`); centred, then from each side
   const crops: string[] = [];
   for (const margins of [...UPLOAD_CROPS.map(centredMargins), ...UPLOAD_SIDE_CROPS]) {
-    const one = cropHash(cropped, margins);
-    if (one) crops.push(one.hash);
+    const one = uploadCropHash(cropped, margins);
+    if (one) crops.push(one);
     await nextTurn();
     budget.check();
   }

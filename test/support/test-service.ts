@@ -9,7 +9,7 @@ import { buildPurger } from '../../functions/roots/purger';
 import { buildStores, STORE_CALL_LIMITS, type StoreCallLimits } from '../../functions/roots/stores';
 import { loadConfig } from '../../functions/config';
 import { Admin } from '../../functions/core/admin/admin';
-import { blockedCropHashes } from '../../functions/imaging/centred-crops';
+import { blockedCropHashes } from '../../functions/imaging/crops';
 import { IdCodec, IdCodecs } from '../../functions/core/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';

@@ -19,7 +19,7 @@ export interface BlockAdminDeps {
   pictureBlocks: PictureBlockStore;
   clock: Clock;
   objects: Pick<ObjectStore, 'readKept'>;
-  /** The hashes of a picture's crops, from its original's bytes (`imaging/centred-crops.ts`); none without it. */
+  /** The hashes of a picture's crops, from its original's bytes (`imaging/crops.ts`); none without it. */
   pictureCrops?: (original: Uint8Array) => Promise<string[]>;
 }
 

@@ -63,6 +63,12 @@ export function pdqHash(pixels: PdqPixels): PdqResult {
   return { hash: hashes[0] ?? '', quality, turned: hashes };
 }
 
+/** The PDQ hash of a picture as it is, and its quality: `pdqHash` without the turned forms. */
+export function pdqHashAsIs(pixels: PdqPixels): Omit<PdqResult, 'turned'> {
+  const { coefficients, quality } = transform(pixels);
+  return { hash: toHex(coefficients), quality };
+}
+
 /**
  * A stored hash's eight turned and mirrored forms, from its bits alone (`DIHEDRAL`'s order): each bit moved and
  * flipped as its coefficient would be, taking the median for zero. Within 18 bits of the forms made from the

@@ -5,6 +5,7 @@ import {
   pdqCells,
   pdqDistance,
   pdqHash,
+  pdqHashAsIs,
   turnedOfHash,
   type PdqPixels,
 } from '../../../functions/core/moderation/pdq';
@@ -45,6 +46,15 @@ describe('PDQ', () => {
     expect(hash.quality).toBe(100);
     expect(hash.turned[0]).toBe(hash.hash);
     expect(hash.turned).toHaveLength(8);
+  });
+
+  it('makes the same hash and quality as it is, without the turned forms', async () => {
+    const whole = await pixelsOf(sharp(photo));
+    const strip = await pixelsOf(sharp(photo).extract({ left: 0, top: 0, width: 500, height: 40 }));
+    for (const picture of [whole, strip]) {
+      const full = pdqHash(picture);
+      expect(pdqHashAsIs(picture)).toEqual({ hash: full.hash, quality: full.quality });
+    }
   });
 
   it('counts the bits two hashes differ in', () => {

@@ -9,10 +9,10 @@ import {
   crop,
   cropHashes,
   UPLOAD_CROPS,
-} from '../../../functions/imaging/centred-crops';
+} from '../../../functions/imaging/crops';
 import { makePhoto } from '../../support/images';
 
-describe('centred crops', () => {
+describe('crops', () => {
   it('keeps the pixels inside a margin of the share given on each side, in every channel', () => {
     // 20 x 10 pixels of 2 channels, each sample naming its place
     const data = Uint8Array.from({ length: 20 * 10 * 2 }, (_, at) => at % 251);

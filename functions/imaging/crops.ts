@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
+import { MIN_PDQ_QUALITY, pdqHash, pdqHashAsIs, type PdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
 import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
 
 /**
@@ -93,9 +93,18 @@ export function centredCrop(pixels: PdqPixels, side: number): PdqPixels {
 }
 
 /** The hash of a picture's crop, when it says enough of it (`MIN_PDQ_QUALITY`). */
-export function cropHash(pixels: PdqPixels, margins: Margins): PdqResult | undefined {
+function cropHash(pixels: PdqPixels, margins: Margins): PdqResult | undefined {
   const one = pdqHash(crop(pixels, margins));
   return one.quality >= MIN_PDQ_QUALITY ? one : undefined;
+}
+
+/**
+ * The hash of an upload's crop as it is, when it says enough of it (`MIN_PDQ_QUALITY`): it is compared as it is, the
+ * blocked crops being kept turned (`blockedCropHashes`), so its turned forms are not made.
+ */
+export function uploadCropHash(pixels: PdqPixels, margins: Margins): PdqHash | undefined {
+  const one = pdqHashAsIs(crop(pixels, margins));
+  return one.quality >= MIN_PDQ_QUALITY ? one.hash : undefined;
 }
 
 /** The hashes of a picture's centred crops that say enough of it (`MIN_PDQ_QUALITY`). */
