@@ -123,9 +123,7 @@ Nothing is kept for a restore: every version of its files goes.`,
         print(`resolved ${plural(done.resolvedReports, "viewer's report", "viewers' reports")} of it`);
       if (done.blockedPictures.length > 0) {
         const crops =
-          done.blockedCrops > 0
-            ? ` and ${done.blockedCrops} hashes of its crops, turned and mirrored`
-            : ' (its crops could not be hashed)';
+          done.blockedCrops > 0 ? ` and ${done.blockedCrops} hashes of its crops` : ' (its crops could not be hashed)';
         print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}: edited copies of it are refused too`);
       }
     },

@@ -187,7 +187,7 @@ async function perceptualOf(bytes: Buffer): Promise<Perceptual> {
   return processed.perceptual ?? { hashes: [], turned: [], quality: 0 };
 }
 
-/** A photo as `takedown --block` blocks it: its own hashes and those of its crops, turned and mirrored. */
+/** A photo as `takedown --block` blocks it: its own hashes and those of its crops (`crops.ts`). */
 async function blockedOf(jpeg: Buffer): Promise<Perceptual> {
   const own = await perceptualOf(jpeg);
   return { ...own, hashes: [...own.hashes, ...(await blockedCropHashes(jpeg))] };

@@ -69,8 +69,9 @@ export const UPLOAD_SIDE_CROPS: readonly Margins[] = [0.09, 0.19].flatMap(eachSi
  */
 export const CROPPED_SIDE = 384;
 
-/** The pixels inside these margins. */
+/** The pixels inside these margins (shares that leave part of each side). */
 export function crop(pixels: PdqPixels, margins: Margins): PdqPixels {
+  if (margins.left + margins.right >= 1 || margins.top + margins.bottom >= 1) throw new RangeError('a crop leaves nothing');
   const { data, width, height, channels } = pixels;
   const left = Math.round(width * margins.left);
   const top = Math.round(height * margins.top);

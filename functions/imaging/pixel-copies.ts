@@ -233,9 +233,9 @@ async function washedOut(pixels: PdqPixels, budget: Budget): Promise<string[]> {
  * The picture's PDQ hashes from the working pixels (no decode of its own), those of the picture inside its plain
  * border, when it has one (a border added to, or cut from, a blocked picture would otherwise hide it), and those of
  * the picture as a viewer sees it on a page (`seenOnPages`). Only hashes of `MIN_PDQ_QUALITY` or more are kept, each
- * once; none when no hash has it (a flat or empty picture). The hashes of the centred crops of `cropped`
- * (`hashedCopies`, `crops.ts`) are compared too, but not kept: a record keeps the picture's own. One hash a
- * turn of the event loop, and none once the imaging's time is spent.
+ * once; none when no hash has it (a flat or empty picture). The hashes of the crops of `cropped`, centred and from
+ * each side (`hashedCopies`, `crops.ts`), are compared too, but not kept: a record keeps the picture's own. One hash
+ * a turn of the event loop, and none once the imaging's time is spent.
  */
 async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, budget: Budget): Promise<Perceptual | undefined> {
   // a picture in a small part of a plain page: the whole one's hash tells more of the page's layout than of it, and

@@ -94,7 +94,7 @@ async function printBlockLists(): Promise<void> {
     : await measureUploadWithList(largest, Math.max(least(10), ITERATIONS));
   process.stdout.write(
     [
-      "Blocked pictures' lists of random hashes (a shared list's are as unrelated to an upload), each in fresh processes: from the stored form to an index ready, what it holds, and an upload's check against it (an opaque still picture: the eight turns of its hash and its ${CROP_QUERIES} crops; one with transparency and a border: four hashes' turns and the crops; an opaque animation: six frames, each as an opaque still picture) when nothing matches:",
+      `Blocked pictures' lists of random hashes (a shared list's are as unrelated to an upload), each in fresh processes: from the stored form to an index ready, what it holds, and an upload's check against it (an opaque still picture: the eight turns of its hash and its ${CROP_QUERIES} crops; one with transparency and a border: four hashes' turns and the crops; an opaque animation: six frames, each as an opaque still picture) when nothing matches:`,
       '',
       `| hashes | stored (MB) | load p50 (ms) | index (MiB) | check, opaque (${8 + CROP_QUERIES} queries): p50 / p99 (ms) | check, transparent and framed (${4 * 8 + CROP_QUERIES}): p50 / p99 (ms) | check, animation (${HASHED_PICTURES * (8 + CROP_QUERIES)}): p50 / p99 (ms) |`,
       '|---|---|---|---|---|---|---|',

@@ -9,7 +9,10 @@ import {
   crop,
   cropHashes,
   UPLOAD_CROPS,
+  UPLOAD_SIDE_CROPS,
+  uploadCropHash,
 } from '../../../functions/imaging/crops';
+import { QUERIES_A_TURN } from '../../../functions/core/moderation/moderation';
 import { makePhoto } from '../../support/images';
 
 describe('crops', () => {
@@ -36,6 +39,7 @@ describe('crops', () => {
   it('hashes only crops that say enough of the picture: none of a flat one', () => {
     const flat = { data: new Uint8Array(64 * 64 * 3).fill(200), width: 64, height: 64, channels: 3 };
     expect(cropHashes(flat, BLOCKED_CROPS)).toEqual([]);
+    expect(UPLOAD_SIDE_CROPS.map((margins) => uploadCropHash(flat, margins))).toEqual(Array(8).fill(undefined));
     const noisy = {
       data: Uint8Array.from({ length: 64 * 64 * 3 }, (_, at) => (at * 7919) % 256),
       width: 64,
@@ -43,19 +47,32 @@ describe('crops', () => {
       channels: 3,
     };
     expect(cropHashes(noisy, UPLOAD_CROPS).map((one) => one.turned.length)).toEqual([8, 8, 8]);
+    expect(UPLOAD_SIDE_CROPS.map((margins) => uploadCropHash(noisy, margins)?.length)).toEqual(Array(8).fill(64));
+  });
+
+  it("checks a still picture's queries in one turn: four hashes' eight forms and its crops", () => {
+    expect(4 * 8 + UPLOAD_CROPS.length + UPLOAD_SIDE_CROPS.length).toBeLessThanOrEqual(QUERIES_A_TURN);
+  });
+
+  it('refuses margins that leave nothing', () => {
+    const pixels = { data: new Uint8Array(10 * 10), width: 10, height: 10, channels: 1 };
+    expect(() => crop(pixels, { left: 0.5, top: 0, right: 0.5, bottom: 0 })).toThrow(RangeError);
   });
 
   it('blocks each crop of a picture in its eight turned and mirrored forms: a framed copy turned is within reach', async () => {
     const photo = await makePhoto(7, 640, 480);
     const blocked = await blockedCropHashes(photo);
-    // seven crops, eight forms each (a form two crops share is kept once)
-    expect(blocked.length).toBeGreaterThan(7 * 7);
+    // seven centred crops, eight forms each, among them (a form two crops share is kept once)
+    const { data, info } = await sharp(photo).resize(384, 288).raw().toBuffer({ resolveWithObject: true });
+    const centred = cropHashes({ data, width: 384, height: 288, channels: info.channels }, BLOCKED_CROPS);
+    expect(centred).toHaveLength(7);
+    expect(blocked).toEqual(expect.arrayContaining(centred.flatMap((one) => one.turned)));
     // the 6% crop of the photo turned a quarter is one of them, as an upload turned so would hash it
     const turned = await sharp(photo).rotate(90).resize(288, 384).raw().toBuffer({ resolveWithObject: true });
     const pixels = { data: turned.data, width: turned.info.width, height: turned.info.height, channels: turned.info.channels };
     const [crop] = cropHashes(pixels, [0.06]);
     const nearest = (hashes: string[]) => Math.min(...hashes.map((hash) => pdqDistance(hash, crop?.hash ?? '')));
-    expect(nearest(blocked)).toBeLessThanOrEqual(31);
+    expect(nearest(centred.flatMap((one) => one.turned))).toBeLessThanOrEqual(31);
     // the upright crops alone are far from it
     const upright = await sharp(photo).resize(384, 288).raw().toBuffer({ resolveWithObject: true });
     const uprightPixels = { data: upright.data, width: 384, height: 288, channels: upright.info.channels };

@@ -176,6 +176,7 @@ describe('thin and tall pictures', () => {
       expect(processed.perceptual?.hashes.length).toBeGreaterThan(0);
       // the hashes read at most MAX_HASHED_SIDE a side, the classifier's worker at most 2048
       expect(hashing).toHaveBeenCalled();
+      expect(jest.mocked(pdqHashAsIs)).toHaveBeenCalled();
       for (const [pixels] of [...hashing.mock.calls, ...jest.mocked(pdqHashAsIs).mock.calls]) {
         expect(Math.max(pixels.width, pixels.height)).toBeLessThanOrEqual(MAX_HASHED_SIDE);
       }
@@ -245,7 +246,8 @@ describe("the hashes on the request's thread", () => {
     // a frame makes its own hash, its inside's, its two pages' and its 11 crops': made in one go, and the frames'
     // together, they held the thread for all of them
     const { sides, mostInOneTurn } = await hashesByTurn(await bigAnimation(3));
-    expect(sides.length).toBeGreaterThan(3 * 15);
+    // two of its frames are hashed (the third is told apart from neither), 15 hashes each
+    expect(sides.filter((side) => side > 64).length).toBeGreaterThanOrEqual(2 * 15);
     expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_FRAME_HASHED_SIDE);
     expect(mostInOneTurn).toBe(1);
   }, 30_000);
@@ -255,7 +257,8 @@ describe("the hashes on the request's thread", () => {
       .png()
       .toBuffer();
     const { sides, mostInOneTurn } = await hashesByTurn(still);
-    expect(sides.length).toBeGreaterThan(15);
+    // its own, inside its border's, its two pages' and its 11 crops'
+    expect(sides.length).toBeGreaterThanOrEqual(15);
     expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_HASHED_SIDE);
     expect(mostInOneTurn).toBe(1);
   }, 30_000);
