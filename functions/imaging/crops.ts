@@ -63,6 +63,12 @@ export const BLOCKED_TWO_SIDE_CROPS: readonly Margins[] = BLOCKED_CROPS.flatMap(
  */
 export const UPLOAD_SIDE_CROPS: readonly Margins[] = [0.09, 0.19].flatMap(eachSide);
 
+/** A margin of `side` (a share of the width and of the height) on each side. */
+export const centredMargins = (side: number): Margins => ({ left: side, top: side, right: side, bottom: side });
+
+/** Every crop an upload is compared by, as it is: the centred ones, then those from each side (11 queries). */
+export const UPLOAD_CROP_MARGINS: readonly Margins[] = [...UPLOAD_CROPS.map(centredMargins), ...UPLOAD_SIDE_CROPS];
+
 /**
  * The crops are hashed from a copy of at most this many pixels a side, on both sides alike: they match as well as
  * from 1,024, in a seventh of the time; from 256 they lose a few (`docs/moderation.md`, "Crops and frames").
@@ -83,14 +89,6 @@ export function crop(pixels: PdqPixels, margins: Margins): PdqPixels {
     out.set(data.subarray(start, start + cropWidth * channels), row * cropWidth * channels);
   }
   return { data: out, width: cropWidth, height: cropHeight, channels };
-}
-
-/** A margin of `side` (a share of the width and of the height) on each side. */
-export const centredMargins = (side: number): Margins => ({ left: side, top: side, right: side, bottom: side });
-
-/** The pixels inside a margin of `side` (a share of the width and of the height) on each side. */
-export function centredCrop(pixels: PdqPixels, side: number): PdqPixels {
-  return crop(pixels, centredMargins(side));
 }
 
 /** The hash of a picture's crop, when it says enough of it (`MIN_PDQ_QUALITY`). */

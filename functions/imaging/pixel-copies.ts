@@ -3,7 +3,7 @@ import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../cor
 import { nextTurn } from '../core/turns';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
-import { centredMargins, CROPPED_SIDE, UPLOAD_CROPS, UPLOAD_SIDE_CROPS, uploadCropHash } from './crops';
+import { CROPPED_SIDE, UPLOAD_CROP_MARGINS, uploadCropHash } from './crops';
 import { distinctFrames, shownMs } from './distinct-frames';
 import type { RawPixels } from './decode-foreign';
 import { CLASSIFIER_SIDE, type ClassifierPixels } from './nsfw-classifier';
@@ -258,7 +258,7 @@ async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, bud
   // the crops as they are, not turned: 11 queries of the block list rather than 88 (the blocked crops are kept
   // turned instead: `crops.ts`); centred, then from each side
   const crops: string[] = [];
-  for (const margins of [...UPLOAD_CROPS.map(centredMargins), ...UPLOAD_SIDE_CROPS]) {
+  for (const margins of UPLOAD_CROP_MARGINS) {
     const one = uploadCropHash(cropped, margins);
     if (one) crops.push(one);
     await nextTurn();

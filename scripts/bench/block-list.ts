@@ -13,7 +13,7 @@ import {
 } from '../../functions/adapters/s3-picture-blocks';
 import { HASH_BYTES, HashIndex } from '../../functions/core/moderation/hash-index';
 import { NO_PICTURE_BLOCKS } from '../../functions/core/moderation/picture-blocks';
-import { UPLOAD_CROPS, UPLOAD_SIDE_CROPS } from '../../functions/imaging/crops';
+import { UPLOAD_CROP_MARGINS } from '../../functions/imaging/crops';
 import { HASHED_PICTURES } from '../../functions/imaging/distinct-frames';
 import type { PictureBlockList } from '../../functions/core/moderation/picture-blocks';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
@@ -45,7 +45,7 @@ export interface BlockListRow {
 }
 
 /** The crops an upload's check queries, as they are: centred, and from each side (`crops.ts`). */
-export const CROP_QUERIES = UPLOAD_CROPS.length + UPLOAD_SIDE_CROPS.length;
+export const CROP_QUERIES = UPLOAD_CROP_MARGINS.length;
 
 /**
  * A list of `count` random hashes (as unrelated as a shared list's are to an upload), in its stored form. Made in one

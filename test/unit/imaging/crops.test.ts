@@ -5,9 +5,10 @@ import {
   BLOCKED_ONE_SIDE_CROPS,
   BLOCKED_TWO_SIDE_CROPS,
   blockedCropHashes,
-  centredCrop,
+  centredMargins,
   crop,
   cropHashes,
+  UPLOAD_CROP_MARGINS,
   UPLOAD_CROPS,
   UPLOAD_SIDE_CROPS,
   uploadCropHash,
@@ -19,12 +20,12 @@ describe('crops', () => {
   it('keeps the pixels inside a margin of the share given on each side, in every channel', () => {
     // 20 x 10 pixels of 2 channels, each sample naming its place
     const data = Uint8Array.from({ length: 20 * 10 * 2 }, (_, at) => at % 251);
-    const crop = centredCrop({ data, width: 20, height: 10, channels: 2 }, 0.1);
-    expect([crop.width, crop.height, crop.channels]).toEqual([16, 8, 2]);
+    const cut = crop({ data, width: 20, height: 10, channels: 2 }, centredMargins(0.1));
+    expect([cut.width, cut.height, cut.channels]).toEqual([16, 8, 2]);
     // its first row is the source's second, from its third pixel
-    expect([...crop.data.subarray(0, 4)]).toEqual([...data.subarray((1 * 20 + 2) * 2, (1 * 20 + 2) * 2 + 4)]);
+    expect([...cut.data.subarray(0, 4)]).toEqual([...data.subarray((1 * 20 + 2) * 2, (1 * 20 + 2) * 2 + 4)]);
     const last = (7 * 16 + 15) * 2;
-    expect([...crop.data.subarray(last, last + 2)]).toEqual([...data.subarray((8 * 20 + 17) * 2, (8 * 20 + 17) * 2 + 2)]);
+    expect([...cut.data.subarray(last, last + 2)]).toEqual([...data.subarray((8 * 20 + 17) * 2, (8 * 20 + 17) * 2 + 2)]);
   });
 
   it('keeps the pixels inside margins of different shares on each side', () => {
@@ -51,7 +52,8 @@ describe('crops', () => {
   });
 
   it("checks a still picture's queries in one turn: four hashes' eight forms and its crops", () => {
-    expect(4 * 8 + UPLOAD_CROPS.length + UPLOAD_SIDE_CROPS.length).toBeLessThanOrEqual(QUERIES_A_TURN);
+    expect(UPLOAD_CROP_MARGINS).toHaveLength(UPLOAD_CROPS.length + UPLOAD_SIDE_CROPS.length);
+    expect(4 * 8 + UPLOAD_CROP_MARGINS.length).toBeLessThanOrEqual(QUERIES_A_TURN);
   });
 
   it('refuses margins that leave nothing', () => {
