@@ -423,20 +423,19 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     const classifier = await OnnxNsfwClassifier.load();
     const input = plain(SIDE, SIDE, [0, 0, 0]);
     const expected = await classifier.score(input);
-    // the crash comes once the run is in the worker's hands: a message the worker cannot read throws there, uncaught
-    // (sent earlier, it could end the worker before the run was handed over, and the run go to the next worker)
+    // the crash comes once the run is in the worker's hands: a message the worker cannot read throws there, uncaught.
+    // It is sent right behind the run, in the same call: sent earlier, it could end the worker before the run was
+    // handed over (and the run go to the next worker); sent after this thread's next turn, a loaded machine could let
+    // the run finish first
     const worker = workerOf(classifier);
     if (!worker) throw new Error('the classifier has no worker');
     const post = worker.postMessage.bind(worker);
-    const handedOver = new Promise<void>((resolve) => {
-      worker.postMessage = (...args: Parameters<Worker['postMessage']>): void => {
-        post(...args);
-        resolve();
-      };
-    });
+    worker.postMessage = (...args: Parameters<Worker['postMessage']>): void => {
+      worker.postMessage = post;
+      post(...args);
+      post(null);
+    };
     const running = classifier.score(input);
-    await handedOver;
-    post(null);
     await expect(running).rejects.toMatchObject({ kind: 'DependencyFailed' });
     await expect(classifier.score(input)).resolves.toBe(expected);
     await classifier.close();
