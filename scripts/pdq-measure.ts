@@ -105,6 +105,27 @@ export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number)
       .jpeg()
       .toBuffer();
   },
+  // a picture laid inside another, off centre or framed unevenly: found by its lines (`inner-pictures.ts`)
+  'in a 25% frame of noise': (jpeg, width, height) => framed(jpeg, width, height, 0.25),
+  'in a frame of noise of 3% left, 12% right, 7% top, none at the bottom': async (jpeg, width, height) => {
+    const [left, right, top] = [Math.round(width * 0.03), Math.round(width * 0.12), Math.round(height * 0.07)];
+    return laidOn(await noisePng(width + left + right, height + top), jpeg, left, top);
+  },
+  'at 60% of its size on noise, off centre': async (jpeg, width, height) => {
+    const small = await sharp(jpeg)
+      .resize({ width: Math.round(width * 0.6) })
+      .toBuffer();
+    return laidOn(await noisePng(width, height), small, Math.round(width * 0.1), Math.round(height * 0.25));
+  },
+  'at 70% of its size on another photo': async (jpeg, width, height) => {
+    // the other photo: this one upside down, in negative and blurred (as unlike it as another photo)
+    const other = await sharp(jpeg).flip().negate().blur(3).resize(width, height).png().toBuffer();
+    const small = await sharp(jpeg)
+      .resize({ width: Math.round(width * 0.7) })
+      .toBuffer();
+    return laidOn(other, small, Math.round(width * 0.22), Math.round(height * 0.06));
+  },
+  'a screenshot of it in a browser': (jpeg, width, height) => inAViewer(jpeg, width, height),
   'turned 3°': (jpeg) => sharp(jpeg).rotate(3, { background: '#000000' }).jpeg().toBuffer(),
   'turned 5°': (jpeg) => sharp(jpeg).rotate(5, { background: '#000000' }).jpeg().toBuffer(),
   'a quarter of a 2x2 tile': async (jpeg, width, height) => {
@@ -162,6 +183,42 @@ async function onOneSide(
     .composite([{ input: jpeg, left: 'left' in side ? dx : 0, top: 0 }])
     .jpeg()
     .toBuffer();
+}
+
+/** A PNG of grey noise. */
+function noisePng(width: number, height: number): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: '#808080', noise: NOISE } })
+    .png()
+    .toBuffer();
+}
+
+/** A picture laid on another at (left, top), as a JPEG. */
+function laidOn(under: Buffer, over: Buffer, left: number, top: number): Promise<Buffer> {
+  return sharp(under)
+    .composite([{ input: over, left, top }])
+    .jpeg()
+    .toBuffer();
+}
+
+/**
+ * A screenshot of a photo shown at 90% in a browser's dark image viewer: the browser's light toolbar (an address
+ * field with an address, a button) across the top, the photo in the middle of the dark page below it.
+ */
+async function inAViewer(jpeg: Buffer, width: number, height: number): Promise<Buffer> {
+  const [pageWidth, pageHeight] = [Math.round(width * 1.3), Math.round(height * 1.35)];
+  const bar = Math.round(pageHeight * 0.08);
+  const page = `<svg xmlns="http://www.w3.org/2000/svg" width="${pageWidth}" height="${pageHeight}"><rect width="100%" height="100%" fill="#0e0e0e"/><rect width="100%" height="${bar}" fill="#dee1e6"/><rect x="${pageWidth * 0.1}" y="${bar * 0.25}" width="${pageWidth * 0.6}" height="${bar * 0.5}" rx="${bar * 0.25}" fill="#ffffff"/><text x="${pageWidth * 0.12}" y="${bar * 0.62}" font-size="${bar * 0.3}" font-family="sans-serif" fill="#333333">https://img.example/images/2026/11/29/photo.jpg</text><circle cx="${pageWidth * 0.03}" cy="${bar / 2}" r="${bar * 0.2}" fill="#888888"/></svg>`;
+  const shown = await sharp(jpeg)
+    .resize({ width: Math.round(width * 0.9) })
+    .toBuffer();
+  const { height: shownHeight = 0 } = await sharp(shown).metadata();
+  const left = Math.round((pageWidth - width * 0.9) / 2);
+  return laidOn(
+    await sharp(Buffer.from(page)).png().toBuffer(),
+    shown,
+    left,
+    bar + Math.round((pageHeight - bar - shownHeight) / 2),
+  );
 }
 
 /** The grain of a frame of noise. */

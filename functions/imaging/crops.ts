@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { MIN_PDQ_QUALITY, pdqHash, pdqHashAsIs, type PdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
+import { innerPictures } from './inner-pictures';
 import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
 
 /**
@@ -132,5 +133,8 @@ export async function blockedCropHashes(original: Uint8Array): Promise<string[]>
   const centred = cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned);
   const oneSide = hashed(BLOCKED_ONE_SIDE_CROPS).flatMap((one) => one.turned);
   const twoSides = hashed(BLOCKED_TWO_SIDE_CROPS).map((one) => one.hash);
-  return [...new Set([...centred, ...oneSide, ...twoSides])];
+  // a blocked screenshot, or picture in a picture, blocks the picture inside it too, upright: an upload of that
+  // picture alone is compared by its own hash turned and mirrored the eight ways
+  const inner = hashed(innerPictures(pixels)).map((one) => one.hash);
+  return [...new Set([...centred, ...oneSide, ...twoSides, ...inner])];
 }

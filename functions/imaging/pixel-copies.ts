@@ -4,6 +4,7 @@ import { nextTurn } from '../core/turns';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
 import { CROPPED_SIDE, UPLOAD_CROP_MARGINS, uploadCropHash } from './crops';
+import { innerPictures } from './inner-pictures';
 import { distinctFrames, shownMs } from './distinct-frames';
 import type { RawPixels } from './decode-foreign';
 import { CLASSIFIER_SIDE, type ClassifierPixels } from './nsfw-classifier';
@@ -264,8 +265,29 @@ async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, bud
     await nextTurn();
     budget.check();
   }
-  const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...washed, ...crops])];
+  const inner = await innerHashes(cropped, budget);
+  const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...washed, ...crops, ...inner])];
   return { hashes: hashes.map((one) => one.hash), turned, quality: hashes[0]?.quality ?? 0 };
+}
+
+/**
+ * The hashes of the pictures laid inside this one (`innerPictures`: a picture in a picture, a screenshot of one in a
+ * viewer, a frame of any widths, a tile), as they are, when they say enough of their picture: the blocked side keeps
+ * its own pictures inside turned and mirrored (`blockedCropHashes`), as it keeps its crops. The lines are looked for
+ * in a turn of their own, and each picture inside is hashed in its own.
+ */
+async function innerHashes(cropped: PdqPixels, budget: Budget): Promise<string[]> {
+  const found = innerPictures(cropped);
+  await nextTurn();
+  budget.check();
+  const hashes: string[] = [];
+  for (const margins of found) {
+    const one = uploadCropHash(cropped, margins);
+    if (one) hashes.push(one);
+    await nextTurn();
+    budget.check();
+  }
+  return hashes;
 }
 
 /**

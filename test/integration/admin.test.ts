@@ -410,6 +410,73 @@ describe('npm run admin: a blocked picture in a frame inside a plain border', ()
   });
 });
 
+describe('npm run admin: a blocked picture laid inside another', () => {
+  /** Pictures laid on a page of `width` x `height`: a colour, or a picture of that size. */
+  async function laid(
+    under: string | Buffer,
+    width: number,
+    height: number,
+    over: Array<{ input: Buffer; left: number; top: number }>,
+  ): Promise<Buffer> {
+    const page = typeof under === 'string' ? sharp({ create: { width, height, channels: 3, background: under } }) : sharp(under);
+    return page.composite(over).jpeg().toBuffer();
+  }
+
+  /** A screenshot of a picture in a browser's dark viewer, under its light toolbar (an address field on it). */
+  async function screenshot(picture: Buffer): Promise<Buffer> {
+    const field = await sharp({ create: { width: 600, height: 30, channels: 3, background: '#ffffff' } })
+      .png()
+      .toBuffer();
+    const toolbar = await sharp({ create: { width: 1040, height: 64, channels: 3, background: '#dee1e6' } })
+      .composite([{ input: field, left: 100, top: 17 }])
+      .png()
+      .toBuffer();
+    const shown = await sharp(picture).resize({ width: 720 }).toBuffer();
+    return laid('#0e0e0e', 1040, 810, [
+      { input: toolbar, left: 0, top: 0 },
+      { input: shown, left: 160, top: 180 },
+    ]);
+  }
+
+  it('is refused laid off centre on noise, in a frame of different widths, in a screenshot, in a tile', async () => {
+    const { service, photo } = await blockedPhoto(21);
+    const small = await sharp(photo).resize({ width: 480 }).toBuffer();
+    const others = await Promise.all([22, 23, 24].map((seed) => makePhoto(seed, 400, 300)));
+    const edits: Record<string, Buffer> = {
+      'at 60% of its size on noise, off centre': await laid(await noise(800, 600, 3), 800, 600, [
+        { input: small, left: 80, top: 150 },
+      ]),
+      'in a frame of noise of 3% left, 12% right, 7% top, none at the bottom': await laid(await noise(920, 642, 3), 920, 642, [
+        { input: photo, left: 24, top: 42 },
+      ]),
+      'in a screenshot of a browser': await screenshot(photo),
+      'in a 2x2 tile with three other photos': await laid('#000000', 800, 600, [
+        { input: await sharp(photo).resize(400, 300).toBuffer(), left: 0, top: 0 },
+        ...others.map((input, k) => ({ input, left: ((k + 1) % 2) * 400, top: Math.floor((k + 1) / 2) * 300 })),
+      ]),
+    };
+    for (const [edit, bytes] of Object.entries(edits))
+      expect({ edit, ...(await sent(service, bytes, 'again.jpg')) }).toEqual({ edit, status: 403, code: 151 });
+    // other photos laid out alike are taken
+    for (const seed of [25, 26])
+      expect(await sent(service, await screenshot(await makePhoto(seed)), `other${seed}.jpg`)).toEqual({ status: 200, code: 0 });
+  });
+
+  it('blocks the picture inside a blocked screenshot: the picture alone is refused after it', async () => {
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
+    const photo = await makePhoto(27);
+    const { width = 0, height = 0 } = await sharp(photo).metadata();
+    const onNoise = await laid(await noise(width + 320, height + 200, 3), width + 320, height + 200, [
+      { input: photo, left: 60, top: 150 },
+    ]);
+    expect(await sent(service, onNoise, 'laid.jpg')).toEqual({ status: 200, code: 0 });
+    const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
+    await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    expect(await sent(service, photo, 'alone.jpg')).toEqual({ status: 403, code: 151 });
+    expect(await sent(service, await makePhoto(28), 'other.jpg')).toEqual({ status: 200, code: 0 });
+  });
+});
+
 describe('npm run admin: a blocked picture sent as an animation', () => {
   it('is refused by its frames, as a GIF of two frames, framed or not, and another photo as an animation is taken', async () => {
     const { service, photo } = await blockedPhoto(14);

@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { Margins } from '../../../functions/imaging/crops';
+import { INNER_LEAST_SHARE, innerPictures, MOST_INNER_PICTURES } from '../../../functions/imaging/inner-pictures';
+import type { PdqPixels } from '../../../functions/core/moderation/pdq';
+import { makePhoto } from '../../support/images';
+
+/** The pixels the detector reads: at most 384 a side, as an upload's crops are made (`CROPPED_SIDE`). */
+async function pixelsOf(bytes: Buffer): Promise<PdqPixels> {
+  const { data, info } = await sharp(bytes).resize(384, 384, { fit: 'inside' }).raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+function noise(width: number, height: number): Promise<Buffer> {
+  const background = '#808080';
+  return sharp({ create: { width, height, channels: 3, background, noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+    .png()
+    .toBuffer();
+}
+
+/** A picture of `width` x `height` with these pictures laid on `under` (a colour, or a picture of that size). */
+async function laid(
+  under: string | Buffer,
+  width: number,
+  height: number,
+  over: Array<{ input: Buffer; left: number; top: number }>,
+): Promise<Buffer> {
+  const base = typeof under === 'string' ? sharp({ create: { width, height, channels: 3, background: under } }) : sharp(under);
+  return base.composite(over).png().toBuffer();
+}
+
+/** The largest distance, in pixels of the 384 px copy, from each side of `margins` to the same side of `truth`. */
+function offBy(margins: Margins, truth: Margins, width: number, height: number): number {
+  return Math.max(
+    Math.abs(margins.left - truth.left) * width,
+    Math.abs(margins.right - truth.right) * width,
+    Math.abs(margins.top - truth.top) * height,
+    Math.abs(margins.bottom - truth.bottom) * height,
+  );
+}
+
+/** The found picture nearest the truth, and how far off it is. */
+function nearest(found: readonly Margins[], truth: Margins, pixels: PdqPixels): number {
+  return Math.min(Infinity, ...found.map((margins) => offBy(margins, truth, pixels.width, pixels.height)));
+}
+
+describe('innerPictures', () => {
+  it('finds a photo laid off centre on noise, each side within two pixels', async () => {
+    const photo = await makePhoto(1, 480, 360);
+    const bytes = await laid(await noise(800, 600), 800, 600, [{ input: photo, left: 80, top: 150 }]);
+    const pixels = await pixelsOf(bytes);
+    const truth = { left: 80 / 800, right: (800 - 560) / 800, top: 150 / 600, bottom: (600 - 510) / 600 };
+    expect(nearest(innerPictures(pixels), truth, pixels)).toBeLessThanOrEqual(2);
+  });
+
+  it('finds a photo in a frame of noise of a different width on each side, none on one', async () => {
+    const photo = await makePhoto(2, 800, 600);
+    const bytes = await laid(await noise(920, 640), 920, 640, [{ input: photo, left: 24, top: 40 }]);
+    const pixels = await pixelsOf(bytes);
+    const truth = { left: 24 / 920, right: 96 / 920, top: 40 / 640, bottom: 0 };
+    expect(nearest(innerPictures(pixels), truth, pixels)).toBeLessThanOrEqual(2);
+  });
+
+  it('finds a photo shown in a dark viewer under a light toolbar, by its lines or its plain sides', async () => {
+    const photo = await makePhoto(3, 720, 540);
+    const toolbar = await sharp({ create: { width: 1040, height: 64, channels: 3, background: '#dee1e6' } })
+      .composite([
+        {
+          input: await sharp({ create: { width: 600, height: 30, channels: 3, background: '#ffffff' } })
+            .png()
+            .toBuffer(),
+          left: 100,
+          top: 17,
+        },
+      ])
+      .png()
+      .toBuffer();
+    const bytes = await laid('#0e0e0e', 1040, 810, [
+      { input: toolbar, left: 0, top: 0 },
+      { input: photo, left: 160, top: 180 },
+    ]);
+    const pixels = await pixelsOf(bytes);
+    const truth = { left: 160 / 1040, right: 160 / 1040, top: 180 / 810, bottom: 90 / 810 };
+    expect(nearest(innerPictures(pixels), truth, pixels)).toBeLessThanOrEqual(2);
+  });
+
+  it('finds each cell of a 2x2 tile of four photos', async () => {
+    const photos = await Promise.all([4, 5, 6, 7].map((seed) => makePhoto(seed, 400, 300)));
+    const bytes = await laid(
+      '#000000',
+      800,
+      600,
+      photos.map((input, k) => ({ input, left: (k % 2) * 400, top: Math.floor(k / 2) * 300 })),
+    );
+    const pixels = await pixelsOf(bytes);
+    const found = innerPictures(pixels);
+    for (const [left, top] of [
+      [0, 0],
+      [0.5, 0],
+      [0, 0.5],
+      [0.5, 0.5],
+    ] as const)
+      expect(nearest(found, { left, top, right: 0.5 - left, bottom: 0.5 - top }, pixels)).toBeLessThanOrEqual(2);
+  });
+
+  it('finds no picture inside natural photos, whole or cut', async () => {
+    for (const name of ['astronaut.jpg', 'chelsea.jpg', 'coffee.jpg']) {
+      const photo = readFileSync(join(__dirname, '../../fixtures/photos', name));
+      expect({ name, found: innerPictures(await pixelsOf(photo)) }).toEqual({ name, found: [] });
+      const { width = 0, height = 0 } = await sharp(photo).metadata();
+      const cut = await sharp(photo)
+        .extract({ left: Math.round(width * 0.05), top: 0, width: Math.round(width * 0.9), height })
+        .png()
+        .toBuffer();
+      expect({ name, found: innerPictures(await pixelsOf(cut)) }).toEqual({ name, found: [] });
+    }
+  });
+
+  it('keeps at most its number of pictures, each of at least its share of each side, never the whole', async () => {
+    // a grid of 6 x 6 photos: lines everywhere
+    const photos = await Promise.all(Array.from({ length: 36 }, (_, k) => makePhoto(10 + k, 100, 100)));
+    const bytes = await laid(
+      '#000000',
+      600,
+      600,
+      photos.map((input, k) => ({ input, left: (k % 6) * 100, top: Math.floor(k / 6) * 100 })),
+    );
+    const found = innerPictures(await pixelsOf(bytes));
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.length).toBeLessThanOrEqual(MOST_INNER_PICTURES);
+    for (const margins of found) {
+      expect(1 - margins.left - margins.right).toBeGreaterThanOrEqual(INNER_LEAST_SHARE);
+      expect(1 - margins.top - margins.bottom).toBeGreaterThanOrEqual(INNER_LEAST_SHARE);
+      expect(margins.left + margins.right + margins.top + margins.bottom).toBeGreaterThan(0);
+    }
+  });
+
+  it('answers nothing for a picture too small to hold one, or flat', async () => {
+    expect(innerPictures({ data: new Uint8Array(10 * 10 * 3), width: 10, height: 10, channels: 3 })).toEqual([]);
+    expect(innerPictures({ data: new Uint8Array(200 * 100).fill(90), width: 200, height: 100, channels: 1 })).toEqual([]);
+  });
+});
