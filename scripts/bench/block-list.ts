@@ -14,6 +14,7 @@ import {
 import { HASH_BYTES, HashIndex } from '../../functions/core/moderation/hash-index';
 import { NO_PICTURE_BLOCKS } from '../../functions/core/moderation/picture-blocks';
 import { UPLOAD_CROP_MARGINS } from '../../functions/imaging/crops';
+import { MOST_INNER_PICTURES } from '../../functions/imaging/inner-pictures';
 import { HASHED_PICTURES } from '../../functions/imaging/distinct-frames';
 import type { PictureBlockList } from '../../functions/core/moderation/picture-blocks';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
@@ -32,20 +33,26 @@ export interface BlockListRow {
   /** What the index holds. */
   indexMiB: number;
   /**
-   * One upload's check: an opaque still picture's (the eight turns of its hash, and its 11 crops: 19 queries), and
-   * one with transparency and a border (four hashes' turns and the crops: 43).
+   * One upload's check at its most (`pictureQueries`): an opaque still picture's (the eight turns of its hash, its 11
+   * crops and 8 pictures inside it: 27 queries), and one with transparency and a border (four hashes' turns: 51).
    */
   oneHashP50: number;
   oneHashP99: number;
   fourHashesP50: number;
   fourHashesP99: number;
-  /** An opaque animation of six distinct frames, each queried as an opaque still picture: 114 queries. */
+  /** An opaque animation of six distinct frames, each queried as an opaque still picture: 162 queries. */
   animationP50: number;
   animationP99: number;
 }
 
 /** The crops an upload's check queries, as they are: centred, and from each side (`crops.ts`). */
 export const CROP_QUERIES = UPLOAD_CROP_MARGINS.length;
+
+/**
+ * The most queries of a picture (a still one, or each frame an animation is hashed by) with `hashes` hashes of its
+ * own: each turned and mirrored the eight ways, its crops, and the most pictures found inside it (`inner-pictures.ts`).
+ */
+export const pictureQueries = (hashes: number): number => 8 * hashes + CROP_QUERIES + MOST_INNER_PICTURES;
 
 /**
  * A list of `count` random hashes (as unrelated as a shared list's are to an upload), in its stored form. Made in one
@@ -95,7 +102,7 @@ async function measureInProcess(count: number): Promise<void> {
   const loadMs = performance.now() - started;
   const checks = (hashes: number, frames = 1): number[] =>
     Array.from({ length: 2_000 }, () => {
-      const queries = frames * (8 * hashes + CROP_QUERIES);
+      const queries = frames * pictureQueries(hashes);
       const turned = Array.from({ length: queries }, () => randomBytes(HASH_BYTES).toString('hex'));
       const start = performance.now();
       if (index.anyWithin(turned, 31)) throw new Error('a random hash matched');

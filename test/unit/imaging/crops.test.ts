@@ -14,6 +14,7 @@ import {
   uploadCropHash,
 } from '../../../functions/imaging/crops';
 import { QUERIES_A_TURN } from '../../../functions/core/moderation/moderation';
+import { MOST_INNER_PICTURES } from '../../../functions/imaging/inner-pictures';
 import { makePhoto } from '../../support/images';
 
 describe('crops', () => {
@@ -51,9 +52,9 @@ describe('crops', () => {
     expect(UPLOAD_SIDE_CROPS.map((margins) => uploadCropHash(noisy, margins)?.length)).toEqual(Array(8).fill(64));
   });
 
-  it("checks a still picture's queries in one turn: four hashes' eight forms and its crops", () => {
+  it("checks a still picture's queries in one turn: four hashes' eight forms, its crops, the pictures inside it", () => {
     expect(UPLOAD_CROP_MARGINS).toHaveLength(UPLOAD_CROPS.length + UPLOAD_SIDE_CROPS.length);
-    expect(4 * 8 + UPLOAD_CROP_MARGINS.length).toBeLessThanOrEqual(QUERIES_A_TURN);
+    expect(4 * 8 + UPLOAD_CROP_MARGINS.length + MOST_INNER_PICTURES).toBeLessThanOrEqual(QUERIES_A_TURN);
   });
 
   it('refuses margins that leave nothing', () => {
