@@ -174,15 +174,7 @@ async function onOneSide(
     Math.round(width * ('left' in side ? side.left : 'right' in side ? side.right : 0)),
     Math.round(height * ('bottom' in side ? side.bottom : 0)),
   ];
-  const frame = await sharp({
-    create: { width: width + dx, height: height + dy, channels: 3, background: '#808080', noise: NOISE },
-  })
-    .png()
-    .toBuffer();
-  return sharp(frame)
-    .composite([{ input: jpeg, left: 'left' in side ? dx : 0, top: 0 }])
-    .jpeg()
-    .toBuffer();
+  return laidOn(await noisePng(width + dx, height + dy), jpeg, 'left' in side ? dx : 0, 0);
 }
 
 /** A PNG of grey noise. */
@@ -227,15 +219,7 @@ const NOISE = { type: 'gaussian' as const, mean: 128, sigma: 60 };
 /** A photo inside a frame of grey noise `share` of its sides wide. */
 async function framed(jpeg: Buffer, width: number, height: number, share: number): Promise<Buffer> {
   const [dx, dy] = [Math.round(width * share), Math.round(height * share)];
-  const frame = await sharp({
-    create: { width: width + 2 * dx, height: height + 2 * dy, channels: 3, background: '#808080', noise: NOISE },
-  })
-    .png()
-    .toBuffer();
-  return sharp(frame)
-    .composite([{ input: jpeg, left: dx, top: dy }])
-    .jpeg()
-    .toBuffer();
+  return laidOn(await noisePng(width + 2 * dx, height + 2 * dy), jpeg, dx, dy);
 }
 
 async function perceptualOf(bytes: Buffer): Promise<Perceptual> {

@@ -1,6 +1,9 @@
 import sharp from 'sharp';
+import { nextTurn } from '../core/turns';
+import type { Budget } from './budget';
 import { MIN_PDQ_QUALITY, pdqHash, pdqHashAsIs, type PdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
 import { innerPictures } from './inner-pictures';
+import { crop, type Margins } from './margins';
 import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
 
 /**
@@ -19,16 +22,10 @@ import { BORDER_TOLERANCE, insidePlainBorder } from './plain-border';
  *   around a blocked picture comes off with one of them, within 3% of the picture's edge, where a crop of the blocked
  *   one meets it; and by its crops from each side (`UPLOAD_SIDE_CROPS`), for a frame on one side.
  */
+export { crop, type Margins } from './margins';
+
 export const BLOCKED_CROPS = [0.015, 0.03, 0.045, 0.06, 0.075, 0.09, 0.105] as const;
 export const UPLOAD_CROPS = [0.03, 0.06, 0.09] as const;
-
-/** What a crop cuts off: shares of the width (left, right) and of the height (top, bottom). */
-export interface Margins {
-  left: number;
-  top: number;
-  right: number;
-  bottom: number;
-}
 
 const NO_MARGINS: Margins = { left: 0, top: 0, right: 0, bottom: 0 };
 
@@ -76,22 +73,6 @@ export const UPLOAD_CROP_MARGINS: readonly Margins[] = [...UPLOAD_CROPS.map(cent
  */
 export const CROPPED_SIDE = 384;
 
-/** The pixels inside these margins (shares that leave part of each side). */
-export function crop(pixels: PdqPixels, margins: Margins): PdqPixels {
-  if (margins.left + margins.right >= 1 || margins.top + margins.bottom >= 1) throw new RangeError('a crop leaves nothing');
-  const { data, width, height, channels } = pixels;
-  const left = Math.round(width * margins.left);
-  const top = Math.round(height * margins.top);
-  const cropWidth = Math.max(1, width - left - Math.round(width * margins.right));
-  const cropHeight = Math.max(1, height - top - Math.round(height * margins.bottom));
-  const out = new Uint8Array(cropWidth * cropHeight * channels);
-  for (let row = 0; row < cropHeight; row += 1) {
-    const start = ((row + top) * width + left) * channels;
-    out.set(data.subarray(start, start + cropWidth * channels), row * cropWidth * channels);
-  }
-  return { data: out, width: cropWidth, height: cropHeight, channels };
-}
-
 /** The hash of a picture's crop, when it says enough of it (`MIN_PDQ_QUALITY`). */
 function cropHash(pixels: PdqPixels, margins: Margins): PdqResult | undefined {
   const one = pdqHash(crop(pixels, margins));
@@ -105,6 +86,18 @@ function cropHash(pixels: PdqPixels, margins: Margins): PdqResult | undefined {
 export function uploadCropHash(pixels: PdqPixels, margins: Margins): PdqHash | undefined {
   const one = pdqHashAsIs(crop(pixels, margins));
   return one.quality >= MIN_PDQ_QUALITY ? one.hash : undefined;
+}
+
+/** The hashes of an upload's crops as they are (`uploadCropHash`), each in its own turn of the event loop. */
+export async function uploadCropHashes(pixels: PdqPixels, crops: readonly Margins[], budget: Budget): Promise<PdqHash[]> {
+  const hashes: PdqHash[] = [];
+  for (const margins of crops) {
+    const one = uploadCropHash(pixels, margins);
+    if (one) hashes.push(one);
+    await nextTurn();
+    budget.check();
+  }
+  return hashes;
 }
 
 /** The hashes of a picture's centred crops that say enough of it (`MIN_PDQ_QUALITY`). */
@@ -133,8 +126,8 @@ export async function blockedCropHashes(original: Uint8Array): Promise<string[]>
   const centred = cropHashes(pixels, BLOCKED_CROPS).flatMap((one) => one.turned);
   const oneSide = hashed(BLOCKED_ONE_SIDE_CROPS).flatMap((one) => one.turned);
   const twoSides = hashed(BLOCKED_TWO_SIDE_CROPS).map((one) => one.hash);
-  // a blocked screenshot, or picture in a picture, blocks the picture inside it too, upright: an upload of that
-  // picture alone is compared by its own hash turned and mirrored the eight ways
-  const inner = hashed(innerPictures(pixels)).map((one) => one.hash);
+  // a blocked screenshot, or picture in a picture, blocks the picture inside it too, turned and mirrored: an upload's
+  // pictures inside are compared as they are
+  const inner = hashed(innerPictures(pixels)).flatMap((one) => one.turned);
   return [...new Set([...centred, ...oneSide, ...twoSides, ...inner])];
 }

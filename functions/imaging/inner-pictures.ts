@@ -1,5 +1,5 @@
-import type { PdqPixels } from '../core/moderation/pdq';
-import type { Margins } from './crops';
+import { luminanceOfRow, type PdqPixels } from '../core/moderation/pdq';
+import type { Margins } from './margins';
 import { BORDER_TOLERANCE } from './plain-border';
 
 /**
@@ -12,8 +12,9 @@ import { BORDER_TOLERANCE } from './plain-border';
  * A line's measure, between two neighbouring columns (or rows) over a span: the squared differences across it, over
  * the spread of each column along the span. Neighbouring columns of one picture differ far less than they vary (a
  * photo's run smoothly, a flat colour's not at all); two columns of different pictures differ by about as much as
- * they vary, or more. A line is where the measure stands out from both its neighbours': a frame of noise has the
- * measure of different pictures between each of its columns, and only its edge stands out from the picture's side.
+ * they vary, or more. A line is where the measure stands out from the lesser of its two neighbours': a frame of noise
+ * has the measure of different pictures between each of its columns, and only its edge stands out, from the
+ * picture's side.
  */
 
 /** How far a line's measure must stand out from the lesser of its two neighbours' to be a line. */
@@ -23,7 +24,7 @@ export const LINE_LEAST = 0.3;
  * whole than along its own side (the frame beyond its ends dilutes it), where it must stand out by `LINE_LEAST`.
  */
 const CANDIDATE_LEAST = 0.15;
-/** A line across a rectangle crosses it when it stands out by this share of its faintest side, or more. */
+/** A line across a rectangle crosses it when it stands out by this share of its faintest side (and `LINE_LEAST`). */
 const CROSSING_SHARE = 0.5;
 /** The least share of the whole's width and of its height a picture inside takes. */
 export const INNER_LEAST_SHARE = 0.25;
@@ -38,19 +39,14 @@ const SPREAD_FLOOR = 3;
 /** Lines closer than this (pixels) are one line, the stronger kept: a line smeared over two by a resize. */
 const SAME_LINE = 3;
 
-/** A rectangle of the picture: columns [left, right) and rows [top, bottom). */
-interface Box {
-  left: number;
-  top: number;
-  right: number;
-  bottom: number;
-}
+/** A rectangle of the picture, in pixels: columns [left, right) and rows [top, bottom). */
+type Box = Record<'left' | 'top' | 'right' | 'bottom', number>;
 
-/** The luminance of each pixel (alpha not looked at: the pixels are as a viewer sees them). */
-function luminance({ data, width, height, channels }: PdqPixels): Float32Array {
-  const luma = new Float32Array(width * height);
-  for (let at = 0, sample = 0; at < luma.length; at += 1, sample += channels)
-    luma[at] = channels >= 3 ? 0.299 * data[sample]! + 0.587 * data[sample + 1]! + 0.114 * data[sample + 2]! : data[sample]!;
+/** The luminance of each pixel, as PDQ reads it (alpha not looked at: the pixels are as a viewer sees them). */
+function luminance(pixels: PdqPixels): Float64Array {
+  const { width, height } = pixels;
+  const luma = new Float64Array(width * height);
+  for (let y = 0; y < height; y += 1) luminanceOfRow(pixels, y, luma.subarray(y * width, (y + 1) * width));
   return luma;
 }
 
@@ -64,7 +60,7 @@ class Lines {
   private readonly known = new Map<number, number>();
 
   constructor(
-    private readonly luma: Float32Array,
+    private readonly luma: Float64Array,
     private readonly width: number,
     height: number,
     private readonly vertical: boolean,
@@ -131,7 +127,7 @@ class Lines {
  * The measures between each column and the one before it, and each row and the one before it, across the whole
  * picture: one pass over its luminance, row by row.
  */
-function wholeMeasures(luma: Float32Array, width: number, height: number): { columns: Float64Array; rows: Float64Array } {
+function wholeMeasures(luma: Float64Array, width: number, height: number): { columns: Float64Array; rows: Float64Array } {
   const columnSums = new Float64Array(width);
   const columnSquares = new Float64Array(width);
   const columnsAcross = new Float64Array(width);
@@ -169,15 +165,14 @@ function wholeMeasures(luma: Float32Array, width: number, height: number): { col
  * The pictures inside this one, as the margins that cut each out (`crop`): at most `MOST_INNER_PICTURES`, each at
  * least `INNER_LEAST_SHARE` of each side, none the whole picture.
  *
- * A rectangle is a picture inside when each of its sides is the whole picture's edge or a line along that side's
- * length, and at least one is a line. Those no line found crosses from side to side come first (a rectangle so
- * crossed is two pictures, or a picture and its frame, or a picture with a straight line of its own: a wall of
- * bricks, a page of text), the clearest first; and they are taken in turns by how many of their sides are lines (a
- * picture in a picture has four, in a frame on three sides three, a tile's cell two, under a caption bar one), so
- * that the lines of one kind of picture inside, or a picture's own, do not crowd out the others. Each is also taken with its plain sides cut off (rows or columns of one colour,
- * each side its own): the edge of a dark picture on a viewer's dark page is too faint for a line, and the rectangle
- * under a viewer's toolbar, cut so, is the picture. So is the whole picture, for a plain page of a different colour
- * on each side.
+ * A rectangle is a picture inside when each of its sides is the whole picture's edge or a line along that side's own
+ * length, and at least one is a line. Those no line crosses from side to side come first (a rectangle so crossed is
+ * two pictures, or a picture and its frame, or a picture with a straight line of its own: a wall of bricks, a page of
+ * text), the clearest first; and they are taken in turns by how many of their sides are lines (a picture in a picture
+ * has four, in a frame on three sides three, a tile's cell two, under a caption bar one), so that the lines of one kind
+ * of picture inside, or a picture's own, do not crowd out the others. Each is also taken with its plain sides cut off:
+ * the edge of a dark picture on a viewer's dark page is too faint for a line, and the rectangle under a viewer's
+ * toolbar, cut so, is the picture. So is the whole picture first: a plain page of a different shade on each side.
  */
 export function innerPictures(pixels: PdqPixels): Margins[] {
   const { width, height } = pixels;
@@ -218,17 +213,20 @@ export function innerPictures(pixels: PdqPixels): Margins[] {
     }
   }
   found.sort((a, b) => Number(a.crossed) - Number(b.crossed) || b.standing - a.standing || area(a.box) - area(b.box));
+  const least = { width: INNER_LEAST_SHARE * width, height: INNER_LEAST_SHARE * height };
   const boxes: Box[] = [];
   const keep = (box: Box | undefined): void => {
-    if (!box) return;
-    const full = box.left === 0 && box.top === 0 && box.right === width && box.bottom === height;
-    if (!full && boxes.length < MOST_INNER_PICTURES && !boxes.some((other) => sameBox(other, box))) boxes.push(box);
+    if (!box || box.right - box.left < least.width || box.bottom - box.top < least.height) return;
+    const whole = box.left === 0 && box.top === 0 && box.right === width && box.bottom === height;
+    if (!whole && boxes.length < MOST_INNER_PICTURES && !boxes.some((other) => sameBox(other, box))) boxes.push(box);
   };
+  // the whole picture's plain sides first (one box at most), then each rectangle of lines, and it with its plain sides
+  keep(plainCut(luma, width, { left: 0, top: 0, right: width, bottom: height }, least));
   for (const { box } of takenInTurns(found)) {
-    keep(insetBox(box, width, height));
-    keep(plainCut(pixels, insetBox(box, width, height)));
+    const inset = insetBox(box, width, height);
+    keep(inset);
+    keep(plainCut(luma, width, inset, least));
   }
-  keep(plainCut(pixels, { left: 0, top: 0, right: width, bottom: height }));
   return boxes.map((box) => ({
     left: box.left / width,
     right: (width - box.right) / width,
@@ -278,26 +276,20 @@ const sameBox = (a: Box, b: Box): boolean =>
   Math.abs(a.bottom - b.bottom) <= SAME_LINE;
 
 /**
- * The box with its plain sides cut off: from each side in turn, rows or columns whose every sample is within
- * `BORDER_TOLERANCE` of that side's own first pixel. None when what is left would be under `INNER_LEAST_SHARE` of the
- * picture and still plain: a flat picture, or one of a few lines on a plain page, holds no picture.
+ * The box with its plain sides cut off: from each side in turn, rows or columns whose every pixel's luminance (what PDQ
+ * reads) is within `BORDER_TOLERANCE` of that side's own first pixel's. None when what is left would be under the
+ * least size and still plain: a flat picture, or a few lines on a plain page, holds no picture.
  */
-function plainCut(pixels: PdqPixels, box: Box): Box | undefined {
-  const { data, width, channels } = pixels;
-  const plain = (x0: number, y0: number, dx: number, dy: number, count: number): boolean => {
-    const first = (y0 * width + x0) * channels;
-    for (let k = 0, x = x0, y = y0; k < count; k += 1, x += dx, y += dy) {
-      const at = (y * width + x) * channels;
-      for (let c = 0; c < channels; c += 1) if (Math.abs(data[at + c]! - data[first + c]!) > BORDER_TOLERANCE) return false;
-    }
+function plainCut(luma: Float64Array, width: number, box: Box, least: { width: number; height: number }): Box | undefined {
+  const plain = (first: number, step: number, count: number): boolean => {
+    const value = luma[first]!;
+    for (let at = first, k = 0; k < count; k += 1, at += step) if (Math.abs(luma[at]! - value) > BORDER_TOLERANCE) return false;
     return true;
   };
   let { left, top, right, bottom } = box;
-  const leastWidth = INNER_LEAST_SHARE * width;
-  const leastHeight = INNER_LEAST_SHARE * pixels.height;
-  const row = (y: number): boolean => plain(left, y, 1, 0, right - left);
-  const column = (x: number): boolean => plain(x, top, 0, 1, bottom - top);
-  const tooSmall = (): boolean => bottom - top < leastHeight || right - left < leastWidth;
+  const row = (y: number): boolean => plain(y * width + left, 1, right - left);
+  const column = (x: number): boolean => plain(top * width + x, width, bottom - top);
+  const tooSmall = (): boolean => bottom - top < least.height || right - left < least.width;
   for (; row(top); top += 1) if (tooSmall()) return undefined;
   for (; row(bottom - 1); bottom -= 1) if (tooSmall()) return undefined;
   for (; column(left); left += 1) if (tooSmall()) return undefined;

@@ -3,7 +3,7 @@ import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../cor
 import { nextTurn } from '../core/turns';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
-import { CROPPED_SIDE, UPLOAD_CROP_MARGINS, uploadCropHash } from './crops';
+import { CROPPED_SIDE, UPLOAD_CROP_MARGINS, uploadCropHashes } from './crops';
 import { innerPictures } from './inner-pictures';
 import { distinctFrames, shownMs } from './distinct-frames';
 import type { RawPixels } from './decode-foreign';
@@ -258,36 +258,16 @@ async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, bud
   if (hashes.length === 0) return washed.length > 0 ? { hashes: [], turned: washed, quality: 0 } : undefined;
   // the crops as they are, not turned: 11 queries of the block list rather than 88 (the blocked crops are kept
   // turned instead: `crops.ts`); centred, then from each side
-  const crops: string[] = [];
-  for (const margins of UPLOAD_CROP_MARGINS) {
-    const one = uploadCropHash(cropped, margins);
-    if (one) crops.push(one);
-    await nextTurn();
-    budget.check();
-  }
-  const inner = await innerHashes(cropped, budget);
-  const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...washed, ...crops, ...inner])];
-  return { hashes: hashes.map((one) => one.hash), turned, quality: hashes[0]?.quality ?? 0 };
-}
-
-/**
- * The hashes of the pictures laid inside this one (`innerPictures`: a picture in a picture, a screenshot of one in a
- * viewer, a frame of any widths, a tile), as they are, when they say enough of their picture: the blocked side keeps
- * its own pictures inside turned and mirrored (`blockedCropHashes`), as it keeps its crops. The lines are looked for
- * in a turn of their own, and each picture inside is hashed in its own.
- */
-async function innerHashes(cropped: PdqPixels, budget: Budget): Promise<string[]> {
-  const found = innerPictures(cropped);
+  const crops = await uploadCropHashes(cropped, UPLOAD_CROP_MARGINS, budget);
+  // the pictures laid inside it (a picture in a picture, a screenshot of one, a frame of any widths, a tile), as they
+  // are: each meets a blocked picture's own hash, or its crops' or pictures' inside turned and mirrored
+  // (`inner-pictures.ts`); the lines are looked for in a turn of their own
+  const laidInside = innerPictures(cropped);
   await nextTurn();
   budget.check();
-  const hashes: string[] = [];
-  for (const margins of found) {
-    const one = uploadCropHash(cropped, margins);
-    if (one) hashes.push(one);
-    await nextTurn();
-    budget.check();
-  }
-  return hashes;
+  const inner = await uploadCropHashes(cropped, laidInside, budget);
+  const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...washed, ...crops, ...inner])];
+  return { hashes: hashes.map((one) => one.hash), turned, quality: hashes[0]?.quality ?? 0 };
 }
 
 /**

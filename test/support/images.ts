@@ -327,3 +327,22 @@ export async function makePhoto(seed: number, width = 800, height = 600): Promis
     .jpeg({ quality: 90 })
     .toBuffer();
 }
+
+/** Grey noise, opaque (3 or 4 channels), as a PNG: what frames a photo in the moderation tests. */
+export function makeNoise(width: number, height: number, channels: 3 | 4 = 3): Promise<Buffer> {
+  const background = channels === 4 ? '#808080ff' : '#808080';
+  return sharp({ create: { width, height, channels, background, noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+    .png()
+    .toBuffer();
+}
+
+/** Pictures laid on a page of `width` x `height` (a colour, or a picture of that size), to encode as the caller likes. */
+export function laidOn(
+  under: string | Buffer,
+  width: number,
+  height: number,
+  over: Array<{ input: Buffer; left: number; top: number }>,
+): sharp.Sharp {
+  const page = typeof under === 'string' ? sharp({ create: { width, height, channels: 3, background: under } }) : sharp(under);
+  return page.composite(over);
+}

@@ -182,7 +182,7 @@ function transform(pixels: PdqPixels): { coefficients: Float64Array; quality: nu
 }
 
 /** Luminance (Y of YUV) of a row's pixels into `luma`; a grey sample is its own, alpha is not looked at. */
-function luminanceOfRow({ data, width, channels }: PdqPixels, row: number, luma: Float64Array): void {
+export function luminanceOfRow({ data, width, channels }: PdqPixels, row: number, luma: Float64Array): void {
   const start = row * width * channels;
   if (channels < 3) {
     for (let x = 0, at = start; x < width; x += 1, at += channels) luma[x] = data[at] ?? 0;

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import type { Margins } from '../../../functions/imaging/crops';
+import type { Margins } from '../../../functions/imaging/margins';
 import { INNER_LEAST_SHARE, innerPictures, MOST_INNER_PICTURES } from '../../../functions/imaging/inner-pictures';
 import type { PdqPixels } from '../../../functions/core/moderation/pdq';
-import { makePhoto } from '../../support/images';
+import { laidOn, makeNoise, makePhoto } from '../../support/images';
 
 /** The pixels the detector reads: at most 384 a side, as an upload's crops are made (`CROPPED_SIDE`). */
 async function pixelsOf(bytes: Buffer): Promise<PdqPixels> {
@@ -12,23 +12,13 @@ async function pixelsOf(bytes: Buffer): Promise<PdqPixels> {
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
 
-function noise(width: number, height: number): Promise<Buffer> {
-  const background = '#808080';
-  return sharp({ create: { width, height, channels: 3, background, noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+const noise = (width: number, height: number): Promise<Buffer> => makeNoise(width, height);
+
+/** Pictures laid on a page of `width` x `height` (a colour, or a picture of that size), as a PNG. */
+const laid = (...args: Parameters<typeof laidOn>): Promise<Buffer> =>
+  laidOn(...args)
     .png()
     .toBuffer();
-}
-
-/** A picture of `width` x `height` with these pictures laid on `under` (a colour, or a picture of that size). */
-async function laid(
-  under: string | Buffer,
-  width: number,
-  height: number,
-  over: Array<{ input: Buffer; left: number; top: number }>,
-): Promise<Buffer> {
-  const base = typeof under === 'string' ? sharp({ create: { width, height, channels: 3, background: under } }) : sharp(under);
-  return base.composite(over).png().toBuffer();
-}
 
 /** The largest distance, in pixels of the 384 px copy, from each side of `margins` to the same side of `truth`. */
 function offBy(margins: Margins, truth: Margins, width: number, height: number): number {
@@ -52,6 +42,44 @@ describe('innerPictures', () => {
     const pixels = await pixelsOf(bytes);
     const truth = { left: 80 / 800, right: (800 - 560) / 800, top: 150 / 600, bottom: (600 - 510) / 600 };
     expect(nearest(innerPictures(pixels), truth, pixels)).toBeLessThanOrEqual(2);
+  });
+
+  it('cuts a picture out a pixel inside each line, where a resize may have blended both sides', async () => {
+    // at the detector's own size, nothing resized: the lines are exactly where the photo starts and ends
+    const bytes = await laid(await noise(384, 288), 384, 288, [{ input: await makePhoto(8, 240, 160), left: 40, top: 70 }]);
+    const pixels = await pixelsOf(bytes);
+    const inward = (margins: Margins): number[] => [
+      margins.left * 384 - 40,
+      margins.right * 384 - 104,
+      margins.top * 288 - 70,
+      margins.bottom * 288 - 58,
+    ];
+    const found = innerPictures(pixels).map((margins) => inward(margins).map((px) => Math.round(px * 1000) / 1000));
+    expect(found).toContainEqual([1, 1, 1, 1]);
+  });
+
+  it('finds a photo laid a third of the height on noise: lines diluted across the whole stand out less', async () => {
+    const photo = await makePhoto(9, 480, 200);
+    const bytes = await laid(await noise(800, 600), 800, 600, [{ input: photo, left: 200, top: 300 }]);
+    const pixels = await pixelsOf(bytes);
+    const truth = { left: 200 / 800, right: 120 / 800, top: 300 / 600, bottom: 100 / 600 };
+    expect(nearest(innerPictures(pixels), truth, pixels)).toBeLessThanOrEqual(2);
+  });
+
+  it('cuts off plain sides of a different shade each, to the very pixel of the picture', async () => {
+    const strip = (width: number, height: number, background: string): Promise<Buffer> =>
+      sharp({ create: { width, height, channels: 3, background } })
+        .png()
+        .toBuffer();
+    const bytes = await laid('#f0f0f0', 384, 288, [
+      { input: await strip(384, 40, '#202020'), left: 0, top: 248 },
+      { input: await strip(30, 208, '#a0a0a0'), left: 0, top: 40 },
+      { input: await strip(54, 208, '#606060'), left: 330, top: 40 },
+      { input: await makePhoto(10, 300, 208), left: 30, top: 40 },
+    ]);
+    const pixels = await pixelsOf(bytes);
+    const truth = { left: 30 / 384, right: 54 / 384, top: 40 / 288, bottom: 40 / 288 };
+    expect(nearest(innerPictures(pixels), truth, pixels)).toBe(0);
   });
 
   it('finds a photo in a frame of noise of a different width on each side, none on one', async () => {
@@ -118,21 +146,26 @@ describe('innerPictures', () => {
   });
 
   it('keeps at most its number of pictures, each of at least its share of each side, never the whole', async () => {
-    // a grid of 6 x 6 photos: lines everywhere
-    const photos = await Promise.all(Array.from({ length: 36 }, (_, k) => makePhoto(10 + k, 100, 100)));
-    const bytes = await laid(
-      '#000000',
-      600,
-      600,
-      photos.map((input, k) => ({ input, left: (k % 6) * 100, top: Math.floor(k / 6) * 100 })),
-    );
-    const found = innerPictures(await pixelsOf(bytes));
-    expect(found.length).toBeGreaterThan(0);
-    expect(found.length).toBeLessThanOrEqual(MOST_INNER_PICTURES);
-    for (const margins of found) {
-      expect(1 - margins.left - margins.right).toBeGreaterThanOrEqual(INNER_LEAST_SHARE);
-      expect(1 - margins.top - margins.bottom).toBeGreaterThanOrEqual(INNER_LEAST_SHARE);
-      expect(margins.left + margins.right + margins.top + margins.bottom).toBeGreaterThan(0);
+    // grids of 6 x 6 photos (lines everywhere), and of 4 x 4 at the detector's size: cells of just its least share
+    const grid = async (cells: number, side: number): Promise<Buffer> => {
+      const cell = side / cells;
+      const photos = await Promise.all(Array.from({ length: cells * cells }, (_, k) => makePhoto(10 + k, cell, cell)));
+      return laid(
+        '#000000',
+        side,
+        side,
+        photos.map((input, k) => ({ input, left: (k % cells) * cell, top: Math.floor(k / cells) * cell })),
+      );
+    };
+    const six = innerPictures(await pixelsOf(await grid(6, 600)));
+    expect(six.length).toBeGreaterThan(0);
+    for (const found of [six, innerPictures(await pixelsOf(await grid(4, 384)))]) {
+      expect(found.length).toBeLessThanOrEqual(MOST_INNER_PICTURES);
+      for (const margins of found) {
+        expect(1 - margins.left - margins.right).toBeGreaterThanOrEqual(INNER_LEAST_SHARE);
+        expect(1 - margins.top - margins.bottom).toBeGreaterThanOrEqual(INNER_LEAST_SHARE);
+        expect(margins.left + margins.right + margins.top + margins.bottom).toBeGreaterThan(0);
+      }
     }
   });
 
