@@ -91,8 +91,8 @@ class Lines {
   }
 
   /**
-   * How far the measure between lines `i - 1` and `i` stands out from both its neighbours', over [from, to); each
-   * asked once (the rectangles share their lines' spans).
+   * How far the measure between lines `i - 1` and `i` stands out from the lesser of its neighbours', over [from, to);
+   * each asked once (the rectangles share their lines' spans).
    */
   standing(i: number, from: number, to: number): number {
     if (i < 2 || i > this.length - 2) return 0;
