@@ -3,7 +3,7 @@ import { createSweepHandler } from '../../functions/roots/sweep';
 import type { ImageObject } from '../../functions/core/image-object';
 import { NO_METRICS } from '../../functions/core/metrics';
 import sharp from 'sharp';
-import { laidOn, makeNoise, makePhoto, makePng } from '../support/images';
+import { inAViewer, laidOn, makeNoise, makePhoto, makePng } from '../support/images';
 import { clockAheadBy } from '../support/in-memory';
 import { defaultProcessor } from '../../scripts/bench/processor';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, adminOf, type TestService } from '../support/test-service';
@@ -412,21 +412,8 @@ describe('npm run admin: a blocked picture laid inside another', () => {
       .jpeg()
       .toBuffer();
 
-  /** A screenshot of a picture in a browser's dark viewer, under its light toolbar (an address field on it). */
-  async function screenshot(picture: Buffer): Promise<Buffer> {
-    const field = await sharp({ create: { width: 600, height: 30, channels: 3, background: '#ffffff' } })
-      .png()
-      .toBuffer();
-    const toolbar = await sharp({ create: { width: 1040, height: 64, channels: 3, background: '#dee1e6' } })
-      .composite([{ input: field, left: 100, top: 17 }])
-      .png()
-      .toBuffer();
-    const shown = await sharp(picture).resize({ width: 720 }).toBuffer();
-    return laid('#0e0e0e', 1040, 810, [
-      { input: toolbar, left: 0, top: 0 },
-      { input: shown, left: 160, top: 180 },
-    ]);
-  }
+  /** A screenshot of a picture in a browser's dark viewer, as a JPEG. */
+  const screenshot = async (picture: Buffer): Promise<Buffer> => (await inAViewer(picture)).jpeg().toBuffer();
 
   it('is refused laid off centre on noise, in a frame of different widths, in a screenshot, in a tile', async () => {
     const { service, photo } = await blockedPhoto(21);

@@ -346,3 +346,22 @@ export function laidOn(
   const page = typeof under === 'string' ? sharp({ create: { width, height, channels: 3, background: under } }) : sharp(under);
   return page.composite(over);
 }
+
+/**
+ * A screenshot of a picture in a browser's dark image viewer (1040 x 810): a light toolbar with an address field across
+ * the top, the picture 720 px wide at (160, 180) on the dark page below it.
+ */
+export async function inAViewer(picture: Buffer): Promise<sharp.Sharp> {
+  const field = await sharp({ create: { width: 600, height: 30, channels: 3, background: '#ffffff' } })
+    .png()
+    .toBuffer();
+  const toolbar = await sharp({ create: { width: 1040, height: 64, channels: 3, background: '#dee1e6' } })
+    .composite([{ input: field, left: 100, top: 17 }])
+    .png()
+    .toBuffer();
+  const shown = await sharp(picture).resize({ width: 720 }).toBuffer();
+  return laidOn('#0e0e0e', 1040, 810, [
+    { input: toolbar, left: 0, top: 0 },
+    { input: shown, left: 160, top: 180 },
+  ]);
+}

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import type { Margins } from '../../../functions/imaging/margins';
 import { INNER_LEAST_SHARE, innerPictures, MOST_INNER_PICTURES } from '../../../functions/imaging/inner-pictures';
 import type { PdqPixels } from '../../../functions/core/moderation/pdq';
-import { laidOn, makeNoise, makePhoto } from '../../support/images';
+import { inAViewer, laidOn, makeNoise, makePhoto } from '../../support/images';
 
 /** The pixels the detector reads: at most 384 a side, as an upload's crops are made (`CROPPED_SIDE`). */
 async function pixelsOf(bytes: Buffer): Promise<PdqPixels> {
@@ -92,22 +92,7 @@ describe('innerPictures', () => {
 
   it('finds a photo shown in a dark viewer under a light toolbar, by its lines or its plain sides', async () => {
     const photo = await makePhoto(3, 720, 540);
-    const toolbar = await sharp({ create: { width: 1040, height: 64, channels: 3, background: '#dee1e6' } })
-      .composite([
-        {
-          input: await sharp({ create: { width: 600, height: 30, channels: 3, background: '#ffffff' } })
-            .png()
-            .toBuffer(),
-          left: 100,
-          top: 17,
-        },
-      ])
-      .png()
-      .toBuffer();
-    const bytes = await laid('#0e0e0e', 1040, 810, [
-      { input: toolbar, left: 0, top: 0 },
-      { input: photo, left: 160, top: 180 },
-    ]);
+    const bytes = await (await inAViewer(photo)).png().toBuffer();
     const pixels = await pixelsOf(bytes);
     const truth = { left: 160 / 1040, right: 160 / 1040, top: 180 / 810, bottom: 90 / 810 };
     expect(nearest(innerPictures(pixels), truth, pixels)).toBeLessThanOrEqual(2);
