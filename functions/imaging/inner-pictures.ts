@@ -1,4 +1,4 @@
-import { luminanceOfRow, type PdqPixels } from '../core/moderation/pdq';
+import { pdqLuminance, type PdqLuminance, type PdqPixels } from '../core/moderation/pdq';
 import type { Margins } from './margins';
 import { BORDER_TOLERANCE } from './plain-border';
 
@@ -41,14 +41,6 @@ const SAME_LINE = 3;
 
 /** A rectangle of the picture, in pixels: columns [left, right) and rows [top, bottom). */
 type Box = Record<'left' | 'top' | 'right' | 'bottom', number>;
-
-/** The luminance of each pixel, as PDQ reads it (alpha not looked at: the pixels are as a viewer sees them). */
-function luminance(pixels: PdqPixels): Float64Array {
-  const { width, height } = pixels;
-  const luma = new Float64Array(width * height);
-  for (let y = 0; y < height; y += 1) luminanceOfRow(pixels, y, luma.subarray(y * width, (y + 1) * width));
-  return luma;
-}
 
 /**
  * The luminance seen along one axis: its lines are the columns (`vertical`) or the rows, each of `across` pixels. The
@@ -173,11 +165,13 @@ function wholeMeasures(luma: Float64Array, width: number, height: number): { col
  * of picture inside, or a picture's own, do not crowd out the others. Each is also taken with its plain sides cut off:
  * the edge of a dark picture on a viewer's dark page is too faint for a line, and the rectangle under a viewer's
  * toolbar, cut so, is the picture. So is the whole picture first: a plain page of a different shade on each side.
+ * The picture is given by its pixels, or by their luminance (`pdqLuminance`).
  */
-export function innerPictures(pixels: PdqPixels): Margins[] {
-  const { width, height } = pixels;
+export function innerPictures(picture: PdqPixels | PdqLuminance): Margins[] {
+  const { width, height } = picture;
   if (width < 16 || height < 16) return [];
-  const luma = luminance(pixels);
+  // as PDQ reads it (alpha not looked at: the pixels are as a viewer sees them), made once for the crops' hashes too
+  const { luma } = pdqLuminance(picture);
   const whole = wholeMeasures(luma, width, height);
   const columns = new Lines(luma, width, height, true, whole.columns);
   const rows = new Lines(luma, width, height, false, whole.rows);

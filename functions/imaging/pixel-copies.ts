@@ -1,5 +1,5 @@
 import sharp, { type Sharp } from 'sharp';
-import { MIN_PDQ_QUALITY, pdqHash, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
+import { MIN_PDQ_QUALITY, pdqHash, pdqLuminance, type PdqPixels, type PdqResult } from '../core/moderation/pdq';
 import { nextTurn } from '../core/turns';
 import type { Perceptual } from '../core/ports';
 import type { Budget } from './budget';
@@ -256,16 +256,17 @@ async function perceptualOf({ pixels, inside, seen, cropped }: HashedCopies, bud
   // a whole picture whose hash says too little of it (flat, or washed out on purpose): its stretched copy is compared
   const washed = own.quality < MIN_PDQ_QUALITY ? await washedOut(pixels, budget) : [];
   if (hashes.length === 0) return washed.length > 0 ? { hashes: [], turned: washed, quality: 0 } : undefined;
-  // the crops as they are, not turned: 11 queries of the block list rather than 88 (the blocked crops are kept
+  // the crops as they are, not turned: 15 queries of the block list rather than 120 (the blocked crops are kept
   // turned instead: `crops.ts`); centred, then from each side
-  const crops = await uploadCropHashes(cropped, UPLOAD_CROP_MARGINS, budget);
+  const luminance = pdqLuminance(cropped);
+  const crops = await uploadCropHashes(luminance, UPLOAD_CROP_MARGINS, budget);
   // the pictures laid inside it (a picture in a picture, a screenshot of one, a frame of any widths, a tile), as they
   // are: each meets a blocked picture's own hash, or its crops' or pictures' inside turned and mirrored
   // (`inner-pictures.ts`); the lines are looked for in a turn of their own
-  const laidInside = innerPictures(cropped);
+  const laidInside = innerPictures(luminance);
   await nextTurn();
   budget.check();
-  const inner = await uploadCropHashes(cropped, laidInside, budget);
+  const inner = await uploadCropHashes(luminance, laidInside, budget);
   const turned = [...new Set([...hashes.flatMap((one) => one.turned), ...washed, ...crops, ...inner])];
   return { hashes: hashes.map((one) => one.hash), turned, quality: hashes[0]?.quality ?? 0 };
 }

@@ -59,11 +59,11 @@ export function bansCovering(range: string, bans: readonly Ban[]): Ban[] {
 export const PICTURE_MATCH_DISTANCE = 31;
 
 /**
- * The most queries of the block list made in one turn of the event loop: a still picture's (51 at most: four hashes
- * turned and mirrored, 11 crops, 8 pictures inside it), a few ms at a million hashes; an animation's (up to 6 frames
+ * The most queries of the block list made in one turn of the event loop: a still picture's (55 at most: four hashes
+ * turned and mirrored, 15 crops, 8 pictures inside it), a few ms at a million hashes; an animation's (up to 6 frames
  * of as many) go in several (`docs/moderation.md`, "Block lists at scale").
  */
-export const QUERIES_A_TURN = 52;
+export const QUERIES_A_TURN = 56;
 
 /**
  * The hashes of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; blank lines and `#`

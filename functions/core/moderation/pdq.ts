@@ -56,16 +56,46 @@ const DCT = (() => {
   return matrix;
 })();
 
-/** The PDQ hash of a picture, its quality, and the hashes of its turned and mirrored copies (one transform for all). */
-export function pdqHash(pixels: PdqPixels): PdqResult {
-  const { coefficients, quality } = transform(pixels);
+/**
+ * A picture's luminance as PDQ reads it (`luminanceOfRow`'s values, row after row), made once for the many crops of
+ * it that are hashed (`pdqHash`'s `area`): each crop then reads it rather than converting its pixels again.
+ */
+export interface PdqLuminance {
+  luma: Float64Array;
+  width: number;
+  height: number;
+}
+
+/** A rectangle of a picture, in pixels: columns [left, left + width) and rows [top, top + height). */
+export interface PdqArea {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+/** The luminance of a picture (`PdqLuminance`), or the one given. */
+export function pdqLuminance(source: PdqPixels | PdqLuminance): PdqLuminance {
+  if ('luma' in source) return source;
+  const { width, height } = source;
+  const luma = new Float64Array(width * height);
+  for (let row = 0; row < height; row += 1) luminanceOfRow(source, row, luma.subarray(row * width, (row + 1) * width));
+  return { luma, width, height };
+}
+
+/**
+ * The PDQ hash of a picture (or of an `area` of it), its quality, and the hashes of its turned and mirrored copies
+ * (one transform for all).
+ */
+export function pdqHash(pixels: PdqPixels | PdqLuminance, area?: PdqArea): PdqResult {
+  const { coefficients, quality } = transform(pixels, area);
   const hashes = DIHEDRAL.map((way) => toHex(way === 'original' ? coefficients : turned(coefficients, way)));
   return { hash: hashes[0] ?? '', quality, turned: hashes };
 }
 
-/** The PDQ hash of a picture as it is, and its quality: `pdqHash` without the turned forms. */
-export function pdqHashAsIs(pixels: PdqPixels): Omit<PdqResult, 'turned'> {
-  const { coefficients, quality } = transform(pixels);
+/** The PDQ hash of a picture (or of an `area` of it) as it is, and its quality: `pdqHash` without the turned forms. */
+export function pdqHashAsIs(pixels: PdqPixels | PdqLuminance, area?: PdqArea): Omit<PdqResult, 'turned'> {
+  const { coefficients, quality } = transform(pixels, area);
   return { hash: toHex(coefficients), quality };
 }
 
@@ -96,27 +126,33 @@ export function isPdqHash(text: string): boolean {
 }
 
 /**
- * The 64x64 samples the hash is made from: the luminance, blurred by the reference's filter (two passes of a box
- * along the rows and along the columns, cut at the edges), read at the cells' centres.
+ * The 64x64 samples the hash is made from: the luminance of the picture (or of an `area` of it, as if cut out),
+ * blurred by the reference's filter (two passes of a box along the rows and along the columns, cut at the edges),
+ * read at the cells' centres.
  *
  * The filter is linear and separable, so each sample is a weighted sum of the luminance around it: the weights along
  * a row (`tentTaps`) times those along a column. Only the 64 samples of each row, then the 64 of each column, are
  * computed, not the whole blurred picture the reference makes: the same values to float rounding, in about a
  * third of the time (`docs/moderation.md`, "Cost").
  */
-export function pdqCells(pixels: PdqPixels): Float64Array {
-  const { width, height } = pixels;
+export function pdqCells(
+  pixels: PdqPixels | PdqLuminance,
+  { left, top, width, height }: PdqArea = { left: 0, top: 0, width: pixels.width, height: pixels.height },
+): Float64Array {
   const across = tentTaps(width, Math.ceil(width / WINDOW_DIVISOR));
   const down = tentTaps(height, Math.ceil(height / WINDOW_DIVISOR));
   const firstRow = down.first[0] ?? 0;
   const lastRow = (down.first[CELLS - 1] ?? 0) + (down.count[CELLS - 1] ?? 0);
-  // each row's 64 samples along it, for the rows the column samples reach
+  // each row's 64 samples along it, for the rows the column samples reach: read from the luminance when it is made
+  // already, else each row's converted in turn
   const alongRows = new Float64Array((lastRow - firstRow) * CELLS);
-  const luma = new Float64Array(width);
+  const made = 'luma' in pixels ? pixels.luma : undefined;
+  const luma = made ?? new Float64Array(pixels.width);
   for (let row = firstRow; row < lastRow; row += 1) {
-    luminanceOfRow(pixels, row, luma);
+    if (!made) luminanceOfRow(pixels as PdqPixels, top + row, luma);
+    const from = (made ? (top + row) * pixels.width : 0) + left;
     const into = (row - firstRow) * CELLS;
-    for (let j = 0; j < CELLS; j += 1) alongRows[into + j] = weighted(luma, across, j, 0, 1);
+    for (let j = 0; j < CELLS; j += 1) alongRows[into + j] = weighted(luma, across, j, from, 1);
   }
   const cells = new Float64Array(CELLS * CELLS);
   for (let i = 0; i < CELLS; i += 1) {
@@ -176,8 +212,8 @@ function weighted(values: Float64Array, taps: Taps, s: number, offset: number, s
   return sum;
 }
 
-function transform(pixels: PdqPixels): { coefficients: Float64Array; quality: number } {
-  const cells = pdqCells(pixels);
+function transform(pixels: PdqPixels | PdqLuminance, area?: PdqArea): { coefficients: Float64Array; quality: number } {
+  const cells = pdqCells(pixels, area);
   return { coefficients: dct(cells), quality: qualityOf(cells) };
 }
 

@@ -133,16 +133,16 @@ describe('UploadGate', () => {
       return anyWithin.call(this, hexes, distance);
     });
     try {
-      // 6 frames of 51 queries, the blocked picture's hash the very last
+      // 6 frames of 55 queries, the blocked picture's hash the very last
       const unrelated = (n: number) => createHash('sha256').update(String(n)).digest('hex');
-      const queries = [...Array.from({ length: 305 }, (_, n) => unrelated(n)), away(blocked, 3)];
+      const queries = [...Array.from({ length: 329 }, (_, n) => unrelated(n)), away(blocked, 3)];
       await expect(gate.checkPicture({ perceptual: { turned: queries } })).rejects.toMatchObject({ kind: 'Blocked' });
     } finally {
       turns.stop();
       search.mockRestore();
     }
-    expect(QUERIES_A_TURN).toBe(52);
-    expect(slices.map((slice) => slice.queries)).toEqual([52, 52, 52, 52, 52, 46]);
+    expect(QUERIES_A_TURN).toBe(56);
+    expect(slices.map((slice) => slice.queries)).toEqual([56, 56, 56, 56, 56, 50]);
     expect(new Set(slices.map((slice) => slice.turn)).size).toBe(slices.length);
   });
 

@@ -1,12 +1,12 @@
 import sharp from 'sharp';
-import { pdqDistance, pdqHash } from '../../../functions/core/moderation/pdq';
+import { pdqDistance, pdqHash, pdqLuminance } from '../../../functions/core/moderation/pdq';
 import {
   BLOCKED_CROPS,
   BLOCKED_ONE_SIDE_CROPS,
   BLOCKED_TWO_SIDE_CROPS,
   blockedCropHashes,
   centredMargins,
-  crop,
+  cropArea,
   cropHashes,
   UPLOAD_CROP_MARGINS,
   UPLOAD_CROPS,
@@ -18,30 +18,43 @@ import { MOST_INNER_PICTURES } from '../../../functions/imaging/inner-pictures';
 import { makePhoto } from '../../support/images';
 
 describe('crops', () => {
-  it('keeps the pixels inside a margin of the share given on each side, in every channel', () => {
-    // 20 x 10 pixels of 2 channels, each sample naming its place
-    const data = Uint8Array.from({ length: 20 * 10 * 2 }, (_, at) => at % 251);
-    const cut = crop({ data, width: 20, height: 10, channels: 2 }, centredMargins(0.1));
-    expect([cut.width, cut.height, cut.channels]).toEqual([16, 8, 2]);
-    // its first row is the source's second, from its third pixel
-    expect([...cut.data.subarray(0, 4)]).toEqual([...data.subarray((1 * 20 + 2) * 2, (1 * 20 + 2) * 2 + 4)]);
-    const last = (7 * 16 + 15) * 2;
-    expect([...cut.data.subarray(last, last + 2)]).toEqual([...data.subarray((8 * 20 + 17) * 2, (8 * 20 + 17) * 2 + 2)]);
+  it('takes the rectangle inside a margin of the share given on each side, or of different shares', () => {
+    expect(cropArea(20, 10, centredMargins(0.1))).toEqual({ left: 2, top: 1, width: 16, height: 8 });
+    // 10% of the width off the left, 20% of the height off the bottom, nothing off the top and the right
+    expect(cropArea(20, 10, { left: 0.1, top: 0, right: 0, bottom: 0.2 })).toEqual({ left: 2, top: 0, width: 18, height: 8 });
   });
 
-  it('keeps the pixels inside margins of different shares on each side', () => {
-    const data = Uint8Array.from({ length: 20 * 10 }, (_, at) => at % 251);
-    // 10% of the width off the left, 20% of the height off the bottom, nothing off the top and the right
-    const cut = crop({ data, width: 20, height: 10, channels: 1 }, { left: 0.1, top: 0, right: 0, bottom: 0.2 });
-    expect([cut.width, cut.height]).toEqual([18, 8]);
-    expect([...cut.data.subarray(0, 18)]).toEqual([...data.subarray(2, 20)]);
-    expect([...cut.data.subarray(7 * 18)]).toEqual([...data.subarray(7 * 20 + 2, 8 * 20)]);
-  });
+  it.each([1, 2, 3, 4])(
+    'hashes an area of a picture of %i channels as its pixels cut out, read from their luminance made once',
+    async (channels) => {
+      const photo = await makePhoto(11, 384, 288);
+      // the photo's RGB as grey (its red), grey and alpha, RGB, or RGB and alpha
+      const cutOut = async (left: number, top: number, width: number, height: number) => {
+        const rgb = await sharp(photo).extract({ left, top, width, height }).removeAlpha().raw().toBuffer();
+        const data = new Uint8Array(width * height * channels);
+        for (let at = 0; at < width * height; at += 1) {
+          const colour = channels < 3 ? [rgb[at * 3] ?? 0] : [...rgb.subarray(at * 3, at * 3 + 3)];
+          // an alpha of its own, which PDQ does not read
+          data.set(channels % 2 === 0 ? [...colour, 200 - (at % 100)] : colour, at * channels);
+        }
+        return { data, width, height, channels };
+      };
+      const whole = await cutOut(0, 0, 384, 288);
+      const luminance = pdqLuminance(whole);
+      for (const margins of [...UPLOAD_CROP_MARGINS, { left: 0.03, top: 0.08, right: 0, bottom: 0 }]) {
+        const area = cropArea(384, 288, margins);
+        const alone = pdqHash(await cutOut(area.left, area.top, area.width, area.height));
+        expect(pdqHash(luminance, area)).toEqual(alone);
+        expect(pdqHash(whole, area)).toEqual(alone);
+        expect(uploadCropHash(luminance, margins)).toBe(alone.hash);
+      }
+    },
+  );
 
   it('hashes only crops that say enough of the picture: none of a flat one', () => {
     const flat = { data: new Uint8Array(64 * 64 * 3).fill(200), width: 64, height: 64, channels: 3 };
     expect(cropHashes(flat, BLOCKED_CROPS)).toEqual([]);
-    expect(UPLOAD_SIDE_CROPS.map((margins) => uploadCropHash(flat, margins))).toEqual(Array(8).fill(undefined));
+    expect(UPLOAD_SIDE_CROPS.map((margins) => uploadCropHash(flat, margins))).toEqual(Array(12).fill(undefined));
     const noisy = {
       data: Uint8Array.from({ length: 64 * 64 * 3 }, (_, at) => (at * 7919) % 256),
       width: 64,
@@ -49,7 +62,7 @@ describe('crops', () => {
       channels: 3,
     };
     expect(cropHashes(noisy, UPLOAD_CROPS).map((one) => one.turned.length)).toEqual([8, 8, 8]);
-    expect(UPLOAD_SIDE_CROPS.map((margins) => uploadCropHash(noisy, margins)?.length)).toEqual(Array(8).fill(64));
+    expect(UPLOAD_SIDE_CROPS.map((margins) => uploadCropHash(noisy, margins)?.length)).toEqual(Array(12).fill(64));
   });
 
   it("checks a still picture's queries in one turn: four hashes' eight forms, its crops, the pictures inside it", () => {
@@ -58,8 +71,8 @@ describe('crops', () => {
   });
 
   it('refuses margins that leave nothing', () => {
-    const pixels = { data: new Uint8Array(10 * 10), width: 10, height: 10, channels: 1 };
-    expect(() => crop(pixels, { left: 0.5, top: 0, right: 0.5, bottom: 0 })).toThrow(RangeError);
+    expect(() => cropArea(10, 10, { left: 0.5, top: 0, right: 0.5, bottom: 0 })).toThrow(RangeError);
+    expect(() => cropArea(10, 10, { left: 0, top: 0.7, right: 0, bottom: 0.3 })).toThrow(RangeError);
   });
 
   it('blocks each crop of a picture in its eight turned and mirrored forms: a framed copy turned is within reach', async () => {
