@@ -86,7 +86,7 @@ export const CROPPED_SIDE = 384;
 
 /**
  * A picture's crops are hashed from its luminance, made once (`pdqLuminance`): each crop reads its area of it, rather
- * than its pixels being copied out and converted again (`docs/moderation.md`, "Cost").
+ * than its pixels being copied out and converted again (`docs/moderation.md`, "Crops and frames").
  */
 type Cropped = PdqPixels | PdqLuminance;
 

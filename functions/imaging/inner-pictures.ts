@@ -165,12 +165,12 @@ function wholeMeasures(luma: Float64Array, width: number, height: number): { col
  * of picture inside, or a picture's own, do not crowd out the others. Each is also taken with its plain sides cut off:
  * the edge of a dark picture on a viewer's dark page is too faint for a line, and the rectangle under a viewer's
  * toolbar, cut so, is the picture. So is the whole picture first: a plain page of a different shade on each side.
- * The picture is given by its pixels, or by their luminance (`pdqLuminance`).
+ * The picture is given by its pixels, or by their luminance as PDQ reads it (`pdqLuminance`: alpha is not looked at,
+ * the pixels being as a viewer sees them), made once for its crops' hashes too.
  */
 export function innerPictures(picture: PdqPixels | PdqLuminance): Margins[] {
   const { width, height } = picture;
   if (width < 16 || height < 16) return [];
-  // as PDQ reads it (alpha not looked at: the pixels are as a viewer sees them), made once for the crops' hashes too
   const { luma } = pdqLuminance(picture);
   const whole = wholeMeasures(luma, width, height);
   const columns = new Lines(luma, width, height, true, whole.columns);

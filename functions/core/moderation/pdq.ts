@@ -67,12 +67,7 @@ export interface PdqLuminance {
 }
 
 /** A rectangle of a picture, in pixels: columns [left, left + width) and rows [top, top + height). */
-export interface PdqArea {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-}
+export type PdqArea = Record<'left' | 'top' | 'width' | 'height', number>;
 
 /** The luminance of a picture (`PdqLuminance`), or the one given. */
 export function pdqLuminance(source: PdqPixels | PdqLuminance): PdqLuminance {
@@ -83,10 +78,7 @@ export function pdqLuminance(source: PdqPixels | PdqLuminance): PdqLuminance {
   return { luma, width, height };
 }
 
-/**
- * The PDQ hash of a picture (or of an `area` of it), its quality, and the hashes of its turned and mirrored copies
- * (one transform for all).
- */
+/** The PDQ hash of a picture (or an `area` of it), its quality, and its turned and mirrored copies' (one transform). */
 export function pdqHash(pixels: PdqPixels | PdqLuminance, area?: PdqArea): PdqResult {
   const { coefficients, quality } = transform(pixels, area);
   const hashes = DIHEDRAL.map((way) => toHex(way === 'original' ? coefficients : turned(coefficients, way)));
@@ -146,11 +138,11 @@ export function pdqCells(
   // each row's 64 samples along it, for the rows the column samples reach: read from the luminance when it is made
   // already, else each row's converted in turn
   const alongRows = new Float64Array((lastRow - firstRow) * CELLS);
-  const made = 'luma' in pixels ? pixels.luma : undefined;
-  const luma = made ?? new Float64Array(pixels.width);
+  const converted = 'luma' in pixels ? undefined : pixels;
+  const luma = 'luma' in pixels ? pixels.luma : new Float64Array(pixels.width);
   for (let row = firstRow; row < lastRow; row += 1) {
-    if (!made) luminanceOfRow(pixels as PdqPixels, top + row, luma);
-    const from = (made ? (top + row) * pixels.width : 0) + left;
+    if (converted) luminanceOfRow(converted, top + row, luma);
+    const from = (converted ? 0 : (top + row) * pixels.width) + left;
     const into = (row - firstRow) * CELLS;
     for (let j = 0; j < CELLS; j += 1) alongRows[into + j] = weighted(luma, across, j, from, 1);
   }
