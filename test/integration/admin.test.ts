@@ -317,7 +317,6 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
   });
 });
 
-/** A service where a photo was uploaded, then taken down with `--block`. */
 /** A service with a photo (drawn from `seed`, or these bytes) uploaded, then taken down with `--block`. */
 async function blockedPhoto(seed: number | Buffer): Promise<{ service: TestService; photo: Buffer }> {
   const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
@@ -423,7 +422,7 @@ describe('npm run admin: a blocked photo cut by different shares on two sides', 
       .toBuffer();
   }
 
-  // each of these was taken before the upload's crops of 4.5% from each side (33 to 36 bits from every blocked hash)
+  // each of these was taken before the upload's crops of 4.5% from each side (34 to 36 bits from every blocked hash)
   it.each([
     ['astronaut.jpg', { left: 0.03, top: 0.08 }, 'camera.jpg'],
     ['astronaut.jpg', { left: 0.08, right: 0.03 }, 'camera.jpg'],
