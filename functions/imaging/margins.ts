@@ -8,11 +8,14 @@ export interface Margins {
   bottom: number;
 }
 
-/** The rectangle inside these margins of a picture of `width` x `height` (shares that leave part of each side). */
+/**
+ * The rectangle inside these margins of a picture of `width` x `height` (shares that leave part of each side): at
+ * least a pixel a side, and never past the picture's edge, however the shares round.
+ */
 export function cropArea(width: number, height: number, margins: Margins): PdqArea {
   if (margins.left + margins.right >= 1 || margins.top + margins.bottom >= 1) throw new RangeError('a crop leaves nothing');
-  const left = Math.round(width * margins.left);
-  const top = Math.round(height * margins.top);
+  const left = Math.min(Math.round(width * margins.left), width - 1);
+  const top = Math.min(Math.round(height * margins.top), height - 1);
   return {
     left,
     top,

@@ -22,6 +22,9 @@ describe('crops', () => {
     expect(cropArea(20, 10, centredMargins(0.1))).toEqual({ left: 2, top: 1, width: 16, height: 8 });
     // 10% of the width off the left, 20% of the height off the bottom, nothing off the top and the right
     expect(cropArea(20, 10, { left: 0.1, top: 0, right: 0, bottom: 0.2 })).toEqual({ left: 2, top: 0, width: 18, height: 8 });
+    // a pixel at least, inside the picture, however the shares round on a tiny one
+    expect(cropArea(1, 1, { left: 0.5, top: 0.5, right: 0.49, bottom: 0.49 })).toEqual({ left: 0, top: 0, width: 1, height: 1 });
+    expect(cropArea(3, 2, { left: 0.6, top: 0.75, right: 0.3, bottom: 0 })).toEqual({ left: 2, top: 1, width: 1, height: 1 });
   });
 
   it.each([1, 2, 3, 4])(

@@ -6,6 +6,7 @@ import { pdqHash, pdqHashAsIs, type PdqArea, type PdqLuminance, type PdqPixels }
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
 import { MAX_FRAME_HASHED_SIDE, MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
+import { UPLOAD_CROP_MARGINS } from '../../../functions/imaging/crops';
 import { MAX_SIDE_RATIO } from '../../../functions/imaging/probe';
 import { jpegScanCount } from '../../../functions/imaging/containers/jpeg';
 import { countTurns } from '../../support/turns';
@@ -244,11 +245,11 @@ describe("the hashes on the request's thread", () => {
   }
 
   it('hashes an animation from frames of at most MAX_FRAME_HASHED_SIDE a side, one hash in each turn', async () => {
-    // a frame makes its own hash, its inside's, its two pages' and its 11 crops': made in one go, and the frames'
+    // a frame makes its own hash, its inside's, its two pages' and its crops': made in one go, and the frames'
     // together, they held the thread for all of them
     const { sides, mostInOneTurn } = await hashesByTurn(await bigAnimation(3));
-    // two of its frames are hashed (the third is told apart from neither), 15 hashes each
-    expect(sides.filter((side) => side > 64).length).toBeGreaterThanOrEqual(2 * 15);
+    // two of its frames are hashed (the third is told apart from neither), 4 hashes and the crops' each
+    expect(sides.filter((side) => side > 64).length).toBeGreaterThanOrEqual(2 * (4 + UPLOAD_CROP_MARGINS.length));
     expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_FRAME_HASHED_SIDE);
     expect(mostInOneTurn).toBe(1);
   }, 30_000);
@@ -258,8 +259,8 @@ describe("the hashes on the request's thread", () => {
       .png()
       .toBuffer();
     const { sides, mostInOneTurn } = await hashesByTurn(still);
-    // its own, inside its border's, its two pages' and its 11 crops'
-    expect(sides.length).toBeGreaterThanOrEqual(15);
+    // its own, inside its border's, its two pages' and its crops'
+    expect(sides.length).toBeGreaterThanOrEqual(4 + UPLOAD_CROP_MARGINS.length);
     expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_HASHED_SIDE);
     expect(mostInOneTurn).toBe(1);
   }, 30_000);
