@@ -89,8 +89,10 @@ export class SharpImageProcessor implements ImageProcessor {
       return processed;
     } catch (error) {
       if (error instanceof ServiceError) throw error;
-      // libvips' timeout ("timeout: 6% complete")
-      if (error instanceof Error && /^timeout\b/.test(error.message)) throw budget.exceeded();
+      // libvips' timeout ("timeout: 6% complete"); or, once the time is spent, whatever a stopped pipeline said instead
+      // ("Unknown error", "wbuffer_write: write failed"): libvips keeps one buffer of errors for every pipeline, and
+      // of several stopped at once (this job's renditions, or another upload's) one may read the others' message
+      if (budget.leftMs() === 0 || (error instanceof Error && /^timeout\b/m.test(error.message))) throw budget.exceeded();
       throw unsupported(error);
     }
   }

@@ -423,17 +423,17 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     const classifier = await OnnxNsfwClassifier.load();
     const input = plain(SIDE, SIDE, [0, 0, 0]);
     const expected = await classifier.score(input);
-    // the crash comes once the run is in the worker's hands: a message the worker cannot read throws there, uncaught.
-    // It is sent right behind the run, in the same call: sent earlier, it could end the worker before the run was
-    // handed over (and the run go to the next worker); sent after this thread's next turn, a loaded machine could let
-    // the run finish first
+    // the crash comes once the run is the worker's: a message the worker cannot read throws there, uncaught. It is
+    // sent in the same call as the run, just before it, so the worker ends before it could answer, on any machine:
+    // behind the run, a worker whose model answers within the run's own turn answered first; in an earlier turn, it
+    // could end the worker before the run was handed to it (and the run go to the next worker)
     const worker = workerOf(classifier);
     if (!worker) throw new Error('the classifier has no worker');
     const post = worker.postMessage.bind(worker);
     worker.postMessage = (...args: Parameters<Worker['postMessage']>): void => {
       worker.postMessage = post;
-      post(...args);
       post(null);
+      post(...args);
     };
     const running = classifier.score(input);
     await expect(running).rejects.toMatchObject({ kind: 'DependencyFailed' });
