@@ -136,4 +136,19 @@ describe('pictures of every shape through npm start', () => {
     // the C allocator gives back what it freed, as npm start's settings ask (`docs/imaging.md`, "Bounded work")
     expect(after.resident - before.resident).toBeLessThan(MEMORY_BACK_MIB);
   }, 120_000);
+
+  it("takes an ordinary upload, and answers pages, while four uploads hold libuv's threads", async () => {
+    // a flat AVIF of 100 MP in 2 KB: its decode (aom's) holds a thread of libuv's pool for seconds, and libvips' time
+    // limit cannot stop it. With Node's 4 threads, four of them left the stand-ins' files and lookups, and so every
+    // other request, waiting: 503s for all and for an ordinary upload sent meanwhile (`docs/local.md`)
+    const avif = await sharp({ create: { width: 10_000, height: 10_000, channels: 3, background: '#6a8caf' } })
+      .avif({ effort: 0 })
+      .toBuffer();
+    const heavy = Promise.all([1, 2, 3, 4].map((n) => upload(avif, `flat${n}.avif`)));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ordinary = await uploadWhilePagesAsked(await makeJpeg(500, 400), 'ordinary.jpg');
+    expect([ordinary.status, ordinary.pageMs < PAGE_MS]).toEqual([200, true]);
+    // each taken, or refused at the time limit: none for want of the stores
+    for (const answer of await heavy) expect([200, 413]).toContain(answer.status);
+  }, 60_000);
 });
