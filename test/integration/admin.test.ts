@@ -261,6 +261,25 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
     expect((await service.objectKeys()).filter((key) => key.startsWith('images/'))).toHaveLength(12);
   });
 
+  it("lifts a picture's own hash and says what of its takedown still blocks it; its batch lifts it whole", async () => {
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
+    const photo = await makePhoto(29);
+    expect(await sent(service, photo, 'photo.jpg')).toEqual({ status: 200, code: 0 });
+    const admin = adminOf(service);
+    const [listed] = await admin.list({ sinceMs: 0, limit: 1 });
+    const [own = ''] = (await admin.takedown(listed?.idEncoded ?? '', { block: true })).blockedPictures;
+    const [batch] = (await admin.blocks.list()).pictures;
+    const lifted = await admin.blocks.unblock(own);
+    expect(lifted).toBe(
+      `the picture of PDQ hash ${own}; batch ${batch?.id} (${batch?.reason}) still blocks that picture by ${(batch?.count ?? 0) - 1} more hashes (of its crops): unblock ${batch?.id} lifts them`,
+    );
+    // a copy of other bytes is still refused by the hashes of its crops, until the batch is lifted
+    const copy = await sharp(photo).jpeg({ quality: 55 }).toBuffer();
+    expect(await sent(service, copy, 'copy.jpg')).toEqual({ status: 403, code: 151 });
+    await admin.blocks.unblock(String(batch?.id));
+    expect(await sent(service, copy, 'copy.jpg')).toEqual({ status: 200, code: 0 });
+  });
+
   it('lists the stored copies of a picture, nearest first, and takes them down together with --similar', async () => {
     const service = await createTestService();
     const admin = adminOf(service);
@@ -427,11 +446,14 @@ describe('npm run admin: a blocked photo cut by different shares on two sides', 
     ['astronaut.jpg', { left: 0.03, top: 0.08 }, 'camera.jpg'],
     ['astronaut.jpg', { left: 0.08, right: 0.03 }, 'camera.jpg'],
     ['coffee.jpg', { top: 0.03, bottom: 0.06 }, 'chelsea.jpg'],
-  ])('%s cut by %j is refused: its crop from the lesser side evens the shares; %s cut so is taken', async (name, margins, other) => {
-    const { service, photo } = await blockedPhoto(fixture(name));
-    expect(await sent(service, await cut(photo, margins), 'cut.jpg')).toEqual({ status: 403, code: 151 });
-    expect(await sent(service, await cut(fixture(other), margins), 'other.jpg')).toEqual({ status: 200, code: 0 });
-  });
+  ])(
+    '%s cut by %j is refused: its crop from the lesser side evens the shares; %s cut so is taken',
+    async (name, margins, other) => {
+      const { service, photo } = await blockedPhoto(fixture(name));
+      expect(await sent(service, await cut(photo, margins), 'cut.jpg')).toEqual({ status: 403, code: 151 });
+      expect(await sent(service, await cut(fixture(other), margins), 'other.jpg')).toEqual({ status: 200, code: 0 });
+    },
+  );
 });
 
 describe('npm run admin: a blocked picture laid inside another', () => {

@@ -179,7 +179,8 @@ export class Admin {
       for (const md5 of fingerprints) await this.deps.moderation.block(md5, reason, nowMs);
       if (pictures.length > 0) await this.blocks.addPictures(pictures, reason);
     } catch (cause) {
-      const hashes = pictures.length > 0 ? `; to block its picture, import these PDQ hashes: ${pictures.join(' ')}` : '';
+      // one a line, as `block-hashes import` reads them
+      const hashes = pictures.length > 0 ? `; to block its picture, import these PDQ hashes:\n${pictures.join('\n')}` : '';
       throw new AdminError(`taken down, but not blocked (${String(cause)})${hashes}`, { cause });
     }
   }

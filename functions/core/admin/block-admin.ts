@@ -1,6 +1,7 @@
 import { AdminError } from './admin-error';
 import { isPdqHash } from '../moderation/pdq';
 import {
+  batchOfHash,
   blockedCount,
   countedBatches,
   MAX_PICTURE_BLOCKS,
@@ -36,7 +37,8 @@ type Change = (list: PictureBlockList) => { list: PictureBlockList; count: numbe
 
 /** A hash list's hashes (`parseHashList`); a line without a hash refuses the whole list, naming it. */
 function readList(text: string, done: 'blocked' | 'lifted'): { hashes: string[]; skipped: number } {
-  const list = parseHashList(text);
+  // a block is lifted by its hash whatever quality the list gives it
+  const list = parseHashList(text, { every: done === 'lifted' });
   if ('badLine' in list) throw new AdminError(`line ${list.badLine} ${list.problem}: nothing was ${done}`);
   return list;
 }
@@ -112,9 +114,19 @@ export class BlockAdmin {
   async unblock(what: string): Promise<string> {
     const text = what.trim().toLowerCase();
     if (isPdqHash(text)) {
-      const removed = await this.change((list) => this.counted(withoutHashes(list, [text])));
+      // a takedown blocks a picture by many hashes (its crops', the pictures' inside it): the others still block it
+      let batch: CountedBatch | undefined;
+      const removed = await this.change((list) => {
+        const id = batchOfHash(list, text);
+        const lifted = withoutHashes(list, [text]);
+        batch = countedBatches(lifted.list).find((one) => one.id === id && one.reason.startsWith('taken down'));
+        return this.counted(lifted);
+      });
       if (removed === 0) throw new AdminError(`no blocked picture of PDQ hash ${text}`);
-      return `the picture of PDQ hash ${text}`;
+      const rest = batch
+        ? `; batch ${batch.id} (${batch.reason}) still blocks that picture by ${batch.count} more hashes (of its crops): unblock ${batch.id} lifts them`
+        : '';
+      return `the picture of PDQ hash ${text}${rest}`;
     }
     if (/^[0-9a-f]{32}$/.test(text)) {
       if (!(await this.deps.moderation.unblock(text))) throw new AdminError(`no blocked bytes of md5 ${text}`);

@@ -71,18 +71,25 @@ export const QUERIES_A_TURN = 56;
  * the first line that cannot be read, and why. A second field that is a number (`49`, `"49"`, `49.0`, `49%`) is the
  * hash's quality, as Meta's hashers write it (`hash,quality`): one under `MIN_PDQ_QUALITY` is skipped and counted, as
  * the service never matches one, and so is a hash with under a quarter of its bits set (a flat picture's: a
- * median-cut hash of a picture with detail sets half of them); one over 100 is no quality.
+ * median-cut hash of a picture with detail sets half of them); one over 100 is no quality. A line with another PDQ
+ * hash among its fields is refused: one hash a line (two on a line had the second taken for a quality, and a third
+ * dropped). With `every`, every hash is taken whatever its quality (a list of blocks to lift).
  */
-export function parseHashList(text: string): { hashes: string[]; skipped: number } | { badLine: number; problem: string } {
+export function parseHashList(
+  text: string,
+  { every = false } = {},
+): { hashes: string[]; skipped: number } | { badLine: number; problem: string } {
   const hashes = new Set<string>();
   let skipped = 0;
   for (const [index, line] of text.split(/\r\n|[\n\r\u2028\u2029]/).entries()) {
-    const [field = '', second = ''] = line.trim().split(/[\s,;]+/);
+    const [field = '', second = '', ...rest] = line.trim().split(/[\s,;]+/);
     if (field === '' || field.startsWith('#')) continue;
-    if (!isPdqHash(field)) return { badLine: index + 1, problem: `holds no PDQ hash (64 hex digits): ${line.slice(0, 80)}` };
+    const bad = (problem: string) => ({ badLine: index + 1, problem: `${problem}: ${line.slice(0, 80)}` });
+    if (!isPdqHash(field)) return bad('holds no PDQ hash (64 hex digits)');
+    if ([second, ...rest].some(isPdqHash)) return bad('holds more than one PDQ hash (one a line)');
     const quality = Number(second.replace(/^"(.*)"$/, '$1').replace(/%$/, '') || NaN);
-    if (quality > 100) return { badLine: index + 1, problem: `has a quality over 100: ${line.slice(0, 80)}` };
-    if (quality < MIN_PDQ_QUALITY || bitsSet(field) < 64) skipped += 1;
+    if (quality > 100) return bad('has a quality over 100');
+    if (!every && (quality < MIN_PDQ_QUALITY || bitsSet(field) < 64)) skipped += 1;
     else hashes.add(field.toLowerCase());
   }
   return { hashes: [...hashes], skipped };

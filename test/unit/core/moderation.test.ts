@@ -209,6 +209,18 @@ describe('parseHashList', () => {
       problem: 'holds no PDQ hash (64 hex digits): not-a-hash',
     });
     expect(parseHashList(`${detailed(1)},150`)).toEqual({ badLine: 1, problem: `has a quality over 100: ${detailed(1)},150` });
+    // two hashes on a line: the second was taken for a quality (none), and a third dropped
+    const three = `${detailed(1)} ${detailed(2)} ${detailed(3)}`;
+    expect(parseHashList(`# a list\n${three}`)).toEqual({
+      badLine: 2,
+      problem: `holds more than one PDQ hash (one a line): ${three.slice(0, 80)}`,
+    });
+  });
+
+  it('takes every hash whatever its quality for a list of blocks to lift', () => {
+    const text = [`${detailed(1)},10`, '0'.repeat(64), `${detailed(2)},90`].join('\n');
+    expect(parseHashList(text, { every: true })).toEqual({ hashes: [detailed(1), '0'.repeat(64), detailed(2)], skipped: 0 });
+    expect(parseHashList(text)).toEqual({ hashes: [detailed(2)], skipped: 2 });
   });
 });
 

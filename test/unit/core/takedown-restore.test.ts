@@ -1,4 +1,5 @@
 import { Admin } from '../../../functions/core/admin/admin';
+import { parseHashList } from '../../../functions/core/moderation/moderation';
 import { IdCodecs } from '../../../functions/core/id-codec';
 import type { ImageRecord } from '../../../functions/core/ports';
 import { restoreImage } from '../../../functions/core/lifecycle/restore-image';
@@ -149,5 +150,21 @@ describe('a takedown and a restore', () => {
     expect(await world.objects.exist(['images/b.png'])).toBe(false);
     await expect(world.admin.restore(world.id(2))).resolves.toMatchObject({ idEncoded: world.id(2) });
     expect(await world.objects.exist(['images/b.png', 'images/b.th.png', 'images/b.md.png'])).toBe(true);
+  });
+
+  it('names the hashes to import, one a line, when the picture could not be blocked after the takedown', async () => {
+    const world = await twoCopies();
+    const hashes = ['a5'.repeat(32), '3c'.repeat(32)];
+    const found = world.images.find.bind(world.images);
+    jest.spyOn(world.images, 'find').mockImplementation(async (id) => {
+      const record = await found(id);
+      return record && { ...record, perceptual: { hashes, quality: 90 } };
+    });
+    jest.spyOn(world.pictureBlocks, 'replace').mockRejectedValue(new Error('throttled'));
+    const error: unknown = await world.admin.takedown(world.id(1), { block: true }).catch((caught: unknown) => caught);
+    expect(String(error)).toContain('taken down, but not blocked (Error: throttled); to block its picture, import');
+    // as `block-hashes import` reads them: every hash, each on its own line
+    const [, list = ''] = String(error).split('import these PDQ hashes:');
+    expect(parseHashList(list)).toEqual({ hashes, skipped: 0 });
   });
 });
