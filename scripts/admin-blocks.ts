@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { MIN_PDQ_QUALITY } from '../functions/core/moderation/pdq';
 import { IN_FORCE, jsonOf, plural, UsageError, utc, type Verb } from './admin-verbs';
+import { fieldSafe } from './terminal-text';
 
 /** The admin tool's block verbs (`docs/operations.md`, "Blocks"): `blocks`, `unblock`, `block-hashes import|remove`. */
 export const BLOCK_VERBS: Record<string, Verb> = {
@@ -13,10 +14,12 @@ export const BLOCK_VERBS: Record<string, Verb> = {
       const blocks = await admin.blocks.list();
       if (values.json) return print(jsonOf(blocks));
       print(`blocked bytes: ${blocks.bytes.length}`);
-      for (const bytes of blocks.bytes) print(`  md5 ${bytes.md5}\t${utc(bytes.blockedAtMs)}\t${bytes.reason}`);
+      for (const bytes of blocks.bytes) print(`  md5 ${bytes.md5}\t${utc(bytes.blockedAtMs)}\t${fieldSafe(bytes.reason)}`);
       print(`blocked pictures: ${blocks.pictureCount}, in ${plural(blocks.pictures.length, 'batch', 'batches')}`);
       for (const batch of blocks.pictures)
-        print(`  batch ${batch.id}\t${plural(batch.count, 'picture', 'pictures')}\t${utc(batch.addedAtMs)}\t${batch.reason}`);
+        print(
+          `  batch ${batch.id}\t${plural(batch.count, 'picture', 'pictures')}\t${utc(batch.addedAtMs)}\t${fieldSafe(batch.reason)}`,
+        );
     },
   },
   unblock: {

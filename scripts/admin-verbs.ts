@@ -2,6 +2,7 @@ import type { Admin } from '../functions/core/admin/admin';
 import { formatDateTime, formatSize } from '../functions/core/formatting';
 import { parseIsoDuration } from '../functions/core/upload/upload-request';
 import { AdminError } from '../functions/core/admin/admin-error';
+import { fieldSafe } from './terminal-text';
 
 /** The options a verb may take, besides the target's (`--data-dir`, `--stack`, `--outputs`, `--id-padding`). */
 export const VERB_OPTIONS = {
@@ -153,9 +154,9 @@ Nothing is kept for a restore: every version of its files goes.`,
       const rows: Array<[string, string]> = [
         ['image', `${info.idEncoded} ${info.viewerUrl}`],
         ['status', status],
-        ['title', info.title],
-        ['description', info.description ?? '-'],
-        ['uploaded', `${utc(info.createdAtMs)} from ${info.clientIp}, as ${info.originalFilename}`],
+        ['title', fieldSafe(info.title)],
+        ['description', info.description === null ? '-' : fieldSafe(info.description)],
+        ['uploaded', `${utc(info.createdAtMs)} from ${info.clientIp}, as ${fieldSafe(info.originalFilename)}`],
         ['expires', info.expiresAtMs === null ? 'never' : utc(info.expiresAtMs)],
         ['views', String(info.views)],
         [

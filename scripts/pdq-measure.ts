@@ -87,8 +87,10 @@ export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number)
       .jpeg()
       .toBuffer(),
   'cropped 3% on the left and 8% at the top': (jpeg, width, height) => cutSides(jpeg, width, height, { left: 0.03, top: 0.08 }),
-  'cropped 8% on the left and 3% on the right': (jpeg, width, height) => cutSides(jpeg, width, height, { left: 0.08, right: 0.03 }),
-  'cropped 2% at the top and 9% at the bottom': (jpeg, width, height) => cutSides(jpeg, width, height, { top: 0.02, bottom: 0.09 }),
+  'cropped 8% on the left and 3% on the right': (jpeg, width, height) =>
+    cutSides(jpeg, width, height, { left: 0.08, right: 0.03 }),
+  'cropped 2% at the top and 9% at the bottom': (jpeg, width, height) =>
+    cutSides(jpeg, width, height, { top: 0.02, bottom: 0.09 }),
   'cropped 3% on the left, 8% at the top, 5% on the right': (jpeg, width, height) =>
     cutSides(jpeg, width, height, { left: 0.03, top: 0.08, right: 0.05 }),
   'in a 5% frame of noise on the left only': (jpeg, width, height) => onOneSide(jpeg, width, height, { left: 0.05 }),

@@ -11,3 +11,12 @@ export function terminalSafe(text: string): string {
       : Array.from({ length: char.length }, (_, at) => `\\u${char.charCodeAt(at).toString(16).padStart(4, '0')}`).join(''),
   );
 }
+
+/**
+ * A stored or imported field printed inside a line (a title, a file's name, a batch's reason): `terminalSafe`, and its
+ * line feeds and tabs written as `\n` and `\t` too, so that it cannot print lines or columns of its own (a name of
+ * a list whose line feed forged a batch in `blocks`, a description that forged an `md5` row in `info`).
+ */
+export function fieldSafe(text: string): string {
+  return terminalSafe(text).replace(/[\n\t]/g, (char) => (char === '\n' ? '\\n' : '\\t'));
+}

@@ -288,6 +288,14 @@ describe('npm run admin (local service)', () => {
     expect(bad.stderr.trim()).toBe(
       'line 1 holds no PDQ hash (64 hex digits): \\u001b]0;owned\\u0007\\u001b[2Jnot a hash: nothing was blocked',
     );
+    // a list's name, printed in its batch's line, cannot print lines or columns of its own
+    const forged = join(mkdtempSync(join(tmpdir(), 'hashes-')), 'evil\n  batch 1\t999999 pictures\tforged.txt');
+    writeFileSync(forged, `${'6b'.repeat(32)}\n`);
+    expect(admin('block-hashes', 'import', forged).status).toBe(0);
+    const blocks = admin('blocks').stdout;
+    expect(blocks).toContain('imported: evil\\n  batch 1\\t999999 pictures\\tforged.txt');
+    expect(blocks).not.toMatch(/^ {2}batch 1\t999999/m);
+    expect(admin('block-hashes', 'remove', forged).stdout).toContain('lifted the blocks of 1 picture');
   });
 
   it('imports a hash list as one batch, lists the blocks, and lifts them by hash, by batch and by list', () => {
