@@ -323,6 +323,11 @@ describe('npm run admin (local service)', () => {
     expect([gone.status, gone.stderr.trim()]).toEqual([1, `no batch ${batch?.id} of blocked pictures (admin blocks lists them)`]);
     expect(admin('blocks').stdout).toContain('blocked pictures: 0, in 0 batches');
     expect(admin('unblock', 'nonsense').status).toBe(1);
+    const long = admin('unblock', '1'.repeat(33));
+    expect([long.status, long.stderr.trim()]).toEqual([
+      1,
+      `not a PDQ hash (64 hex digits), a batch number or an md5 (32 hex digits): ${'1'.repeat(33)}`,
+    ]);
     expect(admin('unblock').status).toBe(2);
     expect(admin('block-hashes', 'export', list).status).toBe(2);
   });

@@ -132,7 +132,8 @@ export class BlockAdmin {
       if (!(await this.deps.moderation.unblock(text))) throw new AdminError(`no blocked bytes of md5 ${text}`);
       return `the bytes of md5 ${text}`;
     }
-    if (/^\d+$/.test(text)) {
+    // a batch's number: whole and safe (a longer run of digits is none, not a batch of 1.2e+32)
+    if (/^\d{1,15}$/.test(text)) {
       const id = Number(text);
       const removed = await this.change((list) => this.counted(withoutBatch(list, id)));
       if (removed === 0) throw new AdminError(`no batch ${id} of blocked pictures (admin blocks lists them)`);
