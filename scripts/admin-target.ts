@@ -29,11 +29,20 @@ export interface Target {
   local?: boolean;
 }
 
+/** The endpoints file `npm start` writes at each start; one that is not its JSON is named. */
+function readEndpoints(file: string): Record<string, string | number | undefined> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string | number | undefined>;
+  } catch (cause) {
+    throw new AdminError(`${file} cannot be read (${String(cause)}): npm start writes it anew`, { cause });
+  }
+}
+
 /** The local service: its endpoints, names and credentials from `DATA_DIR/endpoints.json`. */
 export function localTarget(dataDir: string): Target {
   const file = join(resolve(dataDir), 'endpoints.json');
   if (!existsSync(file)) throw new AdminError(`no ${file}: start the service once (npm start), or name a stack`);
-  const endpoints = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string | number | undefined>;
+  const endpoints = readEndpoints(file);
   const text = (name: string): string => String(endpoints[name] ?? '');
   const env: Record<string, string> = {
     BUCKET_NAME: text('bucket'),

@@ -97,6 +97,14 @@ describe('npm run admin (local service)', () => {
       writeFileSync(join(stopped, 'endpoints.json'), JSON.stringify({ ...endpoints, s3: closed, dynamodb: closed, ssm: closed }));
       const run = runAdmin(['--data-dir', stopped, 'bans']);
       expect([run.status, run.stderr.trim()]).toEqual([1, 'the local service is not running: start it with `npm start`']);
+      // an endpoints file that is not its JSON is named, with what to do
+      writeFileSync(join(stopped, 'endpoints.json'), '{not json');
+      const corrupt = runAdmin(['--data-dir', stopped, 'bans']);
+      expect([corrupt.status, corrupt.stderr]).toEqual([
+        1,
+        expect.stringContaining(`${join(stopped, 'endpoints.json')} cannot be read (`),
+      ]);
+      expect(corrupt.stderr).toContain('npm start writes it anew');
     } finally {
       rmSync(stopped, { recursive: true, force: true });
     }
