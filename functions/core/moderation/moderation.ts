@@ -71,9 +71,10 @@ export const QUERIES_A_TURN = 56;
  * the first line that cannot be read, and why. A second field that is a number (`49`, `"49"`, `49.0`, `49%`) is the
  * hash's quality, as Meta's hashers write it (`hash,quality`): one under `MIN_PDQ_QUALITY` is skipped and counted, as
  * the service never matches one, and so is a hash with under a quarter of its bits set (a flat picture's: a
- * median-cut hash of a picture with detail sets half of them); one over 100 is no quality. A line with another PDQ
- * hash among its fields is refused: one hash a line (two on a line had the second taken for a quality, and a third
- * dropped). With `every`, every hash is taken whatever its quality (a list of blocks to lift).
+ * median-cut hash of a picture with detail sets half of them); one over 100 is no quality. A line of hashes
+ * separated by spaces alone is refused: one hash a line (two on a line had the second taken for a quality, and a third
+ * dropped); a column of 64 hex digits after a comma (a SHA-256) is another column. With `every`, every hash is taken
+ * whatever its quality (a list of blocks to lift).
  */
 export function parseHashList(
   text: string,
@@ -86,7 +87,7 @@ export function parseHashList(
     if (field === '' || field.startsWith('#')) continue;
     const bad = (problem: string) => ({ badLine: index + 1, problem: `${problem}: ${line.slice(0, 80)}` });
     if (!isPdqHash(field)) return bad('holds no PDQ hash (64 hex digits)');
-    if ([second, ...rest].some(isPdqHash)) return bad('holds more than one PDQ hash (one a line)');
+    if (!/[,;]/.test(line) && [second, ...rest].some(isPdqHash)) return bad('holds more than one PDQ hash (one a line)');
     const quality = Number(second.replace(/^"(.*)"$/, '$1').replace(/%$/, '') || NaN);
     if (quality > 100) return bad('has a quality over 100');
     if (!every && (quality < MIN_PDQ_QUALITY || bitsSet(field) < 64)) skipped += 1;

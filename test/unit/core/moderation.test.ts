@@ -215,6 +215,12 @@ describe('parseHashList', () => {
       badLine: 2,
       problem: `holds more than one PDQ hash (one a line): ${three.slice(0, 80)}`,
     });
+    // a CSV's column of 64 hex digits after the hash (a SHA-256 of the file) is a column, not a second hash
+    const sha256 = 'e3'.repeat(32);
+    expect(parseHashList(`${detailed(1)},${sha256}\n${detailed(2)},90,${sha256}`)).toEqual({
+      hashes: [detailed(1), detailed(2)],
+      skipped: 0,
+    });
   });
 
   it('takes every hash whatever its quality for a list of blocks to lift', () => {
