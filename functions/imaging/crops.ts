@@ -7,8 +7,7 @@ import {
   pdqHashAsIs,
   pdqLuminance,
   type PdqHash,
-  type PdqLuminance,
-  type PdqPixels,
+  type PdqPicture,
   type PdqResult,
 } from '../core/moderation/pdq';
 import { innerPictures } from './inner-pictures';
@@ -84,14 +83,8 @@ export const UPLOAD_CROP_MARGINS: readonly Margins[] = [...UPLOAD_CROPS.map(cent
  */
 export const CROPPED_SIDE = 384;
 
-/**
- * A picture's crops are hashed from its luminance, made once (`pdqLuminance`): each crop reads its area of it, rather
- * than its pixels being copied out and converted again (`docs/moderation.md`, "Crops and frames").
- */
-type Cropped = PdqPixels | PdqLuminance;
-
 /** The hash of a picture's crop, when it says enough of it (`MIN_PDQ_QUALITY`). */
-function cropHash(picture: Cropped, margins: Margins): PdqResult | undefined {
+function cropHash(picture: PdqPicture, margins: Margins): PdqResult | undefined {
   const one = pdqHash(picture, cropArea(picture.width, picture.height, margins));
   return one.quality >= MIN_PDQ_QUALITY ? one : undefined;
 }
@@ -100,13 +93,17 @@ function cropHash(picture: Cropped, margins: Margins): PdqResult | undefined {
  * The hash of an upload's crop as it is, when it says enough of it (`MIN_PDQ_QUALITY`): it is compared as it is, the
  * blocked crops being kept turned (`blockedCropHashes`), so its turned forms are not made.
  */
-export function uploadCropHash(picture: Cropped, margins: Margins): PdqHash | undefined {
+export function uploadCropHash(picture: PdqPicture, margins: Margins): PdqHash | undefined {
   const one = pdqHashAsIs(picture, cropArea(picture.width, picture.height, margins));
   return one.quality >= MIN_PDQ_QUALITY ? one.hash : undefined;
 }
 
-/** The hashes of an upload's crops as they are (`uploadCropHash`), each in its own turn of the event loop. */
-export async function uploadCropHashes(picture: Cropped, crops: readonly Margins[], budget: Budget): Promise<PdqHash[]> {
+/**
+ * The hashes of an upload's crops as they are (`uploadCropHash`), each in its own turn of the event loop: from the
+ * picture's luminance made once (`pdqLuminance`), each crop reading its area of it rather than its pixels being copied
+ * out and converted again (`docs/moderation.md`, "Crops and frames").
+ */
+export async function uploadCropHashes(picture: PdqPicture, crops: readonly Margins[], budget: Budget): Promise<PdqHash[]> {
   const hashes: PdqHash[] = [];
   for (const margins of crops) {
     const one = uploadCropHash(picture, margins);
@@ -118,7 +115,7 @@ export async function uploadCropHashes(picture: Cropped, crops: readonly Margins
 }
 
 /** The hashes of a picture's centred crops that say enough of it (`MIN_PDQ_QUALITY`). */
-export function cropHashes(picture: Cropped, sides: readonly number[]): PdqResult[] {
+export function cropHashes(picture: PdqPicture, sides: readonly number[]): PdqResult[] {
   return sides.flatMap((side) => cropHash(picture, centredMargins(side)) ?? []);
 }
 

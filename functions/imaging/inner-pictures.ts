@@ -1,4 +1,4 @@
-import { pdqLuminance, type PdqLuminance, type PdqPixels } from '../core/moderation/pdq';
+import { pdqLuminance, type PdqPicture } from '../core/moderation/pdq';
 import type { Margins } from './margins';
 import { BORDER_TOLERANCE } from './plain-border';
 
@@ -168,7 +168,7 @@ function wholeMeasures(luma: Float64Array, width: number, height: number): { col
  * The picture is given by its pixels, or by their luminance as PDQ reads it (`pdqLuminance`: alpha is not looked at,
  * the pixels being as a viewer sees them), made once for its crops' hashes too.
  */
-export function innerPictures(picture: PdqPixels | PdqLuminance): Margins[] {
+export function innerPictures(picture: PdqPicture): Margins[] {
   const { width, height } = picture;
   if (width < 16 || height < 16) return [];
   const { luma } = pdqLuminance(picture);

@@ -1,7 +1,6 @@
 import { AdminError } from './admin-error';
 import { isPdqHash } from '../moderation/pdq';
 import {
-  batchOfHash,
   blockedCount,
   countedBatches,
   MAX_PICTURE_BLOCKS,
@@ -117,9 +116,12 @@ export class BlockAdmin {
       // a takedown blocks a picture by many hashes (its crops', the pictures' inside it): the others still block it
       let batch: CountedBatch | undefined;
       const removed = await this.change((list) => {
-        const id = batchOfHash(list, text);
         const lifted = withoutHashes(list, [text]);
-        batch = countedBatches(lifted.list).find((one) => one.id === id && one.reason.startsWith('taken down'));
+        // the hash's batch is the one it left: counted, not looked for again among every hash
+        const before = new Map(countedBatches(list).map((one) => [one.id, one.count]));
+        batch = countedBatches(lifted.list).find(
+          (one) => one.count < (before.get(one.id) ?? 0) && one.reason.startsWith('taken down'),
+        );
         return this.counted(lifted);
       });
       if (removed === 0) throw new AdminError(`no blocked picture of PDQ hash ${text}`);

@@ -58,19 +58,20 @@ const DCT = (() => {
 
 /**
  * A picture's luminance as PDQ reads it (`luminanceOfRow`'s values, row after row), made once for the many crops of
- * it that are hashed (`pdqHash`'s `area`): each crop then reads it rather than converting its pixels again.
+ * it hashed (`pdqHash`'s `area`), each reading it rather than converting pixels again; a `PdqPicture` is either.
  */
 export interface PdqLuminance {
   luma: Float64Array;
   width: number;
   height: number;
 }
+export type PdqPicture = PdqPixels | PdqLuminance;
 
 /** A rectangle of a picture, in pixels: columns [left, left + width) and rows [top, top + height). */
 export type PdqArea = Record<'left' | 'top' | 'width' | 'height', number>;
 
 /** The luminance of a picture (`PdqLuminance`), or the one given. */
-export function pdqLuminance(source: PdqPixels | PdqLuminance): PdqLuminance {
+export function pdqLuminance(source: PdqPicture): PdqLuminance {
   if ('luma' in source) return source;
   const { width, height } = source;
   const luma = new Float64Array(width * height);
@@ -79,14 +80,14 @@ export function pdqLuminance(source: PdqPixels | PdqLuminance): PdqLuminance {
 }
 
 /** The PDQ hash of a picture (or an `area` of it), its quality, and its turned and mirrored copies' (one transform). */
-export function pdqHash(pixels: PdqPixels | PdqLuminance, area?: PdqArea): PdqResult {
+export function pdqHash(pixels: PdqPicture, area?: PdqArea): PdqResult {
   const { coefficients, quality } = transform(pixels, area);
   const hashes = DIHEDRAL.map((way) => toHex(way === 'original' ? coefficients : turned(coefficients, way)));
   return { hash: hashes[0] ?? '', quality, turned: hashes };
 }
 
 /** The PDQ hash of a picture (or of an `area` of it) as it is, and its quality: `pdqHash` without the turned forms. */
-export function pdqHashAsIs(pixels: PdqPixels | PdqLuminance, area?: PdqArea): Omit<PdqResult, 'turned'> {
+export function pdqHashAsIs(pixels: PdqPicture, area?: PdqArea): Omit<PdqResult, 'turned'> {
   const { coefficients, quality } = transform(pixels, area);
   return { hash: toHex(coefficients), quality };
 }
@@ -128,7 +129,7 @@ export function isPdqHash(text: string): boolean {
  * third of the time (`docs/moderation.md`, "Cost").
  */
 export function pdqCells(
-  pixels: PdqPixels | PdqLuminance,
+  pixels: PdqPicture,
   { left, top, width, height }: PdqArea = { left: 0, top: 0, width: pixels.width, height: pixels.height },
 ): Float64Array {
   const across = tentTaps(width, Math.ceil(width / WINDOW_DIVISOR));
@@ -204,13 +205,13 @@ function weighted(values: Float64Array, taps: Taps, s: number, offset: number, s
   return sum;
 }
 
-function transform(pixels: PdqPixels | PdqLuminance, area?: PdqArea): { coefficients: Float64Array; quality: number } {
+function transform(pixels: PdqPicture, area?: PdqArea): { coefficients: Float64Array; quality: number } {
   const cells = pdqCells(pixels, area);
   return { coefficients: dct(cells), quality: qualityOf(cells) };
 }
 
 /** Luminance (Y of YUV) of a row's pixels into `luma`; a grey sample is its own, alpha is not looked at. */
-export function luminanceOfRow({ data, width, channels }: PdqPixels, row: number, luma: Float64Array): void {
+function luminanceOfRow({ data, width, channels }: PdqPixels, row: number, luma: Float64Array): void {
   const start = row * width * channels;
   if (channels < 3) {
     for (let x = 0, at = start; x < width; x += 1, at += channels) luma[x] = data[at] ?? 0;

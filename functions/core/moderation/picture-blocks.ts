@@ -135,13 +135,6 @@ export function withoutHashes(list: PictureBlockList, hexes: readonly string[]):
   return without(list, (row) => dropped.has(hashAt(list.hashes, row)));
 }
 
-/** The batch a hash (hex, either case) came in, when the list holds it. */
-export function batchOfHash(list: PictureBlockList, hex: string): number | undefined {
-  const wanted = hex.toLowerCase();
-  for (let row = 0; row < list.batchOf.length; row += 1) if (hashAt(list.hashes, row) === wanted) return list.batchOf[row];
-  return undefined;
-}
-
 /** The list's batches, oldest first, each with the number of its hashes. */
 export function countedBatches(list: PictureBlockList): CountedBatch[] {
   const counts = new Map<number, number>();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { ServiceError } from '../../../functions/core/errors';
-import { pdqHash, pdqHashAsIs, type PdqArea, type PdqLuminance, type PdqPixels } from '../../../functions/core/moderation/pdq';
+import { pdqHash, pdqHashAsIs, type PdqArea, type PdqPicture } from '../../../functions/core/moderation/pdq';
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
 import { MAX_FRAME_HASHED_SIDE, MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
@@ -220,8 +220,8 @@ describe("the hashes on the request's thread", () => {
     const turns: number[] = [];
     const sides: number[] = [];
     const counted =
-      <T>(hash: (pixels: PdqPixels | PdqLuminance, area?: PdqArea) => T) =>
-      (pixels: PdqPixels | PdqLuminance, area?: PdqArea) => {
+      <T>(hash: (pixels: PdqPicture, area?: PdqArea) => T) =>
+      (pixels: PdqPicture, area?: PdqArea) => {
         // a crop's side: the area of the picture it reads
         const side = Math.max((area ?? pixels).width, (area ?? pixels).height);
         // the small copies an animation's frames are told apart by (64 px, a fraction of a ms each) go many to a turn
