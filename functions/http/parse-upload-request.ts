@@ -7,7 +7,14 @@ import { mediaTypeOf } from './edge-contract';
 import { parseMultipart, type FilePart } from './multipart';
 
 const SOURCE_NAMES = ['source', 'image'] as const;
-const FILE_NAMES: ReadonlySet<string> = new Set(SOURCE_NAMES);
+/** The file part's name of PicList's and PicGo's generic uploader: read only when neither source name is sent. */
+const FALLBACK_FILE_NAME = 'file';
+const FILE_NAMES: ReadonlySet<string> = new Set([...SOURCE_NAMES, FALLBACK_FILE_NAME]);
+/**
+ * A text source a client sends beside its file when it leaves its own placeholder unfilled (ShareX's `%input`,
+ * `{input}` and older `$input$`, or nothing): the file part is the source, as Chevereto takes it.
+ */
+const UNFILLED_TEXT: ReadonlySet<string> = new Set(['', '%input', '{input}', '$input$']);
 /** Text fields other than a base64 source are short; the source may be a whole base64 image. */
 const BASE64_OVERHEAD_BYTES = 4096;
 
@@ -38,10 +45,12 @@ export async function parseUploadRequest(
   const params = await readParams(event, limits);
   const { fields } = params;
   const header = headerValue(event, 'x-api-key')?.trim();
+  const named = readSourceField(params);
   return {
     key: header ? header : fields.get('key'),
-    source: readSource(params),
-    imgbb: fields.has('image') || params.files.has('image'),
+    source: withUploadToken(named?.input, fields.get('upload_token')),
+    // `image` and `file` are the names of clients that read imgBB's shape (`data.url`)
+    imgbb: fields.has('image') || params.files.has('image') || named?.name === FALLBACK_FILE_NAME,
     format: parseFormat(fields.get('format')),
     title: fields.get('title') ?? fields.get('name'),
     description: fields.get('description'),
@@ -99,30 +108,44 @@ async function readParams(event: APIGatewayProxyEvent, limits: ParseLimits): Pro
   }
 }
 
-function readSource(params: Params): SourceInput | undefined {
-  const source = readSourceField(params);
-  const token = params.fields.get('upload_token');
+function withUploadToken(source: SourceInput | undefined, token: string | undefined): SourceInput | undefined {
   if (token === undefined) return source;
-  if (source !== undefined) throw new RequestError('TooManySources', 'Only one upload source is allowed');
+  if (source !== undefined) throw tooManySources();
   return { kind: 'staged', token };
 }
 
-function readSourceField({ fields, bodyFieldNames, files, truncatedFields }: Params): SourceInput | undefined {
+function tooManySources(): RequestError {
+  return new RequestError('TooManySources', 'Only one upload source is allowed');
+}
+
+/** The source and the name it was sent under: `source`, else `image`, else a `file` part when neither was sent. */
+function readSourceField(params: Params): { input: SourceInput; name: string } | undefined {
   for (const name of SOURCE_NAMES) {
-    const parts = files.get(name) ?? [];
-    // A file part and a text field of one name in one body, or two file parts: which one was meant is unknowable.
-    if (parts.length > 1 || (parts.length === 1 && bodyFieldNames.has(name))) {
-      throw new RequestError('TooManySources', 'Only one upload source is allowed');
-    }
-    const [file] = parts;
-    if (file) return { kind: 'file', bytes: file.bytes, filename: file.filename, truncated: file.truncated };
-    const text = fields.get(name);
-    if (text !== undefined) {
-      // A base64 text past the field limit is an image past the size limit.
-      return truncatedFields.has(name)
-        ? { kind: 'file', bytes: Buffer.alloc(0), filename: '', truncated: true }
-        : { kind: 'text', value: text };
-    }
+    const input = readNamedSource(params, name);
+    if (input) return { input, name };
   }
-  return undefined;
+  if (SOURCE_NAMES.some((name) => params.fields.has(name))) return undefined;
+  const input = readNamedSource(params, FALLBACK_FILE_NAME, false);
+  return input && { input, name: FALLBACK_FILE_NAME };
+}
+
+function readNamedSource(
+  { fields, bodyFieldNames, files, truncatedFields }: Params,
+  name: string,
+  textAllowed = true,
+): SourceInput | undefined {
+  const parts = files.get(name) ?? [];
+  // Two file parts of one name, or a file part beside a real text value of its name: which was meant is unknowable.
+  if (parts.length > 1) throw tooManySources();
+  const [file] = parts;
+  if (file) {
+    if (bodyFieldNames.has(name) && !UNFILLED_TEXT.has((fields.get(name) ?? '').trim())) throw tooManySources();
+    return { kind: 'file', bytes: file.bytes, filename: file.filename, truncated: file.truncated };
+  }
+  const text = textAllowed ? fields.get(name) : undefined;
+  if (text === undefined) return undefined;
+  // A base64 text past the field limit is an image past the size limit.
+  return truncatedFields.has(name)
+    ? { kind: 'file', bytes: Buffer.alloc(0), filename: '', truncated: true }
+    : { kind: 'text', value: text };
 }

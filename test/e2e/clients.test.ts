@@ -173,3 +173,98 @@ describe('npm run client-config', () => {
     }
   });
 });
+
+/** Chevereto's user docs' ShareX configuration for ShareX before 9.4.0, as published (comments and all). */
+const CHEVERETO_SHAREX_DOC = `{
+    "Name": "Chevereto",
+    "RequestType": "POST",
+    "RequestURL": "http://mysite.com/api/1/upload", // edit this
+    "FileFormName": "source",
+    "Arguments": {
+    "key": "your API key goes here", // edit this
+    "format": "redirect",
+    "source": "%input"
+    },
+    "ResponseType": "RedirectionURL",
+    "RegexList": [],
+    "URL": "",
+    "ThumbnailURL": "",
+    "DeletionURL": ""
+}`;
+
+describe("clients' own requests", () => {
+  it("ShareX with Chevereto's published config: the file beside source=%input is stored, and the redirect shows it", async () => {
+    // as an operator edits it: the two marked lines, then the comments gone (ShareX imports JSON)
+    const config = JSON.parse(
+      CHEVERETO_SHAREX_DOC.replace('http://mysite.com', server.url)
+        .replace('your API key goes here', API_KEY)
+        .replace(/\s*\/\/ edit this/g, ''),
+    ) as { RequestType: string; RequestURL: string; FileFormName: string; Arguments: Record<string, string> };
+    const png = await makePng(24, 16);
+    // ShareX expands %input (its {input}) to nothing for an image; a client that does not expand it sends it as it is
+    for (const expand of [(value: string) => value.replace(/%input|\{input\}/g, ''), (value: string) => value]) {
+      for (const fileFirst of [false, true]) {
+        const form = new FormData();
+        if (fileFirst) form.append(config.FileFormName, new Blob([png]), 'ShareX_legacy.png');
+        for (const [name, value] of Object.entries(config.Arguments)) form.append(name, expand(value));
+        if (!fileFirst) form.append(config.FileFormName, new Blob([png]), 'ShareX_legacy.png');
+        const response = await fetch(config.RequestURL, { method: config.RequestType, body: form, redirect: 'manual' });
+        const viewer = response.headers.get('location') ?? '';
+        expect([fileFirst, response.status, await response.text()]).toEqual([fileFirst, 302, '']);
+        // ResponseType RedirectionURL: ShareX's link is the Location, the viewer page of the stored picture
+        expect(viewer).toMatch(new RegExp(`^${server.url}/image/\\w+$`));
+        const page = await fetch(viewer);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('ShareX_legacy');
+      }
+    }
+  });
+
+  it('ShareX (the generated .sxcu): a 429 resolves its error message, not an empty one', async () => {
+    const limited = await startFreshLocalProcess('clients-flood', {
+      API_KEY,
+      FLOOD_LIMITS: '{"minute":1,"hour":0,"day":0,"week":0,"month":0}',
+    });
+    try {
+      const sxcu = JSON.parse(clientConfig('sharex', limited.url, API_KEY).stdout) as Sxcu;
+      // two different captures (a second copy of the first would be answered as the duplicate it is)
+      const send = async (side: number) => {
+        const form = new FormData();
+        for (const [name, value] of Object.entries(sxcu.Arguments)) form.append(name, value);
+        form.append(sxcu.FileFormName, new Blob([await makePng(side, side)]), 'ShareX_capture.png');
+        const response = await fetch(sxcu.RequestURL, { method: sxcu.RequestMethod, headers: sxcu.Headers, body: form });
+        return { status: response.status, answer: await response.json() };
+      };
+      expect((await send(12)).status).toBe(200);
+      const flooded = await send(13);
+      expect([flooded.status, resolveSharex(sxcu.ErrorMessage, flooded.answer)]).toEqual([
+        429,
+        'Flooding detected. You can only upload 1 image per minute',
+      ]);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("PicList's and PicGo's generic uploader: the file under its default name file, the link at data.url", async () => {
+    const form = new FormData();
+    form.append('key', API_KEY);
+    form.append('file', new Blob([await makePng(20, 14)]), 'piclist.png');
+    const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form });
+    const answer = (await response.json()) as { data: { url: string; id: string }; image?: unknown };
+    expect([response.status, answer.image]).toEqual([200, undefined]);
+    expect(answer.data.url).toMatch(/\/images\/\d{4}\/\d\d\/\d\d\/piclist\.png$/);
+    expect((await fetch(answer.data.url)).status).toBe(200);
+  });
+
+  it("iShare: the file as image and no format, answered in imgBB's shape", async () => {
+    const form = new FormData();
+    form.append('key', API_KEY);
+    form.append('image', new Blob([await makePng(18, 18)]), 'ishare.png');
+    const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', body: form });
+    const answer = (await response.json()) as { status: number; data: { url: string; id: string } };
+    expect([response.status, answer.status]).toEqual([200, 200]);
+    expect(answer.data.url).toMatch(/\/images\/\d{4}\/\d\d\/\d\d\/ishare\.png$/);
+    expect((await fetch(answer.data.url)).status).toBe(200);
+  });
+});

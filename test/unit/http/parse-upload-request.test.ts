@@ -1,4 +1,5 @@
 import { parseUploadRequest } from '../../../functions/http/parse-upload-request';
+import { RequestError } from '../../../functions/http/request-errors';
 import { eventFrom, PUBLIC_URL } from '../../support/test-service';
 
 const limits = { maxUploadBytes: 1000 };
@@ -66,6 +67,79 @@ describe('parseUploadRequest', () => {
     const request = await parse(new Request(`${PUBLIC_URL}/api/1/upload`, { method: 'POST', body }));
     expect(request.imgbb).toBe(true);
     expect(request.source).toMatchObject({ kind: 'file', filename: 'a.png' });
+  });
+
+  it("takes the file over an empty or unfilled placeholder text source, in either order (Chevereto's ShareX form)", async () => {
+    for (const placeholder of ['', '%input', '{input}', '$input$', ' %input ']) {
+      const file = new Blob([Buffer.from('abc')]);
+      for (const entries of [
+        [
+          ['source', placeholder],
+          ['source', file, 'shot.png'],
+        ],
+        [
+          ['source', file, 'shot.png'],
+          ['source', placeholder],
+        ],
+      ] as Array<Array<[string, string | Blob, string?]>>) {
+        const request = await parse(new Request(`${PUBLIC_URL}/api/1/upload`, { method: 'POST', body: form(entries) }));
+        expect([placeholder, request.source]).toMatchObject([placeholder, { kind: 'file', filename: 'shot.png' }]);
+        expect(request.imgbb).toBe(false);
+      }
+    }
+  });
+
+  it('refuses a file beside a real text source of its name, or two files, in either order', async () => {
+    const file = new Blob([Buffer.from('abc')]);
+    const cases: Array<Array<[string, string | Blob, string?]>> = [
+      [
+        ['source', 'https://example.com/a.png'],
+        ['source', file, 'a.png'],
+      ],
+      [
+        ['source', file, 'a.png'],
+        ['source', 'QUJD'],
+      ],
+      [
+        ['source', file, 'a.png'],
+        ['source', '%input%'],
+      ],
+      [
+        ['image', file, 'a.png'],
+        ['image', 'QUJD'],
+      ],
+      [
+        ['source', file, 'a.png'],
+        ['source', file, 'b.png'],
+      ],
+      [
+        ['file', file, 'a.png'],
+        ['file', file, 'b.png'],
+      ],
+    ];
+    for (const entries of cases) {
+      const parsing = parse(new Request(`${PUBLIC_URL}/api/1/upload`, { method: 'POST', body: form(entries) }));
+      await expect(parsing).rejects.toBeInstanceOf(RequestError);
+      await expect(parsing).rejects.toMatchObject({ kind: 'TooManySources' });
+    }
+  });
+
+  it("reads a file part named file as the source when neither source nor image is sent, in imgBB's shape", async () => {
+    const body = form([['file', new Blob([Buffer.from('abc')]), 'picgo.png']]);
+    const request = await parse(new Request(`${PUBLIC_URL}/api/1/upload`, { method: 'POST', body }));
+    expect(request).toMatchObject({ imgbb: true, source: { kind: 'file', filename: 'picgo.png' } });
+    // a source sent, even in the query, is the source; the file part is then an unknown parameter
+    const both = form([
+      ['file', new Blob([Buffer.from('abc')]), 'picgo.png'],
+      ['source', 'QUJD'],
+    ]);
+    const withSource = await parse(new Request(`${PUBLIC_URL}/api/1/upload`, { method: 'POST', body: both }));
+    expect(withSource).toMatchObject({ imgbb: false, source: { kind: 'text', value: 'QUJD' } });
+    const queried = await parse(new Request(`${PUBLIC_URL}/api/1/upload?source=`, { method: 'POST', body }));
+    expect(queried).toMatchObject({ imgbb: false, source: { kind: 'text', value: '' } });
+    // a text value named file is no source
+    const text = form([['file', 'QUJD']]);
+    expect((await parse(new Request(`${PUBLIC_URL}/api/1/upload`, { method: 'POST', body: text }))).source).toBeUndefined();
   });
 
   it('treats the empty file part of a browser form with no file chosen as no file', async () => {
