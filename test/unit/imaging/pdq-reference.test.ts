@@ -6,11 +6,11 @@ import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-proc
 import { SERVICE_IMAGING } from '../../support/images';
 
 /**
- * The port against Meta's reference (`../shared/pdq-reference/`: the eight "bridge" pictures and the hashes the C++
+ * The port against Meta's reference (`test/fixtures/pdq-reference/`: the eight "bridge" pictures and the hashes the C++
  * reference prints for them), so that hashes made here match imported hash lists: within 10 bits, a third of the
  * match distance, whether hashed from the whole decode or from the service's working copy.
  */
-const REFERENCE = join(__dirname, '..', '..', '..', '..', 'shared', 'pdq-reference');
+const REFERENCE = join(__dirname, '..', '..', 'fixtures', 'pdq-reference');
 const expected = readFileSync(join(REFERENCE, 'expected.txt'), 'utf8')
   .trim()
   .split('\n')
