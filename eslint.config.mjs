@@ -17,7 +17,16 @@ const boundaries = [
   { files: ['functions/core/**/*.ts'], patterns: CORE },
   // the shared kernel (the core's root) serves the capabilities in its sub-folders, and reads none of them
   { files: ['functions/core/*.ts'], patterns: [...CORE, './upload/*', './moderation/*', './lifecycle/*', './admin/*'] },
-  { files: ['functions/imaging/**/*.ts'], patterns: [...FUNCTIONS, '**/adapters/**', '**/http/**', '**/roots/**', '@aws-sdk/*'] },
+  // imaging makes pixels: it hands them to the fingerprint, and knows nothing of moderation's policy
+  {
+    files: ['functions/imaging/**/*.ts'],
+    patterns: [...FUNCTIONS, '**/adapters/**', '**/http/**', '**/roots/**', '**/moderation/**', '@aws-sdk/*'],
+  },
+  // the fingerprint is arithmetic on pixels: it loads no image library, and reads only the core's hash values
+  {
+    files: ['functions/fingerprint/**/*.ts'],
+    patterns: [...CORE, '**/browser/**', '**/upload/**', '**/lifecycle/**', '**/admin/**'],
+  },
   { files: ['functions/adapters/**/*.ts'], patterns: [...FUNCTIONS, '**/http/**', '**/imaging/**', '**/roots/**', 'sharp'] },
   {
     files: ['functions/http/**/*.ts'],

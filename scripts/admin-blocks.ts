@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { MIN_PDQ_QUALITY } from '../functions/core/moderation/pdq';
+import { MIN_PDQ_QUALITY } from '../functions/core/moderation/pdq-hash';
 import { IN_FORCE, jsonOf, plural, UsageError, utc, type Verb } from './admin-verbs';
 import { fieldSafe } from './terminal-text';
 

@@ -12,7 +12,7 @@ import { DependencyError } from '../functions/core/errors';
 import { IdCodecs } from '../functions/core/id-codec';
 import { NO_METRICS } from '../functions/core/metrics';
 import type { Logger } from '../functions/core/ports';
-import { blockedCropHashes } from '../functions/imaging/crops';
+import { blockedPictureHashes } from '../functions/imaging/fingerprint-copies';
 import { wholeNumber, type KeyParameter } from './admin-verbs';
 
 /**
@@ -122,7 +122,7 @@ export function adminFor(target: Target): { admin: Admin; key: KeyParameter; clo
     codecs: new IdCodecs(() => stores.settings.idSalt(), target.idPadding),
     moderation: stores.moderation,
     pictureBlocks: stores.pictureBlocks,
-    pictureCrops: (original) => blockedCropHashes(original),
+    pictureCrops: blockedPictureHashes,
     stats: stores.stats,
     staged: stores.staged,
     clock,

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import sharp from 'sharp';
-import { pdqDistance } from '../functions/core/moderation/pdq';
+import { pdqDistance } from '../functions/core/moderation/pdq-hash';
 import type { Perceptual } from '../functions/core/ports';
-import { blockedCropHashes } from '../functions/imaging/crops';
+import { blockedPictureHashes } from '../functions/imaging/fingerprint-copies';
 import { defaultProcessor } from './bench/processor';
 
 /**
@@ -111,7 +111,7 @@ export const EDITS: Record<string, (jpeg: Buffer, width: number, height: number)
       .jpeg()
       .toBuffer();
   },
-  // a picture laid inside another, off centre or framed unevenly: found by its lines (`inner-pictures.ts`)
+  // a picture laid inside another, off centre or framed unevenly: found by its lines (`functions/fingerprint/inner-pictures.ts`)
   'in a 25% frame of noise': (jpeg, width, height) => framed(jpeg, width, height, 0.25),
   'in a frame of noise of 3% left, 12% right, 7% top, none at the bottom': async (jpeg, width, height) => {
     const [left, right, top] = [Math.round(width * 0.03), Math.round(width * 0.12), Math.round(height * 0.07)];
@@ -231,18 +231,19 @@ async function framed(jpeg: Buffer, width: number, height: number, share: number
 async function perceptualOf(bytes: Buffer): Promise<Perceptual> {
   const processed = await (await processor).process(bytes, { targetWidth: undefined });
   // none when the picture hashes poorly (a flat one): it is never refused by its picture, counted as 256 bits away
-  return processed.perceptual ?? { hashes: [], turned: [], quality: 0 };
+  return processed.perceptual ?? { hashes: [], queries: [], quality: 0 };
 }
 
-/** A photo as `takedown --block` blocks it: its own hashes and those of its crops (`crops.ts`). */
+/** A photo as `takedown --block` blocks it: its own hashes and those of its crops (`blockedPictureHashes`). */
 async function blockedOf(jpeg: Buffer): Promise<Perceptual> {
   const own = await perceptualOf(jpeg);
-  return { ...own, hashes: [...own.hashes, ...(await blockedCropHashes(jpeg))] };
+  return { ...own, hashes: [...own.hashes, ...(await blockedPictureHashes(jpeg))] };
 }
 
 /** The rule an upload is refused by: the least distance from a blocked picture's hashes to the upload's. */
 export function matchDistance(blocked: Perceptual, upload: Perceptual): number {
-  return Math.min(256, ...blocked.hashes.flatMap((hash) => upload.turned.map((turned) => pdqDistance(hash, turned))));
+  const queries = upload.queries.flat();
+  return Math.min(256, ...blocked.hashes.flatMap((hash) => queries.map((query) => pdqDistance(hash, query))));
 }
 
 async function main(): Promise<void> {

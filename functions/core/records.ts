@@ -66,17 +66,17 @@ export interface ImagingRun {
   processed: Promise<ProcessedImage>;
 }
 
-/** A picture's PDQ hashes (`core/moderation/pdq.ts`), made from the pixels the renditions are made from. */
+/** A picture's fingerprint (`functions/fingerprint`): its PDQ hashes, made from the pixels the renditions are made from. */
 export interface Perceptual {
   /**
-   * The picture's hash, and, when it has a plain border, the hash of the picture without it: what a record keeps;
-   * only those of `MIN_PDQ_QUALITY` or more, and no two alike.
+   * The hashes the record keeps, upright: the picture's own views' (`VIEWS`' `kept`), only those of
+   * `MIN_PDQ_QUALITY` or more, and no two alike.
    */
   hashes: string[];
-  /** Each of those, turned and mirrored the eight ways: what an upload is compared by. */
-  turned: string[];
   /** The PDQ quality of the first of those (0 to 100). */
   quality: number;
+  /** What an upload is compared by: a batch a picture (an animation's frames one each), checked in turns. */
+  queries: string[][];
 }
 
 export interface ProcessOptions {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DependencyError } from '../core/errors';
+import type { NsfwScore } from '../core/ports';
 import { SQUEEZE_SOURCE } from './classifier-squeeze';
 
 /**
@@ -37,11 +38,11 @@ export interface ClassifierPixels {
 /** What scores a picture. */
 export interface PictureClassifier {
   /**
-   * How likely the picture is explicit, 0 to 1. `onRun`, when given, is told how long the classifier's own work took
-   * (squeezing the pixels and running the model, in ms), apart from any wait for its thread. Past `timeLimitMs`, the
-   * run fails with a `ClassifierTimeout`.
+   * How likely the picture is explicit, 0 to 1, and how long the classifier's own work took (squeezing the pixels and
+   * running the model, in ms), apart from any wait for its thread. Past `timeLimitMs`, the run fails with a
+   * `ClassifierTimeout`.
    */
-  score(pixels: ClassifierPixels, onRun?: (runMs: number) => void, timeLimitMs?: number): Promise<number>;
+  score(pixels: ClassifierPixels, timeLimitMs?: number): Promise<NsfwScore>;
 }
 
 /**
@@ -153,7 +154,7 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     return classifier;
   }
 
-  async score(pixels: ClassifierPixels, onRun?: (runMs: number) => void, timeLimitMs?: number): Promise<number> {
+  async score(pixels: ClassifierPixels, timeLimitMs?: number): Promise<NsfwScore> {
     const { data, width, height, channels } = pixels;
     const sized = Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0;
     if (!sized || !fitsClassifier(width, height) || ![1, 2, 3, 4].includes(channels))
@@ -163,9 +164,9 @@ export class OnnxNsfwClassifier implements PictureClassifier {
     const { scores, runMs } = await this.run(pixels, timeLimitMs).catch((cause: unknown) => {
       throw cause instanceof ClassifierTimeout ? cause : new DependencyError('NSFW classifier', cause);
     });
-    onRun?.(runMs);
     if (scores.length !== CLASSES.length) throw new DependencyError('NSFW classifier', new Error('unexpected output'));
-    return CLASSES.reduce((sum, label, index) => (EXPLICIT.has(label) ? sum + (scores[index] ?? 0) : sum), 0);
+    const score = CLASSES.reduce((sum, label, index) => (EXPLICIT.has(label) ? sum + (scores[index] ?? 0) : sum), 0);
+    return { score, runMs };
   }
 
   /** Stops the worker for good (a test that made a classifier of its own). */

@@ -13,9 +13,7 @@ import {
 } from '../../functions/adapters/s3-picture-blocks';
 import { HASH_BYTES, HashIndex } from '../../functions/core/moderation/hash-index';
 import { NO_PICTURE_BLOCKS } from '../../functions/core/moderation/picture-blocks';
-import { UPLOAD_CROP_MARGINS } from '../../functions/imaging/crops';
-import { MOST_INNER_PICTURES } from '../../functions/imaging/inner-pictures';
-import { HASHED_PICTURES } from '../../functions/imaging/distinct-frames';
+import { HASHED_FRAMES, MOST_INNER_PICTURES, queriesOf } from '../../functions/fingerprint/views';
 import type { PictureBlockList } from '../../functions/core/moderation/picture-blocks';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision } from '../../local/provision';
@@ -45,12 +43,12 @@ export interface BlockListRow {
   animationP99: number;
 }
 
-/** The crops an upload's check queries, as they are: centred, and from each side (`crops.ts`). */
-export const CROP_QUERIES = UPLOAD_CROP_MARGINS.length;
+/** The crops an upload's check queries, as they are: centred, and from each side (`VIEWS`). */
+export const CROP_QUERIES = queriesOf('centredCrops') + queriesOf('sideCrops');
 
 /**
  * The most queries of a picture (a still one, or each frame an animation is hashed by) with `hashes` hashes of its
- * own: each turned and mirrored the eight ways, its crops, and the most pictures found inside it (`inner-pictures.ts`).
+ * own: each turned and mirrored the eight ways, its crops, and the most pictures found inside it (`VIEWS`).
  */
 export const pictureQueries = (hashes: number): number => 8 * hashes + CROP_QUERIES + MOST_INNER_PICTURES;
 
@@ -110,7 +108,7 @@ async function measureInProcess(count: number): Promise<void> {
     }).slice(100);
   const one = checks(1);
   const four = checks(4);
-  const animation = checks(1, HASHED_PICTURES);
+  const animation = checks(1, HASHED_FRAMES);
   const row: BlockListRow = {
     hashes: count,
     storedMB: stored.length / 1e6,

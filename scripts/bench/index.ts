@@ -11,9 +11,9 @@ import { measureThroughNpmStart } from './npm-start';
 import { median, medianOfRatios } from './median';
 import { measureModerationCost } from './moderation';
 import { CROP_QUERIES, measureBlockLists, measureUploadWithList, pictureQueries } from './block-list';
-import { MOST_INNER_PICTURES } from '../../functions/imaging/inner-pictures';
-import { HASHED_PICTURES } from '../../functions/imaging/distinct-frames';
+import { HASHED_FRAMES, MOST_INNER_PICTURES } from '../../functions/fingerprint/views';
 import { measureBundleColdStart, measureClassifierColdStart } from './cold-start';
+import { cpuRigTables, measureCpuRig } from './cpu-rig';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -97,7 +97,7 @@ async function printBlockLists(): Promise<void> {
     [
       `Blocked pictures' lists of random hashes (a shared list's are as unrelated to an upload), each in fresh processes: from the stored form to an index ready, what it holds, and an upload's check against it, at its most (an opaque still picture: the eight turns of its hash, its ${CROP_QUERIES} crops and ${MOST_INNER_PICTURES} pictures inside it; one with transparency and a border: four hashes' turns, the crops and the pictures inside; an opaque animation: six frames, each as an opaque still picture) when nothing matches:`,
       '',
-      `| hashes | stored (MB) | load p50 (ms) | index (MiB) | check, opaque (${pictureQueries(1)} queries): p50 / p99 (ms) | check, transparent and framed (${pictureQueries(4)}): p50 / p99 (ms) | check, animation (${HASHED_PICTURES * pictureQueries(1)}): p50 / p99 (ms) |`,
+      `| hashes | stored (MB) | load p50 (ms) | index (MiB) | check, opaque (${pictureQueries(1)} queries): p50 / p99 (ms) | check, transparent and framed (${pictureQueries(4)}): p50 / p99 (ms) | check, animation (${HASHED_FRAMES * pictureQueries(1)}): p50 / p99 (ms) |`,
       '|---|---|---|---|---|---|---|',
       ...lists.map(
         (row) =>
@@ -115,12 +115,21 @@ async function printBlockLists(): Promise<void> {
   );
 }
 
+/** The one-core rig: the upload's CPU against the floor's, by part, and against other checkouts (`BENCH_AGAINST`). */
+async function printCpuRig(): Promise<void> {
+  const rounds = Math.max(least(10), ITERATIONS);
+  const result = await measureCpuRig(rounds, WARMUP, rounds);
+  process.stdout.write(`${cpuRigTables(result, rounds)}\n`);
+}
+
 async function main(): Promise<void> {
   // BENCH_PART=whole-upload: that table alone (`docs/performance.md`, "The upload core, before and after")
   if (process.env['BENCH_PART'] === 'whole-upload')
     return printWholeUpload((process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number));
   // BENCH_PART=block-lists: those tables alone (`docs/moderation.md`, "Block lists at scale")
   if (process.env['BENCH_PART'] === 'block-lists') return printBlockLists();
+  // BENCH_PART=cpu: the one-core rig alone (`docs/performance.md`, "One upload's CPU on one core")
+  if (process.env['BENCH_PART'] === 'cpu') return printCpuRig();
   // BENCH_ONLY=JPEG measures only the inputs whose name starts with it
   const processor = await defaultProcessor();
   const fixtures = await benchFixtures();
@@ -219,9 +228,10 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
   await printWholeUpload(latencies);
+  await printCpuRig();
 }
 
 commandLine(
-  'usage: npm run bench   (settings in the environment: BENCH_ITERATIONS, BENCH_ONLY, BENCH_LATENCIES, BENCH_BLOCK_LISTS, BENCH_SKIP_HANDLER, BENCH_PART, BENCH_SMOKE; docs/performance.md) (exit codes: 0 done, 1 failed, 2 usage)',
+  'usage: npm run bench   (settings in the environment: BENCH_ITERATIONS, BENCH_ONLY, BENCH_LATENCIES, BENCH_BLOCK_LISTS, BENCH_SKIP_HANDLER, BENCH_PART, BENCH_AGAINST, BENCH_SMOKE; docs/performance.md) (exit codes: 0 done, 1 failed, 2 usage)',
 );
 void main();

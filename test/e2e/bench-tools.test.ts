@@ -47,6 +47,8 @@ describe('the bench and load tools, for a few uploads', () => {
       '| hashes | stored (MB) |',
       '| input | upload p50 (ms) |',
       '| input | stores | store latency (ms) |',
+      '| checkout | upload CPU p50 (ms) |',
+      '| part of the upload | CPU ms per upload |',
     ])
       expect(run.stdout).toContain(header);
     expect(run.stdout).toMatch(/^\| PNG 1920x1080 screenshot \| through the proxies \| 0 \| \d+ /m);

@@ -1,4 +1,4 @@
-import type { PdqPixels } from '../../functions/core/moderation/pdq';
+import type { PdqPixels } from '../../functions/fingerprint/planes';
 
 /**
  * PDQ's 64x64 samples made as the reference makes them: the whole luminance plane in 32-bit floats, blurred by two

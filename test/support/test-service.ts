@@ -9,7 +9,7 @@ import { buildPurger } from '../../functions/roots/purger';
 import { buildStores, STORE_CALL_LIMITS, type StoreCallLimits } from '../../functions/roots/stores';
 import { loadConfig } from '../../functions/config';
 import { Admin } from '../../functions/core/admin/admin';
-import { blockedCropHashes } from '../../functions/imaging/crops';
+import { blockedPictureHashes } from '../../functions/imaging/fingerprint-copies';
 import { IdCodec, IdCodecs } from '../../functions/core/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
@@ -63,7 +63,7 @@ export function adminOf(service: Pick<TestService, 'bucket' | 'table' | 'paramet
     codecs: new IdCodecs(() => stores.settings.idSalt(), 999),
     clock: { nowMs: () => Date.now(), sleep: async () => undefined },
     publicUrl: PUBLIC_URL,
-    pictureCrops: (original) => blockedCropHashes(original),
+    pictureCrops: blockedPictureHashes,
   });
 }
 

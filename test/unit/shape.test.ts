@@ -153,6 +153,36 @@ describe('the shape of the code', () => {
     expect(cycles).toEqual([]);
   });
 
+  /** The relative imports of the files of a folder of functions/, each with the file that makes it. */
+  const importsOf = (folder: string): Array<{ file: string; imported: string }> =>
+    filesUnder(join(ROOT, 'functions', folder)).flatMap((file) =>
+      ts
+        .preProcessFile(readFileSync(file, 'utf8'), true, true)
+        .importedFiles.map((ref) => ({ file: relative(ROOT, file), imported: ref.fileName })),
+    );
+
+  it("keeps moderation's policy out of the imaging: no imaging file imports moderation", () => {
+    expect(importsOf('imaging').filter(({ imported }) => /\/moderation\//.test(imported))).toEqual([]);
+  });
+
+  it("keeps the fingerprint arithmetic on pixels: it loads no image library, nothing but its own files and the core's", () => {
+    const outside = importsOf('fingerprint').filter(({ file, imported }) => {
+      if (!imported.startsWith('.')) return true;
+      const target = relative(join(ROOT, 'functions'), resolve(dirname(join(ROOT, file)), imported));
+      return !/^(fingerprint\/|core\/(turns|moderation\/pdq-hash)$)/.test(target);
+    });
+    expect(outside).toEqual([]);
+  });
+
+  it('computes every query budget from the table of views: no number of queries kept by hand', () => {
+    const kept = filesUnder(join(ROOT, 'functions')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\b([A-Z_]*QUERIES[A-Z_]*)\s*=\s*\d/g)].map(
+        (match) => `${relative(ROOT, file)}: ${match[1]}`,
+      ),
+    );
+    expect(kept).toEqual([]);
+  });
+
   it('turns errors into answers in one place of the router', () => {
     const router = readFileSync(join(ROOT, 'functions', 'http', 'router.ts'), 'utf8');
     expect(router.match(/\bcatch\b/g) ?? []).toHaveLength(1);

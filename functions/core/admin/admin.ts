@@ -37,7 +37,7 @@ export interface AdminDeps extends RemovalDeps {
   codecs: IdCodecs;
   moderation: BanList & BlockList;
   pictureBlocks: PictureBlockStore;
-  /** The hashes of a picture's crops, from its original's bytes (`imaging/crops.ts`): blocked with it. */
+  /** The hashes of a picture's crops, from its original's bytes (`blockedHashesOf`, `functions/fingerprint/fingerprint.ts`): blocked with it. */
   pictureCrops?: (original: Uint8Array) => Promise<string[]>;
   stats: DailyStats;
   reports: ReportList;

@@ -1,5 +1,5 @@
 import { AdminError } from './admin-error';
-import { isPdqHash } from '../moderation/pdq';
+import { isPdqHash } from '../moderation/pdq-hash';
 import {
   blockedCount,
   countedBatches,
@@ -19,7 +19,7 @@ export interface BlockAdminDeps {
   pictureBlocks: PictureBlockStore;
   clock: Clock;
   objects: Pick<ObjectStore, 'readKept'>;
-  /** The hashes of a picture's crops, from its original's bytes (`imaging/crops.ts`); none without it. */
+  /** The hashes of a picture's crops, from its original's bytes (`blockedHashesOf`, `functions/fingerprint/fingerprint.ts`); none without it. */
   pictureCrops?: (original: Uint8Array) => Promise<string[]>;
 }
 

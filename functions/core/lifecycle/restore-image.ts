@@ -2,7 +2,7 @@ import { AdminError } from '../admin/admin-error';
 import { ServiceError, VersionsNotKept } from '../errors';
 import { isDue } from './lifecycle';
 import { comparableHashes, UploadGate } from '../moderation/moderation';
-import { turnedOfHash } from '../moderation/pdq';
+import { turnedOfHash } from '../moderation/pdq-hash';
 import type { PictureBlockStore } from '../moderation/picture-blocks';
 import type { BlockList, Clock, ImageRecord, ImageRemovals, NameClaims, ObjectStore } from '../ports';
 import { fileKeys } from './remove-image';
@@ -70,7 +70,7 @@ async function refuseBlocked(deps: RestoreDeps, record: ImageRecord, reference: 
   const gate = new UploadGate({ all: () => Promise.resolve([]) }, deps.moderation, deps.pictureBlocks, deps.clock, 0);
   try {
     await gate.checkBytes([record.sourceMd5, record.original.md5]);
-    await gate.checkPicture({ perceptual: { turned: comparableHashes(record.perceptual).flatMap(turnedOfHash) } });
+    await gate.checkPicture({ perceptual: { queries: [comparableHashes(record.perceptual).flatMap(turnedOfHash)] } });
   } catch (error) {
     if (!(error instanceof ServiceError) || error.kind !== 'Blocked') throw error;
     throw new AdminError(`${reference} cannot be restored: its bytes or its picture are blocked (admin blocks, unblock)`);

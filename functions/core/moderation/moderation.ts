@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { ServiceError } from '../errors';
 import { nextTurn } from '../turns';
 import { HashIndex } from './hash-index';
-import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq';
+import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq-hash';
 import type { Ban, BanList, BlockList, Clock, ProcessedImage } from '../ports';
 import type { PictureBlockStore } from './picture-blocks';
 import type { ImageRecord } from '../records';
@@ -57,13 +57,6 @@ export function bansCovering(range: string, bans: readonly Ban[]): Ban[] {
 
 /** The PDQ distance at or under which an upload is taken for a blocked picture (`docs/moderation.md`). */
 export const PICTURE_MATCH_DISTANCE = 31;
-
-/**
- * The most queries of the block list made in one turn of the event loop: a still picture's (55 at most: four hashes
- * turned and mirrored, 15 crops, 8 pictures inside it), a few ms at a million hashes; an animation's (up to 6 frames
- * of as many) go in several (`docs/moderation.md`, "Block lists at scale").
- */
-export const QUERIES_A_TURN = 56;
 
 /**
  * The hashes of a hash list (one PDQ hash a line, as 64 hex digits, the first field of its line; blank lines and `#`
@@ -161,17 +154,17 @@ export class UploadGate {
   }
 
   /**
-   * The decoded upload's picture: each of its hashes, turned and mirrored, against the blocked ones' index, at most
-   * `QUERIES_A_TURN` of them in one turn of the event loop.
+   * The decoded upload's picture: its fingerprint's queries against the blocked pictures' index, a batch (a picture,
+   * or a frame of an animation) in each turn of the event loop: a few ms each at a million hashes
+   * (`docs/moderation.md`, "Block lists at scale").
    */
   async checkPicture(processed: {
-    perceptual?: Pick<NonNullable<ProcessedImage['perceptual']>, 'turned'> | undefined;
+    perceptual?: Pick<NonNullable<ProcessedImage['perceptual']>, 'queries'> | undefined;
   }): Promise<void> {
     const index = await this.pictures.index();
-    const queries = processed.perceptual?.turned ?? [];
-    for (let at = 0; at < queries.length; at += QUERIES_A_TURN) {
+    for (const [at, batch] of (processed.perceptual?.queries ?? []).entries()) {
       if (at > 0) await nextTurn();
-      if (index.anyWithin(queries.slice(at, at + QUERIES_A_TURN), PICTURE_MATCH_DISTANCE)) throw blocked();
+      if (index.anyWithin(batch, PICTURE_MATCH_DISTANCE)) throw blocked();
     }
   }
 

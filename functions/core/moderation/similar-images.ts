@@ -1,6 +1,6 @@
 import { AdminError } from '../admin/admin-error';
 import { comparableHashes } from './moderation';
-import { pdqDistance, turnedOfHash } from './pdq';
+import { pdqDistance, turnedOfHash } from './pdq-hash';
 import type { ImageRecord, ImageScan } from '../ports';
 
 /** A stored image whose picture is near another's. */

@@ -7,7 +7,7 @@ import {
   MAX_INDEXED_DISTANCE,
   packHashes,
 } from '../../../functions/core/moderation/hash-index';
-import { pdqDistance } from '../../../functions/core/moderation/pdq';
+import { pdqDistance } from '../../../functions/core/moderation/pdq-hash';
 
 /** The hash with these bits flipped (bit 0: the first hex digit's highest). */
 function flipped(hex: string, bits: Iterable<number>): string {

@@ -2,24 +2,25 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { ServiceError } from '../../../functions/core/errors';
-import { pdqHash, pdqHashAsIs, type PdqArea, type PdqPicture } from '../../../functions/core/moderation/pdq';
+import { pdqOf, type PdqArea } from '../../../functions/fingerprint/pdq';
+import type { Plane } from '../../../functions/fingerprint/planes';
+import { FINGERPRINT_SIDE, queriesOf } from '../../../functions/fingerprint/views';
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
-import { MAX_FRAME_HASHED_SIDE, MAX_HASHED_SIDE } from '../../../functions/imaging/pixel-copies';
-import { UPLOAD_CROP_MARGINS } from '../../../functions/imaging/crops';
 import { MAX_SIDE_RATIO } from '../../../functions/imaging/probe';
 import { jpegScanCount } from '../../../functions/imaging/containers/jpeg';
 import { countTurns } from '../../support/turns';
 import { makeMonochromeBmp, makePhoto, SERVICE_IMAGING } from '../../support/images';
 import { everyCoefficientRefinedJpeg, gifWithHugeScreen, uncompressedAnimatedGif } from '../../support/expensive-images';
 
-// the perceptual hash as it is, its calls kept
-jest.mock('../../../functions/core/moderation/pdq', () => {
-  const actual: typeof import('../../../functions/core/moderation/pdq') = jest.requireActual(
-    '../../../functions/core/moderation/pdq',
-  );
-  return { ...actual, pdqHash: jest.fn(actual.pdqHash), pdqHashAsIs: jest.fn(actual.pdqHashAsIs) };
+// the fingerprint's hashes as they are, their calls kept
+jest.mock('../../../functions/fingerprint/pdq', () => {
+  const actual: typeof import('../../../functions/fingerprint/pdq') = jest.requireActual('../../../functions/fingerprint/pdq');
+  return { ...actual, pdqOf: jest.fn(actual.pdqOf) };
 });
+
+/** The crops an upload compares, hashed together in one turn: the most areas one turn hashes. */
+const CROPS_AT_ONCE = queriesOf('centredCrops') + queriesOf('sideCrops');
 
 /**
  * The corpus of small images that are expensive to decode, each refused (413, code 615, a message naming the reason)
@@ -182,11 +183,10 @@ describe('thin and tall pictures', () => {
   ])('takes %ix%i, and hashes and classifies it from a bounded copy', async (width, height) => {
     const handed: ClassifierPixels[] = [];
     const classifier: PictureClassifier = {
-      score: (pixels) => (handed.push(pixels), Promise.resolve(0)),
+      score: (pixels) => (handed.push(pixels), Promise.resolve({ score: 0, runMs: 0 })),
     };
-    const hashing = jest.mocked(pdqHash);
+    const hashing = jest.mocked(pdqOf);
     hashing.mockClear();
-    jest.mocked(pdqHashAsIs).mockClear();
     {
       const processed = await new SharpImageProcessor(SETTINGS, classifier).process(await makePhoto(5, width, height), {
         targetWidth: undefined,
@@ -195,11 +195,10 @@ describe('thin and tall pictures', () => {
       expect([processed.thumb.width, processed.thumb.height]).toEqual([320, 320]);
       await processed.nsfwScoring;
       expect(processed.perceptual?.hashes.length).toBeGreaterThan(0);
-      // the hashes read at most MAX_HASHED_SIDE a side, the classifier's worker at most 2048
+      // the hashes read at most FINGERPRINT_SIDE a side, the classifier's worker at most 2048
       expect(hashing).toHaveBeenCalled();
-      expect(jest.mocked(pdqHashAsIs)).toHaveBeenCalled();
-      for (const [pixels] of [...hashing.mock.calls, ...jest.mocked(pdqHashAsIs).mock.calls]) {
-        expect(Math.max(pixels.width, pixels.height)).toBeLessThanOrEqual(MAX_HASHED_SIDE);
+      for (const [plane] of hashing.mock.calls) {
+        expect(Math.max(plane.width, plane.height)).toBeLessThanOrEqual(FINGERPRINT_SIDE);
       }
       expect(handed).toHaveLength(1);
       expect(Math.max(handed[0]?.width ?? Infinity, handed[0]?.height ?? Infinity)).toBeLessThanOrEqual(2048);
@@ -209,40 +208,35 @@ describe('thin and tall pictures', () => {
 
 describe("the hashes on the request's thread", () => {
   /**
-   * Runs an upload's imaging; each perceptual hash's pixels, and how many were made in each turn of the event loop
-   * (but those of the small copies an animation's frames are told apart by).
+   * Runs an upload's imaging; each hashed area's side, and the most areas hashed in one turn of the event loop (but
+   * those of the small copies an animation's frames are told apart by).
    */
-  async function hashesByTurn(input: Buffer): Promise<{ sides: number[]; mostInOneTurn: number }> {
-    const actual = jest.requireActual<typeof import('../../../functions/core/moderation/pdq')>(
-      '../../../functions/core/moderation/pdq',
-    );
+  async function hashesByTurn(input: Buffer): Promise<{ sides: number[]; planes: number[]; mostInOneTurn: number }> {
+    const actual = jest.requireActual<typeof import('../../../functions/fingerprint/pdq')>('../../../functions/fingerprint/pdq');
     const counting = countTurns();
     const turns: number[] = [];
     const sides: number[] = [];
-    const counted =
-      <T>(hash: (pixels: PdqPicture, area?: PdqArea) => T) =>
-      (pixels: PdqPicture, area?: PdqArea) => {
-        // a crop's side: the area of the picture it reads
-        const side = Math.max((area ?? pixels).width, (area ?? pixels).height);
+    const planes: number[] = [];
+    jest.mocked(pdqOf).mockImplementation((plane: Plane, areas: readonly PdqArea[]) => {
+      planes.push(Math.max(plane.width, plane.height));
+      for (const area of areas) {
+        const side = Math.max(area.width, area.height);
         // the small copies an animation's frames are told apart by (64 px, a fraction of a ms each) go many to a turn
         if (side > 64) turns.push(counting.turn());
         sides.push(side);
-        return hash(pixels, area);
-      };
-    // the crops' hashes, made as they are, count as any other
-    jest.mocked(pdqHash).mockImplementation(counted(actual.pdqHash));
-    jest.mocked(pdqHashAsIs).mockImplementation(counted(actual.pdqHashAsIs));
+      }
+      return actual.pdqOf(plane, areas);
+    });
     try {
       const processed = await new SharpImageProcessor(SETTINGS).process(input, { targetWidth: undefined });
-      expect(processed.perceptual?.turned.length).toBeGreaterThan(8);
+      expect(processed.perceptual?.queries.flat().length).toBeGreaterThan(8);
     } finally {
       counting.stop();
-      jest.mocked(pdqHash).mockImplementation(actual.pdqHash);
-      jest.mocked(pdqHashAsIs).mockImplementation(actual.pdqHashAsIs);
+      jest.mocked(pdqOf).mockImplementation(actual.pdqOf);
     }
     const counts = new Map<number, number>();
     for (const at of turns) counts.set(at, (counts.get(at) ?? 0) + 1);
-    return { sides, mostInOneTurn: Math.max(...counts.values()) };
+    return { sides, planes, mostInOneTurn: Math.max(...counts.values()) };
   }
 
   /** `frames` frames of 1,200 x 900 pixels of noise with transparency inside a white border, as an animated WebP. */
@@ -264,24 +258,24 @@ describe("the hashes on the request's thread", () => {
       .toBuffer();
   }
 
-  it('hashes an animation from frames of at most MAX_FRAME_HASHED_SIDE a side, one hash in each turn', async () => {
+  it('hashes an animation from frames of at most FINGERPRINT_SIDE a side, its crops at most in one turn', async () => {
     // a frame makes its own hash, its inside's, its two pages' and its crops': made in one go, and the frames'
     // together, they held the thread for all of them
-    const { sides, mostInOneTurn } = await hashesByTurn(await bigAnimation(3));
+    const { sides, planes, mostInOneTurn } = await hashesByTurn(await bigAnimation(3));
     // two of its frames are hashed (the third is told apart from neither), 4 hashes and the crops' each
-    expect(sides.filter((side) => side > 64).length).toBeGreaterThanOrEqual(2 * (4 + UPLOAD_CROP_MARGINS.length));
-    expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_FRAME_HASHED_SIDE);
-    expect(mostInOneTurn).toBe(1);
+    expect(sides.filter((side) => side > 64).length).toBeGreaterThanOrEqual(2 * (4 + CROPS_AT_ONCE));
+    expect(Math.max(...planes)).toBeLessThanOrEqual(FINGERPRINT_SIDE);
+    expect(mostInOneTurn).toBe(CROPS_AT_ONCE);
   }, 30_000);
 
-  it('hashes a still picture one hash in each turn', async () => {
+  it('hashes a still picture its crops at most in one turn', async () => {
     const still = await sharp(await bigAnimation(1))
       .png()
       .toBuffer();
-    const { sides, mostInOneTurn } = await hashesByTurn(still);
+    const { sides, planes, mostInOneTurn } = await hashesByTurn(still);
     // its own, inside its border's, its two pages' and its crops'
-    expect(sides.length).toBeGreaterThanOrEqual(4 + UPLOAD_CROP_MARGINS.length);
-    expect(Math.max(...sides)).toBeLessThanOrEqual(MAX_HASHED_SIDE);
-    expect(mostInOneTurn).toBe(1);
+    expect(sides.length).toBeGreaterThanOrEqual(4 + CROPS_AT_ONCE);
+    expect(Math.max(...planes)).toBeLessThanOrEqual(FINGERPRINT_SIDE);
+    expect(mostInOneTurn).toBe(CROPS_AT_ONCE);
   }, 30_000);
 });

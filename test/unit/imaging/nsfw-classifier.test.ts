@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { DependencyError } from '../../../functions/core/errors';
-import { pdqHash } from '../../../functions/core/moderation/pdq';
+import type { NsfwScore } from '../../../functions/core/ports';
+import { pdqOf } from '../../../functions/fingerprint/pdq';
 import {
   CLASSIFIER_SIDE,
   type ClassifierPixels,
@@ -17,7 +18,7 @@ import {
 } from '../../../functions/imaging/nsfw-classifier';
 import { SharpImageProcessor } from '../../../functions/imaging/sharp-image-processor';
 import { squeezeForClassifier } from '../../../functions/imaging/classifier-squeeze';
-import { SCORED_FRAMES, scoredFrames } from '../../../functions/imaging/pixel-copies';
+import { SCORED_FRAMES, scoredFrames } from '../../../functions/imaging/classifier-input';
 import {
   makeAnimated,
   makeBmp,
@@ -29,12 +30,10 @@ import {
   SMALL_IMAGING,
 } from '../../support/images';
 
-// the perceptual hash as it is, its calls counted
-jest.mock('../../../functions/core/moderation/pdq', () => {
-  const actual: typeof import('../../../functions/core/moderation/pdq') = jest.requireActual(
-    '../../../functions/core/moderation/pdq',
-  );
-  return { ...actual, pdqHash: jest.fn(actual.pdqHash) };
+// the fingerprint's hashes as they are, their calls counted
+jest.mock('../../../functions/fingerprint/pdq', () => {
+  const actual: typeof import('../../../functions/fingerprint/pdq') = jest.requireActual('../../../functions/fingerprint/pdq');
+  return { ...actual, pdqOf: jest.fn(actual.pdqOf) };
 });
 
 const SETTINGS = SMALL_IMAGING;
@@ -51,9 +50,9 @@ const squeezed = ({ data, width, height, channels, premultiplied = false }: Clas
 class RecordingClassifier implements PictureClassifier {
   readonly handed: ClassifierPixels[] = [];
   constructor(private readonly answer: number) {}
-  score(pixels: ClassifierPixels): Promise<number> {
+  score(pixels: ClassifierPixels): Promise<NsfwScore> {
     this.handed.push({ ...pixels, data: Buffer.from(pixels.data) });
-    return Promise.resolve(this.answer);
+    return Promise.resolve({ score: this.answer, runMs: 3 });
   }
   get inputs(): Uint8Array[] {
     return this.handed.map(squeezed);
@@ -128,10 +127,9 @@ describe('the NSFW classifier in the imaging', () => {
       const handed: ClassifierPixels[] = [];
       // a classifier that finds the red frames explicit and the white one not, each run taking 7 ms of its own
       const classifier: PictureClassifier = {
-        score: (pixels, onRun) => {
+        score: (pixels) => {
           handed.push(pixels);
-          onRun?.(7);
-          return Promise.resolve((pixels.data[1] ?? 0) < 128 ? 0.95 : 0.01);
+          return Promise.resolve({ score: (pixels.data[1] ?? 0) < 128 ? 0.95 : 0.01, runMs: 7 });
         },
       };
       const processed = await new SharpImageProcessor(SETTINGS, classifier).process(animation, { targetWidth: undefined });
@@ -175,13 +173,13 @@ describe('the NSFW classifier in the imaging', () => {
   });
 
   it('hands over its pixels before the perceptual hashes are computed, so the model runs beside them', async () => {
-    const hashing = jest.mocked(pdqHash);
+    const hashing = jest.mocked(pdqOf);
     hashing.mockClear();
     const hashesWhenScored: number[] = [];
     const processor = new SharpImageProcessor(SETTINGS, {
       score: () => {
         hashesWhenScored.push(hashing.mock.calls.length);
-        return Promise.resolve(0);
+        return Promise.resolve({ score: 0, runMs: 0 });
       },
     });
     const processed = await processor.process(await makePhoto(3, 120, 80), { targetWidth: undefined });
@@ -320,23 +318,23 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     // few pixels, but a side whose squeeze would keep a line of the model's width for each of its rows
     const tall = plain(1, MAX_CLASSIFIER_SIDE + 1, [7]);
     await expect(classifier.score(tall)).rejects.toThrow(`classifier input of 1x${MAX_CLASSIFIER_SIDE + 1}x1 pixels`);
-    await expect(classifier.score(plain(1, MAX_CLASSIFIER_SIDE, [7]))).resolves.toBeGreaterThanOrEqual(0);
+    expect((await classifier.score(plain(1, MAX_CLASSIFIER_SIDE, [7]))).score).toBeGreaterThanOrEqual(0);
   });
 
   it('fails a run past its time limit, answers the runs behind it, and ends its worker once it is done', async () => {
     const classifier = await OnnxNsfwClassifier.load();
     const input = plain(SIDE, SIDE, [40, 80, 120]);
-    const expected = await classifier.score(input);
+    const { score: expected } = await classifier.score(input);
     const first = workerOf(classifier);
     const ended = new Promise<number>((resolve) => first?.once('exit', resolve));
     // the model alone takes several ms: no run answers within 1; the run sent behind it is answered all the same
-    const late = classifier.score(input, undefined, 1);
+    const late = classifier.score(input, 1);
     const behind = classifier.score(input);
     await expect(late).rejects.toBeInstanceOf(ClassifierTimeout);
     // new runs go to a new worker at once
-    await expect(classifier.score(input, undefined, 60_000)).resolves.toBe(expected);
+    expect((await classifier.score(input, 60_000)).score).toBe(expected);
     expect(workerOf(classifier)).not.toBe(first);
-    await expect(behind).resolves.toBe(expected);
+    expect((await behind).score).toBe(expected);
     await ended;
     await classifier.close();
   });
@@ -347,16 +345,16 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     // a limit of 10 runs' time and at least 1 s (a run on a loaded machine takes several times its usual), and 3
     // limits' worth of runs sent at once: the last ones wait far past the limit
     let runMs = 0;
-    for (let warm = 0; warm < 3; warm += 1) await classifier.score(plain(16, 16, [warm, 9, 9]), (ms) => (runMs = ms));
+    for (let warm = 0; warm < 3; warm += 1) ({ runMs } = await classifier.score(plain(16, 16, [warm, 9, 9])));
     const limitMs = Math.max(1_000, 10 * runMs);
     const count = Math.min(1_000, Math.ceil((3 * limitMs) / Math.max(runMs, 1)));
     // small inputs (the model's run, not the squeeze, is what takes the time)
     const inputs = Array.from({ length: count }, (_, index) => plain(16, 16, [index % 256, 90, 200]));
     const started = performance.now();
-    const scores = await Promise.all(inputs.map((input) => classifier.score(input, undefined, limitMs)));
+    const scores = await Promise.all(inputs.map((input) => classifier.score(input, limitMs)));
     expect(performance.now() - started).toBeGreaterThan(limitMs);
     expect(scores).toHaveLength(count);
-    await expect(classifier.score(inputs[0] ?? plain(1, 1, [0]), undefined, 0)).rejects.toBeInstanceOf(ClassifierTimeout);
+    await expect(classifier.score(inputs[0] ?? plain(1, 1, [0]), 0)).rejects.toBeInstanceOf(ClassifierTimeout);
     expect(workerOf(classifier)).toBe(worker);
     await classifier.close();
   });
@@ -368,13 +366,13 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     const pixels = { data, width: info.width, height: info.height, channels: info.channels };
     const direct = await classifier.score(pixels);
     const square = { data: squeezed(pixels), width: SIDE, height: SIDE, channels: 3 };
-    expect(await classifier.score(square)).toBe(direct);
+    expect((await classifier.score(square)).score).toBe(direct.score);
   });
 
   it('keeps a script alive while a run is waited for, and lets it exit once none is', () => {
     const script =
       "require('./functions/imaging/nsfw-classifier').loadNsfwClassifier()" +
-      ".then((c) => c.score({ data: new Uint8Array(224 * 224 * 3), width: 224, height: 224, channels: 3 })).then((s) => process.stdout.write('score ' + s))";
+      ".then((c) => c.score({ data: new Uint8Array(224 * 224 * 3), width: 224, height: 224, channels: 3 })).then((s) => process.stdout.write('score ' + s.score))";
     const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
       cwd: join(__dirname, '..', '..', '..'),
       encoding: 'utf8',
@@ -387,31 +385,27 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     const classifier = await loadNsfwClassifier();
     const inputs = [0, 60, 255].map((value) => plain(SIDE, SIDE, [value, value, value]));
     const alone = [];
-    for (const input of inputs) alone.push(await classifier.score(input));
-    await expect(Promise.all(inputs.map((input) => classifier.score(input)))).resolves.toEqual(alone);
+    for (const input of inputs) alone.push((await classifier.score(input)).score);
+    const together = await Promise.all(inputs.map((input) => classifier.score(input)));
+    expect(together.map(({ score }) => score)).toEqual(alone);
   });
 
-  it("tells how long each run's own work took on its worker, and nothing for a run it refused", async () => {
+  it("tells how long each run's own work took on its worker, and refuses a run it cannot make", async () => {
     const classifier = await loadNsfwClassifier();
-    const told: number[][] = [[], [], []];
     const inputs = [0, 60, 255].map((value) => plain(SIDE, SIDE, [value, value, value]));
-    await Promise.all(inputs.map((input, index) => classifier.score(input, (ms) => told[index]?.push(ms))));
-    for (const times of told) {
-      expect(times).toHaveLength(1);
-      expect(times[0]).toBeGreaterThan(0);
-      expect(times[0]).toBeLessThan(10_000);
+    const told = await Promise.all(inputs.map((input) => classifier.score(input)));
+    for (const { runMs } of told) {
+      expect(runMs).toBeGreaterThan(0);
+      expect(runMs).toBeLessThan(10_000);
     }
-    const refused: number[] = [];
-    await expect(classifier.score(plain(10, 10, [1, 2, 3, 4, 5]), (ms) => refused.push(ms))).rejects.toThrow();
-    expect(refused).toEqual([]);
+    await expect(classifier.score(plain(10, 10, [1, 2, 3, 4, 5]))).rejects.toThrow();
   });
 
   it('times runs sent together each on its own, not with the wait for the runs before it', async () => {
     const classifier = await loadNsfwClassifier();
-    const told: number[] = [];
     const inputs = Array.from({ length: 12 }, (_, index) => plain(SIDE, SIDE, [index * 20, 90, 200 - index * 10]));
     const started = performance.now();
-    await Promise.all(inputs.map((input) => classifier.score(input, (ms) => told.push(ms))));
+    const told = (await Promise.all(inputs.map((input) => classifier.score(input)))).map(({ runMs }) => runMs);
     const elapsed = performance.now() - started;
     // one worker thread runs them one after another, so their own times add up to no more than the whole batch's
     // (a run timed from its arrival would count the runs queued before it: about 6 times the batch for 12)
@@ -437,7 +431,7 @@ describe('the embedded model (nsfwjs MobileNetV2Mid as ONNX)', () => {
     };
     const running = classifier.score(input);
     await expect(running).rejects.toMatchObject({ kind: 'DependencyFailed' });
-    await expect(classifier.score(input)).resolves.toBe(expected);
+    expect((await classifier.score(input)).score).toBe(expected.score);
     await classifier.close();
     await expect(classifier.score(input)).rejects.toMatchObject({ kind: 'DependencyFailed' });
   });

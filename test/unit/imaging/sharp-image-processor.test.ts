@@ -20,7 +20,7 @@ import {
   SERVICE_IMAGING,
   SMALL_IMAGING,
 } from '../../support/images';
-import { pdqDistance } from '../../../functions/core/moderation/pdq';
+import { pdqDistance } from '../../../functions/core/moderation/pdq-hash';
 
 const SETTINGS = SMALL_IMAGING;
 const processor = new SharpImageProcessor(SETTINGS);

@@ -1,14 +1,7 @@
 import sharp from 'sharp';
-import {
-  DIHEDRAL,
-  isPdqHash,
-  pdqCells,
-  pdqDistance,
-  pdqHash,
-  pdqHashAsIs,
-  turnedOfHash,
-  type PdqPixels,
-} from '../../../functions/core/moderation/pdq';
+import { DIHEDRAL, isPdqHash, pdqDistance, turnedOfHash } from '../../../functions/core/moderation/pdq-hash';
+import { hashOf, pdqCells, pdqHash as hashOfPlane, pdqOf, wholeArea } from '../../../functions/fingerprint/pdq';
+import { lumaPictureOf, type PdqPixels } from '../../../functions/fingerprint/planes';
 import { makePhoto } from '../../support/images';
 import { pdqCellsOfPlanes } from '../../support/pdq-planes';
 
@@ -24,6 +17,9 @@ function withAlpha(colour: Uint8Array, samples: number): Uint8Array {
   }
   return data;
 }
+
+/** The hash of pixels, from their luminance plane. */
+const pdqHash = (pixels: PdqPixels) => hashOfPlane(lumaPictureOf(pixels).luma);
 
 describe('PDQ', () => {
   let photo: Buffer;
@@ -48,13 +44,20 @@ describe('PDQ', () => {
     expect(hash.turned).toHaveLength(8);
   });
 
-  it('makes the same hash and quality as it is, without the turned forms', async () => {
+  it('makes the same hash and quality as it is, without the turned forms, and areas sharing their columns alike', async () => {
     const whole = await pixelsOf(sharp(photo));
     const strip = await pixelsOf(sharp(photo).extract({ left: 0, top: 0, width: 500, height: 40 }));
     for (const picture of [whole, strip]) {
       const full = pdqHash(picture);
-      expect(pdqHashAsIs(picture)).toEqual({ hash: full.hash, quality: full.quality });
+      const { luma } = lumaPictureOf(picture);
+      const [outcome] = pdqOf(luma, [wholeArea(luma)]);
+      expect(outcome && { hash: hashOf(outcome), quality: outcome.quality }).toEqual({ hash: full.hash, quality: full.quality });
     }
+    // the top rows, read in one pass with the whole: the same as hashed alone
+    const { luma } = lumaPictureOf(whole);
+    const top = { left: 0, top: 0, width: 500, height: 40 };
+    const [, together] = pdqOf(luma, [wholeArea(luma), top]);
+    expect(together && hashOf(together)).toBe(pdqHash(strip).hash);
   });
 
   it('counts the bits two hashes differ in', () => {
@@ -119,7 +122,7 @@ describe('PDQ', () => {
     const colour = await pixelsOf(channels <= 2 ? resized.grayscale() : resized);
     // alpha, half opaque, after each pixel's colour (the hash does not look at it)
     const pixels = channels % 2 === 0 ? { ...colour, data: withAlpha(colour.data, channels - 1), channels } : colour;
-    const fast = pdqCells(pixels);
+    const fast = pdqCells(lumaPictureOf(pixels).luma);
     const planes = pdqCellsOfPlanes(pixels);
     // the planes are 32-bit floats: the same values to their rounding
     const furthest = Math.max(...fast.map((value, at) => Math.abs(value - (planes[at] ?? Number.NaN))));

@@ -1,6 +1,5 @@
-import { pdqLuminance, type PdqPicture } from '../core/moderation/pdq';
 import type { Margins } from './margins';
-import { BORDER_TOLERANCE } from './plain-border';
+import { BORDER_TOLERANCE, type Plane } from './planes';
 
 /**
  * Pictures laid inside a larger one: a picture in a picture, a screenshot of a picture in a viewer, a picture in a
@@ -52,7 +51,7 @@ class Lines {
   private readonly known = new Map<number, number>();
 
   constructor(
-    private readonly luma: Float64Array,
+    private readonly luma: Float32Array,
     private readonly width: number,
     height: number,
     private readonly vertical: boolean,
@@ -119,7 +118,7 @@ class Lines {
  * The measures between each column and the one before it, and each row and the one before it, across the whole
  * picture: one pass over its luminance, row by row.
  */
-function wholeMeasures(luma: Float64Array, width: number, height: number): { columns: Float64Array; rows: Float64Array } {
+function wholeMeasures(luma: Float32Array, width: number, height: number): { columns: Float64Array; rows: Float64Array } {
   const columnSums = new Float64Array(width);
   const columnSquares = new Float64Array(width);
   const columnsAcross = new Float64Array(width);
@@ -165,13 +164,11 @@ function wholeMeasures(luma: Float64Array, width: number, height: number): { col
  * of picture inside, or a picture's own, do not crowd out the others. Each is also taken with its plain sides cut off:
  * the edge of a dark picture on a viewer's dark page is too faint for a line, and the rectangle under a viewer's
  * toolbar, cut so, is the picture. So is the whole picture first: a plain page of a different shade on each side.
- * The picture is given by its pixels, or by their luminance as PDQ reads it (`pdqLuminance`: alpha is not looked at,
- * the pixels being as a viewer sees them), made once for its crops' hashes too.
+ * The picture is given by its luminance as PDQ reads it, as a viewer sees it (on a page, when it has transparency).
  */
-export function innerPictures(picture: PdqPicture): Margins[] {
-  const { width, height } = picture;
+export function innerPictures(plane: Plane): Margins[] {
+  const { width, height, values: luma } = plane;
   if (width < 16 || height < 16) return [];
-  const { luma } = pdqLuminance(picture);
   const whole = wholeMeasures(luma, width, height);
   const columns = new Lines(luma, width, height, true, whole.columns);
   const rows = new Lines(luma, width, height, false, whole.rows);
@@ -274,7 +271,7 @@ const sameBox = (a: Box, b: Box): boolean =>
  * reads) is within `BORDER_TOLERANCE` of that side's own first pixel's. None when what is left would be under the
  * least size and still plain: a flat picture, or a few lines on a plain page, holds no picture.
  */
-function plainCut(luma: Float64Array, width: number, box: Box, least: { width: number; height: number }): Box | undefined {
+function plainCut(luma: Float32Array, width: number, box: Box, least: { width: number; height: number }): Box | undefined {
   const plain = (first: number, step: number, count: number): boolean => {
     const value = luma[first]!;
     for (let at = first, k = 0; k < count; k += 1, at += step) if (Math.abs(luma[at]! - value) > BORDER_TOLERANCE) return false;

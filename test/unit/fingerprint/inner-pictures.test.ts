@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import type { Margins } from '../../../functions/imaging/margins';
-import { INNER_LEAST_SHARE, innerPictures, MOST_INNER_PICTURES } from '../../../functions/imaging/inner-pictures';
-import type { PdqPixels } from '../../../functions/core/moderation/pdq';
+import type { Margins } from '../../../functions/fingerprint/margins';
+import { INNER_LEAST_SHARE, innerPictures as innerPicturesOfPlane } from '../../../functions/fingerprint/inner-pictures';
+import { lumaPictureOf, type PdqPixels } from '../../../functions/fingerprint/planes';
+import { MOST_INNER_PICTURES } from '../../../functions/fingerprint/views';
 import { inAViewer, laidOn, makeNoise, makePhoto } from '../../support/images';
 
-/** The pixels the detector reads: at most 384 a side, as an upload's crops are made (`CROPPED_SIDE`). */
+/** The pictures inside pixels, from their luminance as the fingerprint reads it. */
+const innerPictures = (pixels: PdqPixels): Margins[] => innerPicturesOfPlane(lumaPictureOf(pixels).luma);
+
+/** The pixels the detector reads: at most 384 a side, as the fingerprint's copy is made (`FINGERPRINT_SIDE`). */
 async function pixelsOf(bytes: Buffer): Promise<PdqPixels> {
   const { data, info } = await sharp(bytes).resize(384, 384, { fit: 'inside' }).raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: info.channels };

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { Budget } from '../../../functions/imaging/budget';
-import { distinctFrames, HASHED_PICTURES } from '../../../functions/imaging/distinct-frames';
+import { HASHED_FRAMES } from '../../../functions/fingerprint/views';
+import { hashedFrames } from '../../../functions/imaging/fingerprint-copies';
 import { probeOf } from '../../../functions/imaging/probe';
 import { makePhoto, SERVICE_IMAGING } from '../../support/images';
 
@@ -20,7 +21,7 @@ async function animation(frames: Array<[seed: number, step: number]>, delays: nu
     .toBuffer();
 }
 
-describe('distinctFrames', () => {
+describe('hashedFrames', () => {
   it('takes a frame of each distinct picture, those shown longest in all, however their frames are spread', async () => {
     // picture 1 in frames 1, 4 and 7 (100 ms each, 300 in all, each a little brighter); six others, 200 ms each
     const frames: Array<[number, number]> = [
@@ -39,8 +40,8 @@ describe('distinctFrames', () => {
     const probe = await probeOf(bytes, SERVICE_IMAGING);
     expect(probe.frames).toBe(9);
     // picture 1 by its first frame, and five of the six others (the first ones: they are shown alike)
-    expect(HASHED_PICTURES).toBe(6);
-    expect(await distinctFrames(bytes, probe, new Budget(10))).toEqual([0, 1, 2, 3, 5, 6]);
+    expect(HASHED_FRAMES).toBe(6);
+    expect(await hashedFrames(bytes, probe, new Budget(10))).toEqual([0, 1, 2, 3, 5, 6]);
   });
 
   it('takes each picture once however many frames show it, and its longest-shown frame', async () => {
@@ -53,6 +54,6 @@ describe('distinctFrames', () => {
       ],
       [100, 300, 100, 100],
     );
-    expect(await distinctFrames(bytes, await probeOf(bytes, SERVICE_IMAGING), new Budget(10))).toEqual([1, 2]);
+    expect(await hashedFrames(bytes, await probeOf(bytes, SERVICE_IMAGING), new Budget(10))).toEqual([1, 2]);
   });
 });

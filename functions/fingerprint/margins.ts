@@ -1,4 +1,4 @@
-import type { PdqArea } from '../core/moderation/pdq';
+import type { PdqArea } from './planes';
 
 /** What a crop cuts off: shares of the width (left, right) and of the height (top, bottom). */
 export interface Margins {
@@ -7,6 +7,19 @@ export interface Margins {
   right: number;
   bottom: number;
 }
+
+export const NO_MARGINS: Margins = { left: 0, top: 0, right: 0, bottom: 0 };
+
+/** A margin of `side` (a share of the width and of the height) on each side. */
+export const centredMargins = (side: number): Margins => ({ left: side, top: side, right: side, bottom: side });
+
+/** A share cut off each side in turn: 4 crops. */
+export const eachSide = (share: number): Margins[] => [
+  { ...NO_MARGINS, left: share },
+  { ...NO_MARGINS, top: share },
+  { ...NO_MARGINS, right: share },
+  { ...NO_MARGINS, bottom: share },
+];
 
 /**
  * The rectangle inside these margins of a picture of `width` x `height` (shares that leave part of each side): at
@@ -22,4 +35,10 @@ export function cropArea(width: number, height: number, margins: Margins): PdqAr
     width: Math.max(1, width - left - Math.round(width * margins.right)),
     height: Math.max(1, height - top - Math.round(height * margins.bottom)),
   };
+}
+
+/** `cropArea` of an area of a picture, placed where that area is. */
+export function cropWithin(area: PdqArea, margins: Margins): PdqArea {
+  const crop = cropArea(area.width, area.height, margins);
+  return { ...crop, left: area.left + crop.left, top: area.top + crop.top };
 }

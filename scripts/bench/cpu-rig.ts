@@ -1,0 +1,206 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { benchJpeg } from './fixtures';
+import { median, medianOfRatios } from './median';
+import type { PartsAnswer } from './cpu-parts';
+
+/**
+ * The one-core rig (`BENCH_PART=cpu`): what one 12 MP upload costs in CPU where a 1,769 MB Lambda runs it, on one
+ * vCPU. The handler runs in a process `taskset` holds to one core, the stores in moto_server held to the other, as a
+ * Lambda's stores are elsewhere; each upload beside the floor job (decode, resize, two encodes) in the same process,
+ * in turns which goes first. With `BENCH_AGAINST` (checkouts of the project, comma-separated; each with its
+ * `node_modules`), each of them runs the same uploads in a process of its own on the same core, one upload each in
+ * turns, so that load drifting on a shared machine weighs on all alike.
+ */
+
+const RIG_CORES = { service: '1', stores: '0' };
+
+export interface CpuRigSide {
+  root: string;
+  uploadCpuP50: number;
+  floorCpuP50: number;
+  /** Median of the ratios of each upload's CPU to the floor's run beside it. */
+  cpuRatio: number;
+  uploadP50: number;
+  gcP50: number;
+}
+
+export interface CpuRigResult {
+  sides: CpuRigSide[];
+  parts: PartsAnswer | undefined;
+}
+
+interface Worker {
+  root: string;
+  child: ChildProcess;
+  ask(message: object): Promise<unknown>;
+}
+
+function startWorker(root: string, input: string, endpoint: string, index: number): Promise<Worker> {
+  const child = spawn(
+    'taskset',
+    ['-c', RIG_CORES.service, process.execPath, '--import', 'tsx', join(__dirname, 'cpu-worker.ts')],
+    {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: {
+        // the stores are moto's alone: no endpoint of the caller's (a test run's stand-ins) may take precedence
+        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_'))),
+        BENCH_ROOT: root,
+        BENCH_INPUT: input,
+        BENCH_NAMES: JSON.stringify({ bucket: `rig-${index}`, table: `rig-table-${index}`, parameterPrefix: `/rig-${index}` }),
+        AWS_ENDPOINT_URL: endpoint,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'rig',
+        AWS_SECRET_ACCESS_KEY: 'rig',
+        AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+        AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+        // one vCPU: libvips' and libuv's pools sized as on such a Lambda
+        VIPS_CONCURRENCY: '1',
+      },
+    },
+  );
+  let waiting: { settle: (message: Record<string, unknown>) => void; fail: (error: Error) => void } | undefined;
+  child.on('message', (message: Record<string, unknown>) => {
+    const waiter = waiting;
+    waiting = undefined;
+    const error = message['error'];
+    if (typeof error === 'string') waiter?.fail(new Error(`${root}: ${error}`));
+    else waiter?.settle(message);
+  });
+  child.on('exit', (code) => waiting?.fail(new Error(`${root}: the rig's worker exited with ${code}`)));
+  const next = (): Promise<Record<string, unknown>> => new Promise((settle, fail) => (waiting = { settle, fail }));
+  return next().then(() => ({
+    root,
+    child,
+    async ask(message) {
+      const answer = next();
+      child.send(message);
+      return (await answer)['result'];
+    },
+  }));
+}
+
+/** A free TCP port on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((settle, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => settle(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function startMotoOnItsCore(): Promise<{ endpoint: string; stop: () => void }> {
+  const port = await freePort();
+  const child = spawn('taskset', ['-c', RIG_CORES.stores, 'moto_server', '-H', '127.0.0.1', '-p', String(port)], {
+    stdio: 'ignore',
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries += 1) {
+    try {
+      if ((await fetch(`${endpoint}/moto-api/`)).ok) break;
+    } catch {
+      if (tries > 300 || child.exitCode !== null) throw new Error('moto_server did not start (pip install moto[server])');
+      await new Promise((settle) => setTimeout(settle, 100));
+    }
+  }
+  return { endpoint, stop: () => child.kill() };
+}
+
+/** `rounds` uploads on each side, `warmup` more first; the parts of this checkout's upload over `partRounds` more. */
+export async function measureCpuRig(rounds: number, warmup: number, partRounds: number): Promise<CpuRigResult> {
+  const here = resolve(__dirname, '..', '..');
+  const roots = [
+    here,
+    ...(process.env['BENCH_AGAINST'] ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((root) => resolve(root)),
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'cpu-rig-'));
+  const moto = await startMotoOnItsCore();
+  const workers: Worker[] = [];
+  try {
+    const input = join(dir, 'input.jpg');
+    writeFileSync(input, await benchJpeg());
+    for (const [index, root] of roots.entries()) workers.push(await startWorker(root, input, moto.endpoint, index));
+    const answers = workers.map(() => [] as Array<{ uploadCpuMs: number; floorCpuMs: number; uploadMs: number; gcMs: number }>);
+    for (let round = 0; round < warmup + rounds; round += 1) {
+      // each side in turn, the order turned each round
+      const order = round % 2 === 0 ? workers : [...workers].reverse();
+      for (const worker of order) {
+        const answer = (await worker.ask({ round })) as (typeof answers)[number][number];
+        if (round >= warmup) answers[workers.indexOf(worker)]?.push(answer);
+      }
+      process.stderr.write(`cpu rig: round ${round + 1} of ${warmup + rounds}\r`);
+    }
+    const sides = workers.map((worker, index) => {
+      const runs = answers[index] ?? [];
+      return {
+        root: worker.root,
+        uploadCpuP50: median(runs.map((run) => run.uploadCpuMs)),
+        floorCpuP50: median(runs.map((run) => run.floorCpuMs)),
+        cpuRatio: medianOfRatios(
+          runs.map((run) => run.uploadCpuMs),
+          runs.map((run) => run.floorCpuMs),
+        ),
+        uploadP50: median(runs.map((run) => run.uploadMs)),
+        gcP50: median(runs.map((run) => run.gcMs)),
+      };
+    });
+    const parts = partRounds > 0 ? ((await workers[0]?.ask({ parts: partRounds })) as PartsAnswer) : undefined;
+    return { sides, parts };
+  } finally {
+    for (const worker of workers) worker.child.kill();
+    moto.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The rig's tables, as `npm run bench` prints them. */
+export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): string {
+  const [here] = sides;
+  const lines = [
+    `One 12 MP upload's CPU on one core (the handler held to one core by taskset, the stores in moto_server on the other; ${rounds} uploads each, in turns with the floor job):`,
+    '',
+    '| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload wall p50 (ms) | GC pauses p50 (ms) |',
+    '|---|---|---|---|---|---|',
+    ...sides.map(
+      (side, index) =>
+        `| ${index === 0 ? 'this one' : side.root} | ${side.uploadCpuP50.toFixed(1)} | ${side.floorCpuP50.toFixed(1)} | ${side.cpuRatio.toFixed(2)} | ${side.uploadP50.toFixed(0)} | ${side.gcP50.toFixed(1)} |`,
+    ),
+    '',
+  ];
+  if (parts && here) {
+    const row = (what: string, ms: number): string => `| ${what} | ${ms.toFixed(1)} | ${(ms / here.floorCpuP50).toFixed(2)} |`;
+    const sdk = parts.profiled.sdk;
+    const rest =
+      here.uploadCpuP50 - here.floorCpuP50 - parts.fingerprintMs - parts.classifierMs - parts.md5sMs - sdk - here.gcP50;
+    lines.push(
+      "Where this checkout's upload CPU goes, by part: the floor, the fingerprint, the classifier and the md5s each run alone on the same core, on the copies an upload makes; the SDK's JavaScript from a CPU profile of uploads whose imaging was done already (its times scaled to those uploads' CPU measured without the profiler); garbage collection as the uploads above paused for it; the rest is what is left of the upload's CPU p50:",
+      '',
+      '| part of the upload | CPU ms per upload | in floors |',
+      '|---|---|---|',
+      row('the whole upload', here.uploadCpuP50),
+      row('the floor: decode, resize, two encodes', here.floorCpuP50),
+      row('the fingerprint', parts.fingerprintMs),
+      row("the classifier (on its worker's thread)", parts.classifierMs),
+      row('the md5s (as sent, as stored)', parts.md5sMs),
+      row("the SDK's calls (their JavaScript)", sdk),
+      row('garbage collection (pauses of the main thread)', here.gcP50),
+      row('the rest: the imaging past the floor, the parse, the rules, sockets', rest),
+      '',
+      `An upload whose imaging was done already takes ${parts.withoutImagingMs.toFixed(1)} ms of CPU; its profile, per upload: the SDK ${sdk.toFixed(1)} ms, the md5s ${parts.profiled.md5s.toFixed(1)}, garbage collection ${parts.profiled.gc.toFixed(1)}, sharp's JavaScript ${parts.profiled.sharp.toFixed(1)}, the rest of the main thread ${parts.profiled.other.toFixed(1)}.`,
+      '',
+    );
+  }
+  return lines.join('\n');
+}

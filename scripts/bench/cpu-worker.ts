@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PerformanceObserver } from 'node:perf_hooks';
+
+/**
+ * One side of the one-core CPU rig (`cpu-rig.ts`): a handler of the checkout at `BENCH_ROOT` (this one, or another,
+ * for a side-by-side run), on stores in moto_server, in a process that `taskset` holds to one core as a 1,769 MB
+ * Lambda has one vCPU. Driven by messages: `{ round }` runs the floor job and one upload (in turns which first) and
+ * answers their CPU; `{ parts }` answers what the parts of an upload cost alone (`cpu-parts.ts`, this checkout only).
+ * Only the modules every checkout of the project has are loaded from `BENCH_ROOT`, so that an older main runs here too.
+ */
+const ROOT = process.env['BENCH_ROOT'] ?? join(__dirname, '..', '..');
+const INPUT = process.env['BENCH_INPUT'] ?? '';
+
+type Handler = (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>;
+
+interface RoundAnswer {
+  uploadCpuMs: number;
+  uploadMs: number;
+  floorCpuMs: number;
+  gcMs: number;
+}
+
+/** A module of the checkout under test (tsx loads its TypeScript, and it resolves its own packages). */
+async function fromRoot<T>(...candidates: string[]): Promise<T> {
+  const found = candidates.map((path) => join(ROOT, `${path}.ts`)).find((path) => existsSync(path));
+  if (!found) throw new Error(`${ROOT} has none of ${candidates.join(', ')}`);
+  return (await import(pathToFileURL(found).href)) as T;
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+}
+
+async function main(): Promise<void> {
+  const { createHandler } = await fromRoot<{ createHandler: (env: Record<string, string>, options: object) => Handler }>(
+    'functions/roots/handler',
+    'functions/api/handler',
+  );
+  const { provision, externalClients } = await fromRoot<{
+    provision: (options: object) => Promise<{ apiKey: string }>;
+    externalClients: () => unknown;
+  }>('local/provision');
+  const { eventOfRequest, localContext } = await fromRoot<{
+    eventOfRequest: (request: Request, ip: string) => Promise<{ requestContext: { requestId: string } }>;
+    localContext: (id: string) => unknown;
+  }>('local/api-gateway-event');
+  const { floorJob } = await fromRoot<{ floorJob: (input: Buffer) => Promise<void> }>('scripts/bench/floor');
+  const names = JSON.parse(process.env['BENCH_NAMES'] ?? '{}') as { bucket: string; table: string; parameterPrefix: string };
+  const endpoint = process.env['AWS_ENDPOINT_URL'] ?? '';
+  const endpoints = { s3: endpoint, dynamodb: endpoint, ssm: endpoint };
+  const { apiKey } = await provision({
+    endpoints,
+    clients: externalClients(),
+    ...names,
+    floodLimits: '{"minute":100000,"hour":100000,"day":100000,"week":100000,"month":100000}',
+  });
+  const env = {
+    BUCKET_NAME: names.bucket,
+    TABLE_NAME: names.table,
+    PARAMETER_PREFIX: names.parameterPrefix,
+    PUBLIC_URL: 'https://img.example.test',
+    PARAMETERS_CACHE_SECONDS: '300',
+    MODERATION_CACHE_SECONDS: '300',
+  };
+  const metrics = { add: () => undefined, flush: () => undefined };
+  const input = readFileSync(INPUT);
+  let gcMs = 0;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration;
+  }).observe({ entryTypes: ['gc'] });
+  /** One upload of a fresh copy of the input (bytes past the image's end: never a duplicate) by a handler of `options`. */
+  const uploader = (options: object = {}) => {
+    const handler = createHandler(env, { metrics, ...options });
+    return async (round: number): Promise<{ cpuMs: number; ms: number; gcMs: number }> => {
+      const form = new FormData();
+      form.append('source', new Blob([Buffer.concat([input, randomBytes(8)])]), `cpu-${round}.jpg`);
+      form.append('key', apiKey);
+      const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
+      const event = await eventOfRequest(request, '203.0.113.9');
+      const gcBefore = gcMs;
+      const started = performance.now();
+      const cpuStart = process.cpuUsage();
+      const answer = await handler(event, localContext(event.requestContext.requestId));
+      const cpuMs = cpuMsSince(cpuStart);
+      const ms = performance.now() - started;
+      // the gc entries of the upload are delivered after it, in a later turn
+      await new Promise((resolve) => setImmediate(resolve));
+      if (answer.statusCode !== 200) throw new Error(`upload failed: ${answer.body}`);
+      return { cpuMs, ms, gcMs: gcMs - gcBefore };
+    };
+  };
+  const upload = uploader();
+  const floor = async (): Promise<number> => {
+    const cpuStart = process.cpuUsage();
+    await floorJob(input);
+    return cpuMsSince(cpuStart);
+  };
+  process.on('message', (message: { round?: number; parts?: number; stop?: boolean }) => {
+    const answer = async (): Promise<unknown> => {
+      if (message.parts !== undefined) {
+        const { measureParts } = await import('./cpu-parts');
+        return measureParts(input, message.parts, uploader);
+      }
+      const round = message.round ?? 0;
+      const floorFirst = round % 2 === 0;
+      const floorBefore = floorFirst ? await floor() : 0;
+      const uploaded = await upload(round);
+      const floorCpuMs = floorFirst ? floorBefore : await floor();
+      const result: RoundAnswer = { uploadCpuMs: uploaded.cpuMs, uploadMs: uploaded.ms, floorCpuMs, gcMs: uploaded.gcMs };
+      return result;
+    };
+    answer().then(
+      (result) => process.send?.({ result }),
+      (error: unknown) => process.send?.({ error: String(error instanceof Error ? error.stack : error) }),
+    );
+  });
+  process.send?.({ ready: true });
+}
+
+main().catch((error: unknown) => {
+  process.send?.({ error: String(error instanceof Error ? error.stack : error) });
+  process.exit(1);
+});
