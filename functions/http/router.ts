@@ -2,17 +2,20 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ServiceError } from '../core/errors';
 import type { RefusalCounter } from '../core/daily-stats';
 import type { ImageAccess } from '../core/lifecycle/image-access';
-import { isReportToken, reportToken } from '../core/moderation/report-tokens';
+import { reportToken } from '../core/moderation/report-tokens';
 import type { ImageReports } from '../core/moderation/reports';
-import { redactedPath, routeOf, UPLOAD_PAGE, type Route } from '../core/links';
-import { METRIC, type Metrics } from '../core/metrics';
+import { routeOf, UPLOAD_PAGE, type Route } from '../core/links';
+import type { Metrics } from '../core/metrics';
 import type { Logger } from '../core/ports';
-import type { ResponseFormat } from '../core/upload/upload-request';
 import type { UploadService } from '../core/upload/upload-service';
-import { bodyBytes, headerValue, queryParameters } from './api-event';
-import { deleteConfirmPage, deletedPage, homePage, notFoundPage, reportedPage, viewerPage } from './pages';
+import { headerValue } from './api-event';
+import { deleteConfirmPage, deletedPage, homePage, notFoundPage, viewerPage } from './pages';
 import { formatFromQuery, parseUploadRequest, parseUploadUrlRequest } from './parse-upload-request';
+import { countRefusal } from './refusal-count';
+import { report } from './report-route';
+import { logRequest } from './request-log';
 import { MethodNotAllowed, RequestError } from './request-errors';
+import { answeredAs, RouteFailure, type Answering } from './route-failure';
 import { uploadAsset, uploadPageResponse } from './upload-page';
 import {
   cameThroughDistribution,
@@ -66,46 +69,34 @@ const READ_METHODS = ['GET', 'HEAD'];
 /**
  * The API Gateway adapter of the service, as a web framework's Lambda adapter reads: one request, in order, is checked
  * for its way in (`route`), routed to the upload operation or a page, answered (with CORS where allowed), counted, and
- * logged in one line. Each step is a function of its own below.
+ * logged in one line (`request-log.ts`).
  */
 export function createRouter(deps: RouterDeps): Router {
   return async (event) => {
     const startedMs = Date.now();
     const response = await route(deps, event);
     await deps.refusals?.writeIfDue();
-    logRequest(deps, event, response, startedMs);
+    logRequest(deps.logger, event, response, { startedMs, clientIp: clientIp(event, deps.settings) });
     return response;
   };
 }
 
 /**
- * How an error of a request is answered, as its route sets it once it knows: in the envelope (before any route: the
- * origin check's SSM read, a bug), as the API answers (in the format asked, with CORS, counted as a refusal), as a page
- * (404 page, or an error page), or as a delete link answers (JSON when asked, else a 404 page or text).
- */
-type Answering =
-  | { by: 'envelope'; cors?: Record<string, string> | undefined }
-  | { by: 'api'; format: ResponseFormat; cors: Record<string, string> | undefined; given: { key?: string | undefined } }
-  | { by: 'page' }
-  | { by: 'link'; json: boolean };
-
-/**
  * Every request, answered: routed by its path, and any error of any route turned into its answer here, the one place
- * that does, so that Lambda never fails the invocation and the client always gets an answer of the route's kind.
+ * that does, as what was thrown says (`RouteFailure`: each route says how its errors are answered, a narrower step of
+ * it what it knows more), so that Lambda never fails the invocation and the client always gets an answer of the
+ * route's kind. An error no route caught (the origin check's, a bug) is answered in the envelope.
  */
 export async function route(deps: RouterDeps, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
-  const answering: { as: Answering } = { as: { by: 'envelope' } };
   try {
-    return await dispatch(deps, event, answering);
+    return await dispatch(deps, event);
   } catch (error) {
-    return answerError(deps, error, answering.as);
+    const failure = error instanceof RouteFailure ? error : new RouteFailure(error, { by: 'envelope' });
+    const response = await answerOf(deps, failure.failure, failure.answering);
+    // a method the path does not take: the methods it takes, whatever the kind of answer
+    const allow = failure.failure instanceof MethodNotAllowed ? { Allow: failure.failure.allow.join(', ') } : undefined;
+    return withHeaders(response, allow);
   }
-}
-
-async function answerError(deps: RouterDeps, error: unknown, as: Answering): Promise<APIGatewayProxyResult> {
-  const response = await answerOf(deps, error, as);
-  // a method the path does not take: the methods it takes, whatever the kind of answer
-  return error instanceof MethodNotAllowed ? withHeaders(response, { Allow: error.allow.join(', ') }) : response;
 }
 
 async function answerOf(deps: RouterDeps, error: unknown, as: Answering): Promise<APIGatewayProxyResult> {
@@ -115,7 +106,7 @@ async function answerOf(deps: RouterDeps, error: unknown, as: Answering): Promis
       return withHeaders(errorResponse(error, 'json', deps.logger), as.cors);
     case 'api': {
       const response = errorResponse(error, as.format, deps.logger);
-      await countRefusal(deps, error, response.statusCode, as.given.key);
+      await countRefusal(deps, error, response.statusCode, as.key);
       return withHeaders(response, as.cors);
     }
     case 'page':
@@ -131,12 +122,7 @@ interface RouteEntry<R extends Route> {
   methods?: readonly string[];
   /** How its errors are answered (default: in the envelope). */
   answering?: (event: APIGatewayProxyEvent) => Answering;
-  handle(
-    deps: RouterDeps,
-    event: APIGatewayProxyEvent,
-    target: R,
-    answering: { as: Answering },
-  ): Promise<APIGatewayProxyResult> | APIGatewayProxyResult;
+  handle(deps: RouterDeps, event: APIGatewayProxyEvent, target: R): Promise<APIGatewayProxyResult> | APIGatewayProxyResult;
 }
 
 type RouteTable = { [P in Route['page']]: RouteEntry<Extract<Route, { page: P }>> };
@@ -175,18 +161,14 @@ const ROUTES: RouteTable = {
 };
 
 /** Refuses what came around the distribution, then hands the request to the route its path names. */
-async function dispatch(
-  deps: RouterDeps,
-  event: APIGatewayProxyEvent,
-  answering: { as: Answering },
-): Promise<APIGatewayProxyResult> {
+async function dispatch(deps: RouterDeps, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   if (deps.settings.originVerify && !(await cameThroughDistribution(event, deps.originSecrets)))
     throw new RequestError('Forbidden', 'Forbidden');
   const target = routeOf(event.path);
   const entry = ROUTES[target.page] as RouteEntry<Route>;
   if (entry.methods && !entry.methods.includes(event.httpMethod)) throw new MethodNotAllowed(entry.methods);
-  if (entry.answering) answering.as = entry.answering(event);
-  return entry.handle(deps, event, target, answering);
+  const answering = entry.answering?.(event) ?? { by: 'envelope' };
+  return answeredAs(answering, () => entry.handle(deps, event, target));
 }
 
 function page(deps: RouterDeps, status: number, html: string): APIGatewayProxyResult {
@@ -219,59 +201,59 @@ const API_ACTIONS: Readonly<Record<string, ApiAction>> = {
   },
 };
 
-/** `/api/{v}/{action}`: the upload, the two-step upload's first step, the OpenAPI document; errors in the envelope. */
-async function api(
-  deps: RouterDeps,
-  event: APIGatewayProxyEvent,
-  target: ApiRoute,
-  answering: { as: Answering },
-): Promise<APIGatewayProxyResult> {
+/** `/api/{v}/{action}`: the upload, the two-step upload's first step, the OpenAPI document, each answering its errors. */
+async function api(deps: RouterDeps, event: APIGatewayProxyEvent, target: ApiRoute): Promise<APIGatewayProxyResult> {
   const cors = corsHeaders(event, deps.settings);
-  // the key the request carried, once it is read: a refusal of it counts apart from anonymous ones
-  const as: ApiAnswering = { by: 'api', format: formatFromQuery(event), cors, given: {} };
-  answering.as = as;
-  if (target.version !== '1') throw new RequestError('InvalidVersion', 'Invalid API version.');
+  const asked: ApiAnswering = { by: 'api', format: formatFromQuery(event), cors };
   const action =
     target.action !== undefined && !target.extra && Object.hasOwn(API_ACTIONS, target.action)
       ? API_ACTIONS[target.action]
       : undefined;
-  if (!action) throw new RequestError('InvalidAction', 'Invalid API action');
-  if (action.errors === 'document') answering.as = { by: 'envelope' };
-  if (action.errors === 'json') as.format = 'json';
+  if (target.version !== '1' || !action) {
+    const refusal =
+      target.version !== '1'
+        ? new RequestError('InvalidVersion', 'Invalid API version.')
+        : new RequestError('InvalidAction', 'Invalid API action');
+    throw new RouteFailure(refusal, asked);
+  }
+  const as: ApiAnswering = action.errors === 'json' ? { ...asked, format: 'json' } : asked;
   const preflight = action.preflight && cors !== undefined;
   if (preflight && event.httpMethod === 'OPTIONS') return respond(204, undefined, '', { ...cors, ...PREFLIGHT_HEADERS });
   if (!action.methods.includes(event.httpMethod)) {
-    if (action.errors !== 'asked') answering.as = { by: 'envelope', cors: action.preflight ? as.cors : undefined };
-    throw new MethodNotAllowed(preflight ? [...action.methods, 'OPTIONS'] : action.methods);
+    const refusal = new MethodNotAllowed(preflight ? [...action.methods, 'OPTIONS'] : action.methods);
+    throw new RouteFailure(
+      refusal,
+      action.errors === 'asked' ? as : { by: 'envelope', cors: action.preflight ? cors : undefined },
+    );
   }
-  return action.handle(deps, event, as);
+  return answeredAs(action.errors === 'document' ? { by: 'envelope' } : as, () => action.handle(deps, event, as));
 }
 
-/** The upload (GET or POST): the Image object, in the format asked. */
+/** The upload (GET or POST): the Image object, in the format asked; its refusals in that format, the key noted. */
 async function upload(deps: RouterDeps, event: APIGatewayProxyEvent, as: ApiAnswering): Promise<APIGatewayProxyResult> {
-  const request = await readApiRequest(deps, event, as.given, parseUploadRequest);
-  as.format = request.format;
-  const image = await deps.service.upload(request);
-  return withHeaders(uploadResponse(image, request.imgbb, as.format), as.cors);
+  const request = await readApiRequest(deps, event, parseUploadRequest);
+  return answeredAs({ ...as, format: request.format, key: request.key }, async () => {
+    const image = await deps.service.upload(request);
+    return withHeaders(uploadResponse(image, request.imgbb, request.format), as.cors);
+  });
 }
 
 /** Step 1 of a two-step upload (POST only): an upload URL to put the bytes to, and the token of step 2. */
 async function uploadUrl(deps: RouterDeps, event: APIGatewayProxyEvent, as: ApiAnswering): Promise<APIGatewayProxyResult> {
-  const request = await readApiRequest(deps, event, as.given, parseUploadUrlRequest);
-  return withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), as.cors);
+  const request = await readApiRequest(deps, event, parseUploadUrlRequest);
+  return answeredAs({ ...as, key: request.key }, async () =>
+    withHeaders(uploadUrlResponse(await deps.service.createUploadUrl(request)), as.cors),
+  );
 }
 
-/** What both API actions do first: refuse a cross-site browser, then read the request, noting the key it gave. */
-async function readApiRequest<T extends { key?: string | undefined }>(
+/** What both API actions do first: refuse a cross-site browser, then read the request. */
+async function readApiRequest<T>(
   deps: RouterDeps,
   event: APIGatewayProxyEvent,
-  given: { key?: string | undefined },
   parse: (event: APIGatewayProxyEvent, limits: { maxUploadBytes: number }, clientIp: string) => Promise<T>,
 ): Promise<T> {
   refuseCrossSite(event, deps.settings);
-  const request = await parse(event, { maxUploadBytes: deps.settings.maxUploadBytes }, clientIp(event, deps.settings));
-  given.key = request.key;
-  return request;
+  return parse(event, { maxUploadBytes: deps.settings.maxUploadBytes }, clientIp(event, deps.settings));
 }
 
 /** The viewer page (GET, HEAD); 404 for an image not shown (anymore). */
@@ -284,32 +266,6 @@ async function viewer(
   const nowMs = Date.now();
   const token = reportToken(await deps.formSecret(), idEncoded, clientIp(event, deps.settings), nowMs);
   return page(deps, 200, viewerPage(image, deps.settings.timeZone, nowMs, token));
-}
-
-/** The longest report form a request may carry: a reason and a note of 500 characters, each 9 bytes at most escaped. */
-const MAX_REPORT_BODY_BYTES = 8192;
-
-/** POST from the viewer page's report form (same site only): a viewer's report of the image, answered with a page. */
-async function report(
-  deps: RouterDeps,
-  event: APIGatewayProxyEvent,
-  { idEncoded }: { idEncoded: string },
-): Promise<APIGatewayProxyResult> {
-  const body = bodyBytes(event);
-  if (body.length > MAX_REPORT_BODY_BYTES) throw new ServiceError('InvalidReport', 'The report is too long');
-  const form = new URLSearchParams(body.toString('utf8'));
-  const ip = clientIp(event, deps.settings);
-  // a browser that says where the request comes from is taken at its word; one that does not (its Origin `null`
-  // under the pages' no-referrer policy, or none), by the form's token
-  const origin = headerValue(event, 'origin');
-  const unmarked = headerValue(event, 'sec-fetch-site') === undefined && (origin === undefined || origin === 'null');
-  const vouched = unmarked && isReportToken(await deps.formSecret(), form.get('token'), idEncoded, ip, Date.now());
-  if (!vouched) refuseCrossSite(event, deps.settings, 'report');
-  const outcome = await deps.reports.report(idEncoded, ip, {
-    reason: form.get('reason') ?? undefined,
-    note: form.get('note') ?? undefined,
-  });
-  return page(deps, 200, reportedPage(outcome));
 }
 
 /** GET shows a confirmation and deletes nothing; POST deletes. JSON for clients that ask for it. */
@@ -325,31 +281,6 @@ async function deleteLink(
   return json ? deletedResponse(outcome) : page(deps, 200, deletedPage(outcome));
 }
 
-/**
- * A failed upload in the metrics: refused (4xx) or failed (5xx), and by kind; and a refusal in the day's figures,
- * apart when the request did not carry the key (anyone can send those: they would drown what users meet).
- */
-async function countRefusal(deps: RouterDeps, error: unknown, status: number, key: string | undefined): Promise<void> {
-  const kind = error instanceof ServiceError || error instanceof RequestError ? error.kind : 'Unexpected';
-  deps.metrics.add(status >= 500 ? METRIC.uploadFailed : METRIC.uploadRefused, 'Count', 1);
-  if (status < 500 && deps.refusals) deps.refusals.count(await deps.service.holdsKey(key));
-  deps.metrics.add(METRIC.uploadErrors, 'Count', 1, { name: 'Kind', value: kind });
-  if (kind === 'Flooding') deps.metrics.add(METRIC.floodRefusals, 'Count', 1);
-  if (kind === 'UrlFetchFailed') deps.metrics.add(METRIC.urlFetchFailures, 'Count', 1);
-}
-
-/** The request's one log line: never a delete token, a key, or a body. */
-function logRequest(deps: RouterDeps, event: APIGatewayProxyEvent, response: APIGatewayProxyResult, startedMs: number): void {
-  deps.logger.info('request', {
-    method: event.httpMethod,
-    path: redactedPath(event.path),
-    query: redactedQuery(event),
-    status: response.statusCode,
-    durationMs: Date.now() - startedMs,
-    clientIp: clientIp(event, deps.settings),
-  });
-}
-
 const PREFLIGHT_HEADERS = {
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
   'Access-Control-Allow-Headers': 'Content-Type, X-API-Key',
@@ -358,23 +289,4 @@ const PREFLIGHT_HEADERS = {
 
 function withHeaders(response: APIGatewayProxyResult, headers: Record<string, string> | undefined): APIGatewayProxyResult {
   return headers ? { ...response, headers: { ...response.headers, ...headers } } : response;
-}
-
-/**
- * Names of query parameters whose values never reach a log: every spelling of the key (`key`, ` key`, `api_key`,
- * `apiKey`, any case) and anything else that looks like a credential. Catching too much costs nothing.
- */
-const SECRET_PARAMETER = /key|token|secret|pass|auth|sig/i;
-
-/** The query for the log, with secrets replaced and long values (base64 sources) cut. */
-function redactedQuery(event: APIGatewayProxyEvent): Record<string, string> {
-  const query: Record<string, string> = {};
-  for (const [name, value] of queryParameters(event)) {
-    query[name] = SECRET_PARAMETER.test(name)
-      ? '[redacted]'
-      : value.length > 200
-        ? `${value.slice(0, 40)}…(${value.length} chars)`
-        : value;
-  }
-  return query;
 }

@@ -183,9 +183,18 @@ describe('the shape of the code', () => {
     expect(kept).toEqual([]);
   });
 
-  it('turns errors into answers in one place of the router', () => {
+  it('turns errors into answers in one place of the router, by what was thrown: no cell changed as the route goes', () => {
     const router = readFileSync(join(ROOT, 'functions', 'http', 'router.ts'), 'utf8');
     expect(router.match(/\bcatch\b/g) ?? []).toHaveLength(1);
+    // answers of errors are made by the router's answerOf alone (and the handler's last resort, before any router)
+    const answering = filesUnder(join(ROOT, 'functions'))
+      .filter((file) =>
+        /\berror(Page)?Response\(/.test(readFileSync(file, 'utf8').replace(/export function error(Page)?Response\(/g, '')),
+      )
+      .map((file) => relative(ROOT, file));
+    expect(answering.sort()).toEqual(['functions/http/responses.ts', 'functions/http/router.ts', 'functions/roots/handler.ts']);
+    // a route says how its errors are answered by what it throws, never by a mutable cell the handler changes
+    expect(router).not.toMatch(/answering\.as\s*=|\.format\s*=|given\.key\s*=/);
   });
 
   it('drops no error without a name: no bare .catch(() => undefined) in the upload', () => {
