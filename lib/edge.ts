@@ -14,7 +14,7 @@ import type { EdgeGuardStack } from './edge-guard-stack';
 import type { Construct } from 'constructs';
 import { acknowledge } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
-import { StackPart, uniqueIdWithoutParts } from './stack-part';
+import { StackPart } from './stack-part';
 import { viewerRequestCode } from './viewer-request';
 
 /**
@@ -50,12 +50,9 @@ export class Edge extends StackPart {
     const stack = Stack.of(this);
     // CloudFront's names are the account's, whatever the region: each made of the stack's name and region
     const cloudFrontName = (what: string): string => `${settings.stackName}-${stack.region}-${what}`;
-    const { securityHeaders, imageHeaders } = headerPolicies(this, cloudFrontName);
-    // the origins' ids CDK made from their paths before the parts: a distribution keeps its configuration
-    const originId = (index: number): string => uniqueIdWithoutParts(this, 'Distribution', `Origin${index}`);
+    const { securityHeaders, imageHeaders } = headerPolicies(this.scope, cloudFrontName);
     const apiOrigin = new origins.RestApiOrigin(sources.api, {
       customHeaders: { [ORIGIN_VERIFY_HEADER]: sources.originSecret },
-      originId: originId(1),
     });
     // Answers requests too large for the function's event, and writes the client's IP for the API (overwriting
     // whatever a client sent in that header). In the stack's own scope: CDK names a CloudFront function after its
@@ -77,10 +74,10 @@ export class Edge extends StackPart {
     };
     const { domain } = settings;
     const certificate = domain?.certificateArn
-      ? acm.Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn)
+      ? acm.Certificate.fromCertificateArn(this.scope, 'Certificate', domain.certificateArn)
       : sources.guard?.certificate;
     if (domain && !certificate) throw new Error(`no certificate for ${domain.name}`);
-    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+    this.distribution = new cloudfront.Distribution(this.scope, 'Distribution', {
       comment: 'Image upload service',
       defaultBehavior: toApi,
       additionalBehaviors: {
@@ -90,7 +87,6 @@ export class Edge extends StackPart {
           // LIST as well as READ: S3 then answers a missing file with 404, not 403 (it hides what it may not list)
           origin: origins.S3BucketOrigin.withOriginAccessControl(sources.bucket, {
             originAccessLevels: [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
-            originId: originId(2),
           }),
           allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
           cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
@@ -114,8 +110,8 @@ export class Edge extends StackPart {
     this.acknowledgeFindings(domain !== undefined, sources.guard?.webAclArn !== undefined);
     this.baseUrl = `https://${domain?.name ?? this.distribution.distributionDomainName}`;
     // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
-    new ssm.StringParameter(this, 'PublicUrl', { parameterName: sources.names.publicUrl, stringValue: this.baseUrl });
-    new ssm.StringParameter(this, 'DistributionIdParameter', {
+    new ssm.StringParameter(this.scope, 'PublicUrl', { parameterName: sources.names.publicUrl, stringValue: this.baseUrl });
+    new ssm.StringParameter(this.scope, 'DistributionIdParameter', {
       parameterName: sources.names.distributionId,
       stringValue: this.distribution.distributionId,
     });
@@ -142,7 +138,7 @@ export class Edge extends StackPart {
       ['DomainRecord', 'A'],
       ['DomainRecordIpv6', 'AAAA'],
     ] as const)
-      new route53.CfnRecordSet(this, id, { hostedZoneId, name: `${domainName}.`, type, aliasTarget });
+      new route53.CfnRecordSet(this.scope, id, { hostedZoneId, name: `${domainName}.`, type, aliasTarget });
   }
 
   private acknowledgeFindings(ownDomain: boolean, edgeFirewall: boolean): void {

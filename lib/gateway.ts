@@ -76,7 +76,7 @@ export class Gateway extends StackPart {
     super(scope, id);
     const { settings, apiFunction, originSecrets } = props;
     this.accessLogs = this.logGroup('GatewayAccessLogs');
-    this.api = new apigateway.RestApi(this, 'Gateway', {
+    this.api = new apigateway.RestApi(this.scope, 'Gateway', {
       // the stack's name: the 5xx alarm counts this API's answers by its name
       restApiName: settings.stackName,
       description: 'Image upload API v1 (reached through CloudFront only)',
@@ -103,7 +103,7 @@ export class Gateway extends StackPart {
     this.api.deploymentStage.node.addDependency(executionLogs);
     this.acknowledgeFindings(settings.firewall);
     this.firewall = settings.firewall
-      ? new ApiFirewall(this, 'ApiFirewall', {
+      ? new ApiFirewall(this.scope, 'ApiFirewall', {
           stage: this.api.deploymentStage,
           metricPrefix: settings.stackName,
           originSecrets,

@@ -1,4 +1,4 @@
-import { Annotations, CfnOutput, CfnResource, Stack, type CfnElement, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, CfnResource, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -14,14 +14,14 @@ import { Monitoring } from './monitoring';
 import { API_TIMEOUT, ServiceFunctions } from './service-functions';
 import { readDeploymentSettings, type DeploymentSettings } from './settings';
 import { SetupStep } from './setup-step';
-import { logGroupIn, logicalIdWithoutParts } from './stack-part';
+import { logGroupIn } from './stack-part';
 import { Storage } from './storage';
 
 /**
  * The image upload service: CloudFront in front of API Gateway (the function) and S3 (the files), DynamoDB for the
  * records, SSM for the key and the flood limits, and an EventBridge schedule for the expiration sweep. Each part is a
- * construct of its own (`docs/architecture.md`, `StackPart`), left out of its resources' logical ids, so that they,
- * and so a deployed stack's resources, stay what they were.
+ * construct of its own (`docs/architecture.md`, `StackPart`) that makes its resources in the stack's scope, so that
+ * their logical ids, and so a deployed stack's resources, stay what they were.
  */
 export class ImageUploadStack extends Stack {
   readonly apiFunction: nodejs.NodejsFunction;
@@ -35,26 +35,26 @@ export class ImageUploadStack extends Stack {
     super(scope, id, stackProps);
     const settings = readDeploymentSettings(this.node);
     const names = parameterNames(settings.parameterPrefix);
-    const storage = new Storage(this, 'Storage', settings);
-    const setup = new SetupStep(this, 'SetupStep', {
+    const storage = new Storage(this, 'StoragePart', settings);
+    const setup = new SetupStep(this, 'SetupStepPart', {
       prefix: settings.parameterPrefix,
       names,
       rotation: settings.originSecretRotation,
     });
-    const functions = new ServiceFunctions(this, 'Functions', {
+    const functions = new ServiceFunctions(this, 'FunctionsPart', {
       settings,
       storage,
       names,
       originSecretSha256: setup.originSecretSha256,
     });
     functions.api.node.addDependency(setup.resource);
-    const gateway = new Gateway(this, 'Gateway', {
+    const gateway = new Gateway(this, 'GatewayPart', {
       settings,
       apiFunction: functions.api,
       originSecrets: setup.originSecrets,
     });
     const bucket = storage.bucket as s3.IBucket;
-    const edge = new Edge(this, 'Edge', {
+    const edge = new Edge(this, 'EdgePart', {
       settings,
       api: gateway.api,
       bucket,
@@ -88,17 +88,6 @@ export class ImageUploadStack extends Stack {
     this.outputs(settings, names, storage, edge.baseUrl);
   }
 
-  /** Logical ids as CDK gives them, the stack's parts left out of the path (`StackPart`); two alike fail the synth. */
-  private readonly logicalIds = new Map<string, string>();
-
-  protected override allocateLogicalId(element: CfnElement): string {
-    const id = logicalIdWithoutParts(this, element);
-    const held = this.logicalIds.get(id);
-    if (held !== undefined && held !== element.node.path)
-      throw new Error(`${element.node.path} and ${held} would share the logical id ${id}: rename one`);
-    this.logicalIds.set(id, element.node.path);
-    return id;
-  }
 
   /** What synth says loudly: alarms nobody receives, a throttle above what the functions can run. */
   private warnOfSettings(settings: DeploymentSettings): void {

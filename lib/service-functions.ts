@@ -114,7 +114,7 @@ export class ServiceFunctions extends StackPart {
       // fewer glibc malloc arenas: libvips' threads otherwise fragment native memory (docs/reliability.md)
       MALLOC_ARENA_MAX: '2',
     };
-    this.api = new nodejs.NodejsFunction(this, 'ApiFunction', {
+    this.api = new nodejs.NodejsFunction(this.scope, 'ApiFunction', {
       entry: path.join(FUNCTIONS, 'roots', 'handler.ts'),
       handler: 'handler',
       runtime: RUNTIME,
@@ -129,7 +129,7 @@ export class ServiceFunctions extends StackPart {
       logGroup: this.logGroup('ApiLogs'),
       bundling: API_BUNDLING,
     });
-    this.sweep = new nodejs.NodejsFunction(this, 'SweepFunction', {
+    this.sweep = new nodejs.NodejsFunction(this.scope, 'SweepFunction', {
       entry: path.join(FUNCTIONS, 'roots', 'sweep.ts'),
       handler: 'handler',
       runtime: RUNTIME,
@@ -225,7 +225,7 @@ export class ServiceFunctions extends StackPart {
 
   /** The sweep runs every few minutes. */
   private schedule(): void {
-    const schedule = new events.Rule(this, 'SweepSchedule', {
+    const schedule = new events.Rule(this.scope, 'SweepSchedule', {
       description: 'Removes expired images, dead uploads and unfinished deletes',
       schedule: events.Schedule.rate(SWEEP_EVERY),
       targets: [new targets.LambdaFunction(this.sweep)],

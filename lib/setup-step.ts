@@ -45,7 +45,7 @@ export class SetupStep extends StackPart {
     const { prefix, names } = props;
     this.prefix = prefix;
     this.rotation = props.rotation;
-    this.fn = new nodejs.NodejsFunction(this, 'SetupFunction', {
+    this.fn = new nodejs.NodejsFunction(this.scope, 'SetupFunction', {
       entry: path.join(FUNCTIONS, 'setup', 'handler.ts'),
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
@@ -62,7 +62,7 @@ export class SetupStep extends StackPart {
         resources: owned.map((name) => this.parameterArn(name)),
       }),
     );
-    this.provider = new cr.Provider(this, 'SetupProvider', {
+    this.provider = new cr.Provider(this.scope, 'SetupProvider', {
       onEventHandler: this.fn,
       logGroup: this.logGroup('SetupProviderLogs'),
     });
@@ -81,7 +81,7 @@ export class SetupStep extends StackPart {
       );
     acknowledgeNoTracing([this.fn, this.provider]);
     for (const scope of [this.fn, this.provider]) acknowledgeLogsRole(scope);
-    this.resource = new CustomResource(this, 'Setup', {
+    this.resource = new CustomResource(this.scope, 'Setup', {
       serviceToken: this.provider.serviceToken,
       // The names it looks after and the attributes it answers: a change of either (a parameter added, an attribute
       // the stack reads) runs the setup again on the next deploy, so that a stack deployed before gets them.
@@ -108,7 +108,7 @@ export class SetupStep extends StackPart {
    * function) have the new one: CloudFormation updates it after them, and waits for the distribution to be deployed.
    */
   settleAfter(...dependencies: IConstruct[]): void {
-    const settled = new CustomResource(this, 'OriginSecretSettled', {
+    const settled = new CustomResource(this.scope, 'OriginSecretSettled', {
       serviceToken: this.provider.serviceToken,
       properties: { ParameterPrefix: this.prefix, SettleOriginSecret: 'true', ...this.rotationProperty() },
     });
@@ -121,7 +121,7 @@ export class SetupStep extends StackPart {
    * (the bucket, which the distribution reads from, cannot name it itself).
    */
   openToUploadPage(bucket: s3.IBucket, baseUrl: string): void {
-    new CustomResource(this, 'UploadPageCors', {
+    new CustomResource(this.scope, 'UploadPageCors', {
       serviceToken: this.provider.serviceToken,
       properties: { CorsBucket: bucket.bucketName, CorsOrigin: baseUrl },
     });
@@ -137,7 +137,7 @@ export class SetupStep extends StackPart {
   protectLast(table: dynamodb.TableV2): void {
     const stack = Stack.of(this);
     const definition = Lazy.string({ produce: () => tableDigest(stack, table) });
-    const protection = new CustomResource(this, 'ProtectRecords', {
+    const protection = new CustomResource(this.scope, 'ProtectRecords', {
       serviceToken: this.provider.serviceToken,
       properties: { ProtectTable: table.tableName, TableDefinition: definition },
     });

@@ -11,8 +11,8 @@ import { StackPart } from './stack-part';
 export type StorageProps = Pick<DeploymentSettings, 'removal' | 'keepDeletedDays'>;
 
 /**
- * The data: the bucket of the files and the table of the records. Their logical ids are the ones they always had (a
- * part is left out of them, `StackPart`): a resource whose id moved would be replaced, and a new bucket and table would
+ * The data: the bucket of the files and the table of the records. Their logical ids are the ones they always had (made
+ * in the stack's scope, `StackPart`): a resource whose id moved would be replaced, and a new bucket and table would
  * start empty beside the kept ones.
  */
 export class Storage extends StackPart {
@@ -23,7 +23,7 @@ export class Storage extends StackPart {
     super(scope, id);
     // retain: the data outlives the stack and every update, but a first deploy that fails removes it, empty as it is
     const removalPolicy = settings.removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
-    this.bucket = new s3.Bucket(this, 'Images', {
+    this.bucket = new s3.Bucket(this.scope, 'Images', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -54,7 +54,7 @@ export class Storage extends StackPart {
       'S1',
       'Objects are read only through CloudFront and written only by the function; S3 access logs would hold CloudFront origin fetches and function writes, which API Gateway access logs and the function logs already record.',
     );
-    this.table = new dynamodb.TableV2(this, 'Records', {
+    this.table = new dynamodb.TableV2(this.scope, 'Records', {
       partitionKey: { name: TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
       billing: dynamodb.Billing.onDemand(),
       timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
