@@ -6,7 +6,7 @@ import { FLOOD_WINDOWS, type FloodWindow, type GuardRuleName } from './records';
 /** Uploads allowed per client and window; 0 turns a window off. */
 export type FloodLimits = Record<FloodWindow, number>;
 
-/** The defaults of the contract, section 12. */
+/** The defaults of `docs/api.md`, section 12. */
 export const DEFAULT_FLOOD_LIMITS: Readonly<FloodLimits> = { minute: 50, hour: 500, day: 1000, week: 5000, month: 10000 };
 
 const MINUTE_MS = 60_000;
@@ -97,7 +97,7 @@ export interface GuardRule {
   refusal(limit: number, window: FloodWindow, retryAfterSeconds: number): ServiceError;
 }
 
-/** The flood limits of the contract (section 12): successful uploads per client. */
+/** The flood limits (`docs/api.md`, section 12): successful uploads per client. */
 export const UPLOAD_FLOOD_RULE: GuardRule = {
   name: 'uploads',
   refusal: (limit, window, retryAfterSeconds) => new ServiceError('Flooding', floodMessage(limit, window), { retryAfterSeconds }),

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { nextTurn } from './turns';
 
-/** md5 of bytes, 32 lowercase hex: the `md5` of the contract and the duplicate fingerprint. */
+/** md5 of bytes, 32 lowercase hex: the Image object's `md5` (`docs/api.md`, section 3), the duplicates' fingerprint. */
 export function md5Hex(bytes: Uint8Array): string {
   return createHash('md5').update(bytes).digest('hex');
 }

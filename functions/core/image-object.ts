@@ -18,7 +18,7 @@ export interface RenditionObject {
   url: string;
 }
 
-/** The Image object of the contract, section 3. */
+/** The Image object of `docs/api.md`, section 3. */
 export interface ImageObject {
   name: string;
   extension: string;

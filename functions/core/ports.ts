@@ -84,8 +84,8 @@ export interface CachePurger {
 }
 
 /**
- * The name claims of uploads (contract, section 4: an object is never overwritten): an original's object key, claimed
- * before any file is written, records the upload as pending there until it is over.
+ * The name claims of uploads (`docs/api.md`, section 4: an object is never overwritten): an original's object key,
+ * claimed before any file is written, records the upload as pending there until it is over.
  */
 export interface NameClaims {
   /**

@@ -3,7 +3,7 @@
  * The ports themselves are in `ports.ts`.
  */
 
-/** The windows a client's uploads are counted in (contract, section 12). */
+/** The windows a client's uploads are counted in (`docs/api.md`, section 12). */
 export const FLOOD_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type FloodWindow = (typeof FLOOD_WINDOWS)[number];
 

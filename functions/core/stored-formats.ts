@@ -1,6 +1,7 @@
 /**
- * The formats the service stores (contract, section 4: everything else is converted or refused), each with its media
- * type and file extension. The edge serves nothing else under `/images/` (the local server checks it on every file).
+ * The formats the service stores (`docs/api.md`, section 4: everything else is converted or refused), each with its
+ * media type and file extension. The edge serves nothing else under `/images/` (the local server checks it on every
+ * file).
  */
 export const STORED_FORMATS = {
   jpeg: { mime: 'image/jpeg', extension: 'jpg' },

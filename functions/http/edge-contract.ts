@@ -58,9 +58,9 @@ export function requestTooLargeMessage(maxBytes: number): string {
 
 /**
  * How long browsers and shared caches may keep an image file: hours, not the year the stored object's own
- * `Cache-Control` gives (the contract's, which CloudFront keeps: it is purged there on delete and takedown, while a
- * browser's copy cannot be). The edge (CloudFront's response headers policy of `/images/*`, the local server) sends
- * these to viewers instead; `sandbox` keeps any file opened as a document inert.
+ * `Cache-Control` gives (`docs/api.md`, section 4; CloudFront keeps that one: it is purged there on delete and
+ * takedown, while a browser's copy cannot be). The edge (CloudFront's response headers policy of `/images/*`, the local
+ * server) sends these to viewers instead; `sandbox` keeps any file opened as a document inert.
  */
 export const VIEWER_IMAGE_CACHE_SECONDS = 4 * 3600;
 export const VIEWER_IMAGE_HEADERS = {

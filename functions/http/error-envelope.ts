@@ -3,11 +3,11 @@ import type { ServiceErrorKind } from '../core/errors';
 import type { RequestErrorKind } from './request-errors';
 
 /**
- * The error envelope of the contract (section 6): one table of HTTP status and Chevereto code per error kind, and the
+ * The error envelope (`docs/api.md`, section 6): one table of HTTP status and Chevereto code per error kind, and the
  * body every error answer carries, the function's and the gateway's own (the stack builds its gateway responses from
  * these).
  */
-/** The one table of HTTP status and Chevereto code per error kind (contract, section 6). */
+/** The one table of HTTP status and Chevereto code per error kind (`docs/api.md`, section 6). */
 export const ERROR_STATUS: Record<ServiceErrorKind | RequestErrorKind, { status: number; code: number }> = {
   NoKey: { status: 401, code: 100 },
   InvalidKey: { status: 401, code: 100 },

@@ -20,7 +20,7 @@ export function directUploadMaxBytes(): number {
   return maxBodyBytes('multipart/form-data') - FORM_ROOM_BYTES;
 }
 
-/** What `expiration` the page offers (Chevereto's choices, in the contract's ISO-8601 durations). */
+/** What `expiration` the page offers (Chevereto's choices, in ISO-8601 durations: `docs/api.md`, section 2). */
 const EXPIRATIONS: ReadonlyArray<[string, string]> = [
   ['', 'Never'],
   ['PT5M', 'After 5 minutes'],

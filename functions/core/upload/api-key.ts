@@ -3,7 +3,7 @@ import { constantTimeEquals } from '../hashes';
 import type { SettingsStore } from '../ports';
 
 /**
- * The key check (contract, section 13): the one API key, read from its parameter (cached there for
+ * The key check (`docs/api.md`, section 13): the one API key, read from its parameter (cached there for
  * `PARAMETERS_CACHE_SECONDS`), compared in constant time.
  */
 export class ApiKeyCheck {

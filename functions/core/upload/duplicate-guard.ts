@@ -5,7 +5,7 @@ import { fileKeys } from '../lifecycle/remove-image';
 
 export type DuplicatePolicy = 'return-existing' | 'reject' | 'allow';
 
-/** Same bytes, width and client within this time is a duplicate (contract, section 11). */
+/** Same bytes, width and client within this time is a duplicate (`docs/api.md`, section 11). */
 export const DUPLICATE_WINDOW_MS = 24 * 3600_000;
 /** A claim whose image is not stored after this long belongs to an upload that died; it may be taken over. */
 export const STALE_CLAIM_MS = 5 * 60_000;
@@ -32,8 +32,8 @@ export interface DuplicateGuardDeps {
 }
 
 /**
- * The duplicate rule (contract, section 11): one claim per fingerprint, made with the id of the image this upload is
- * about to store, so that a second identical upload finds the first: answered with it once it is stored, waiting for
+ * The duplicate rule (`docs/api.md`, section 11): one claim per fingerprint, made with the id of the image this upload
+ * is about to store, so that a second identical upload finds the first: answered with it once it is stored, waiting for
  * it while it is being stored, taking the fingerprint over when its image is gone or its upload died.
  */
 export class DuplicateGuard {

@@ -10,7 +10,7 @@ const NAME_CLAIM_ATTEMPTS = 5;
 const TAKEN_NAMES_KEPT = 10_000;
 
 /**
- * Stored file names (contract, section 4): the uploaded name, a random one or the id, claimed in the table for the
+ * Stored file names (`docs/api.md`, section 4): the uploaded name, a random one or the id, claimed in the table for the
  * day's folder so that no object is ever overwritten, even by two uploads of the same name at the same moment. A name
  * taken gets 16 random hex characters appended. Claims are never released: a URL never comes to mean another image.
  * The claim also records the upload as pending, naming its three files before any is written: should the upload die,

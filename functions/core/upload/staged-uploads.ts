@@ -47,7 +47,7 @@ export interface UploadUrlRequest {
 }
 
 /**
- * The two-step upload (an extension of the contract, `docs/large-uploads.md`): an upload URL straight to the staging
+ * The two-step upload (an extension of the API, `docs/large-uploads.md`): an upload URL straight to the staging
  * place, for a declared size that the store itself holds the PUT to, and a token; then an upload that names the token
  * instead of a source, whose bytes are read from the staging place and stored like any upload's.
  */

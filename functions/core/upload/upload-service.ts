@@ -72,11 +72,12 @@ export interface UploadServiceDeps extends Pick<
 }
 
 /**
- * The upload operation (contract, sections 2 to 5, 11, 12), ordered so that an upload waits for as few store round
- * trips as it can. The key and the options are checked first (no store call: the key is cached). Then, while the
+ * The upload operation (`docs/api.md`, sections 2 to 5, 11, 12), ordered so that an upload waits for as few store
+ * round trips as it can. The key and the options are checked first (no store call: the key is cached). Then, while the
  * pixels decode: the flood slot (a URL source is fetched only once it is taken), the claims, and the original's put as
  * soon as its bytes are known. Once the pixels are ready, only the renditions' puts and the image's record are left,
- * written at once: one round trip. What is written when, and how a failure is given back: `UploadAttempt`.
+ * written at once: one round trip. When each step starts is this service's (`store`); what each writes, and how a
+ * failure is given back, `UploadAttempt`'s.
  */
 export class UploadService {
   private readonly keys: ApiKeyCheck;
