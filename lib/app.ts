@@ -2,7 +2,8 @@ import { App, Validations, type AppProps, type Environment } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { CLOUDFRONT_REGION, EdgeGuardStack } from './edge-guard-stack';
 import { ImageUploadStack } from './image-upload-stack';
-import { needsUsEast1, readDeploymentSettings } from './settings';
+import { needsUsEast1 } from './settings';
+import { readDeploymentSettings } from './settings-reader';
 
 /**
  * The CDK app: the stack, named by `-c stackName=NAME` (default `ImageUpload`), and, when a custom domain's certificate

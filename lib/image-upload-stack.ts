@@ -6,13 +6,14 @@ import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { parameterNames, type SettingsParameters } from '../functions/adapters/parameter-names';
-import { SETTINGS } from '../functions/config';
+import { SETTINGS } from '../functions/settings-table';
 import { Edge } from './edge';
 import type { EdgeGuardStack } from './edge-guard-stack';
 import { Gateway } from './gateway';
 import { Monitoring } from './monitoring';
 import { API_TIMEOUT, ServiceFunctions } from './service-functions';
-import { readDeploymentSettings, type DeploymentSettings } from './settings';
+import type { DeploymentSettings } from './settings';
+import { readDeploymentSettings } from './settings-reader';
 import { SetupStep } from './setup-step';
 import { logGroupIn } from './stack-part';
 import { Storage } from './storage';
@@ -87,7 +88,6 @@ export class ImageUploadStack extends Stack {
     if (settings.removal === 'retain') setup.protectLast(storage.table);
     this.outputs(settings, names, storage, edge.baseUrl);
   }
-
 
   /** What synth says loudly: alarms nobody receives, a throttle above what the functions can run. */
   private warnOfSettings(settings: DeploymentSettings): void {

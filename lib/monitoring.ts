@@ -1,67 +1,22 @@
 import { Duration, Stack } from 'aws-cdk-lib';
-import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { METRIC, METRIC_SERVICE, storeLatencyMetric } from '../functions/core/metrics';
+import { gatewayRow, serviceRow, storesRow, sweepRow } from './dashboard';
+import { FIVE_MINUTES, serviceMetrics, type MonitoringProps, type Signals } from './monitoring-signals';
+import { METRIC } from '../functions/core/metrics';
 import { acknowledgeServerless } from './nag-suppressions';
 
-export interface MonitoringProps {
-  /** The namespace of the service's own metrics: the stack's name, so that two copies in a region share none. */
-  namespace: string;
-  apiFunction: lambda.IFunction;
-  sweepFunction: lambda.IFunction;
-  api: apigateway.RestApi;
-  /** The stage's access logs, JSON with `errorType` (the gateway's own error, THROTTLED among them). */
-  accessLogs: logs.ILogGroup;
-  table: dynamodb.TableV2;
-  /** Where alarms are sent by e-mail; none: the topic only. */
-  alarmEmail: string | undefined;
-  /** A topic of the operator's that gets the alarms; none: a topic of the stack's. */
-  alarmTopicArn: string | undefined;
-  /** The account's Lambda concurrency quota (`accountConcurrency`): an alarm when the account nears it. */
-  accountConcurrency: number;
-  /** The API function's timeout: an alarm when an invocation nears it. */
-  apiTimeout: Duration;
-  /** The metric dimensions of the firewall's rate rule, if there is one: an alarm when that rule refuses viewers. */
-  firewallRate: { WebACL: string; Rule: string } | undefined;
-}
-
-const FIVE_MINUTES = Duration.minutes(5);
-const STORES = ['S3', 'DynamoDB', 'SSM', 'CloudFront'] as const;
 /** The sweep runs every 5 minutes and removes due records at once: older than this, it is not keeping up. */
 const SWEEP_BACKLOG_ALARM_SECONDS = 15 * 60;
 /** Share of the account's concurrency, or of the API's timeout, past which an alarm warns that the limit is near. */
 const NEAR_LIMIT = 0.8;
 /** Five-minute periods without one sweep run: the schedule runs it every 5 minutes. */
 const SWEEP_SILENT_PERIODS = 3;
-
-type MetricOptions = {
-  service?: keyof typeof METRIC_SERVICE;
-  statistic?: string;
-  dimensions?: Record<string, string>;
-  label?: string;
-};
-
-/** The service's own metrics (embedded metric format) of a namespace, of the API's or the sweep's `service`. */
-type ServiceMetric = (name: string, options?: MetricOptions) => cloudwatch.Metric;
-
-function serviceMetrics(namespace: string): ServiceMetric {
-  return (name, options = {}) =>
-    new cloudwatch.Metric({
-      namespace,
-      metricName: name,
-      dimensionsMap: { service: METRIC_SERVICE[options.service ?? 'api'], ...options.dimensions },
-      statistic: options.statistic ?? 'Sum',
-      period: FIVE_MINUTES,
-      ...(options.label ? { label: options.label } : {}),
-    });
-}
 
 /**
  * Tells the operator when the service is unwell: alarms on function errors and 5xx answers, throttles of the function
@@ -220,91 +175,4 @@ export class Monitoring extends Construct {
       1,
     );
   }
-}
-
-interface Signals {
-  metric: ServiceMetric;
-  namespace: string;
-  gatewayThrottles: cloudwatch.IMetric;
-  gateway5xx: cloudwatch.IMetric;
-  tableThrottles: cloudwatch.IMetric;
-  tableSystemErrors: cloudwatch.IMetric;
-}
-
-const graph = (title: string, left: cloudwatch.IMetric[], width = 8): cloudwatch.GraphWidget =>
-  new cloudwatch.GraphWidget({ title, left, width, height: 6 });
-
-/** The dashboard's rows: uploads and refusals; imaging and stores; the API function and the gateway; the sweep. */
-function serviceRow({ metric, namespace }: Signals): cloudwatch.IWidget[] {
-  return [
-    graph('Uploads', [
-      metric(METRIC.uploadStored, { label: 'stored' }),
-      metric(METRIC.uploadDuplicate, { label: 'duplicate' }),
-      metric(METRIC.uploadRefused, { label: 'refused (4xx)' }),
-      metric(METRIC.uploadFailed, { label: 'failed (5xx)' }),
-    ]),
-    graph('Refusals', [
-      new cloudwatch.MathExpression({
-        expression: `SEARCH('{${namespace},service,Kind} MetricName="${METRIC.uploadErrors}"', 'Sum', 300)`,
-        label: 'by kind',
-        period: FIVE_MINUTES,
-      }),
-      metric(METRIC.floodRefusals, { label: 'flood limits' }),
-      metric(METRIC.urlFetchFailures, { label: 'URL fetch failures' }),
-    ]),
-    graph('Bytes stored', [metric(METRIC.bytesStored)]),
-  ];
-}
-
-function storesRow({ metric }: Signals): cloudwatch.IWidget[] {
-  return [
-    graph('Imaging time (ms)', [
-      metric(METRIC.imagingTime, { statistic: 'p50', label: 'p50' }),
-      metric(METRIC.imagingTime, { statistic: 'p99', label: 'p99' }),
-      metric(METRIC.classifierTime, { statistic: 'p50', label: 'NSFW classifier p50' }),
-    ]),
-    graph(
-      'Store latency p99 (ms)',
-      STORES.map((store) => metric(storeLatencyMetric(store), { statistic: 'p99', label: store })),
-    ),
-    graph(
-      'Store errors',
-      STORES.map((store) => metric(METRIC.storeErrors, { dimensions: { Store: store }, label: store })),
-    ),
-  ];
-}
-
-function gatewayRow(props: MonitoringProps, signals: Signals): cloudwatch.IWidget[] {
-  return [
-    graph('API function', [
-      props.apiFunction.metricInvocations({ period: FIVE_MINUTES }),
-      props.apiFunction.metricErrors({ period: FIVE_MINUTES }),
-      props.apiFunction.metricThrottles({ period: FIVE_MINUTES }),
-    ]),
-    graph('API function duration (ms)', [
-      props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p50' }),
-      props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' }),
-    ]),
-    graph('Gateway', [
-      props.api.metricCount({ period: FIVE_MINUTES }),
-      props.api.metricClientError({ period: FIVE_MINUTES }),
-      signals.gateway5xx,
-      signals.gatewayThrottles,
-    ]),
-  ];
-}
-
-function sweepRow(signals: Signals): cloudwatch.IWidget[] {
-  const { metric } = signals;
-  return [
-    graph('Sweep', [
-      metric(METRIC.sweepRemoved, { service: 'sweep', label: 'removed' }),
-      metric(METRIC.sweepFailed, { service: 'sweep', label: 'failed' }),
-      metric(METRIC.purgedPaths, { service: 'sweep', label: 'CDN paths purged' }),
-      metric(METRIC.purgeFailures, { service: 'sweep', label: 'CDN purges refused' }),
-    ]),
-    graph('Sweep backlog age (s)', [metric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' })], 4),
-    graph('DynamoDB throttles', [signals.tableThrottles], 6),
-    graph('DynamoDB system errors', [signals.tableSystemErrors], 6),
-  ];
 }

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { contextKeyOf, REPLACED_SETTINGS, SETTINGS, type SettingName } from '../functions/config';
+import { contextKeyOf, REPLACED_SETTINGS, SETTINGS, type SettingName } from '../functions/settings-table';
 import { DEPLOYMENT_CONTEXT } from '../lib/settings';
 import { commandLine } from './command-line';
 

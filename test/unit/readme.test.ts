@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SETTINGS } from '../../functions/config';
+import { SETTINGS } from '../../functions/settings-table';
 import { settingsDoc } from '../../scripts/settings-doc';
 
 describe('README and docs/settings.md', () => {
