@@ -8,6 +8,7 @@ import { fieldSafe } from './terminal-text';
 export const VERB_OPTIONS = {
   block: { type: 'boolean' },
   similar: { type: 'boolean' },
+  inside: { type: 'boolean' },
   within: { type: 'string' },
   for: { type: 'string' },
   since: { type: 'string' },
@@ -104,14 +105,20 @@ export function wholeNumber(option: string, text: string, min: number, max: numb
 export const IMAGE_VERBS: Record<string, Verb> = {
   takedown: {
     args: ['REFERENCE'],
-    options: ['block', 'similar'],
+    options: ['block', 'similar', 'inside'],
     summary: 'remove an image for every upload of it, and every other image of the same bytes',
     more: `REFERENCE: a viewer URL, a file URL (original or rendition) or an id_encoded of this host.
 --similar: and every image of the same picture (within 31 PDQ bits).
 --block: refuse those bytes and that picture (re-encoded, resized, edited: docs/moderation.md) from then on.
+--inside (with --block): and each picture found inside it (a screenshot's, a collage's panels), alone: only when
+  every one of them is to be refused (a collage's harmless panel would be blocked for everyone too).
 Nothing is kept for a restore: every version of its files goes.`,
     async run({ admin, args, values, print, cdn }) {
-      const done = await admin.takedown(args[0] ?? '', { block: values.block === true, similar: values.similar === true });
+      const done = await admin.takedown(args[0] ?? '', {
+        block: values.block === true,
+        similar: values.similar === true,
+        inside: values.inside === true,
+      });
       for (const image of done.removed) {
         const kind = image.distance === undefined ? 'the same bytes' : `a similar picture, ${image.distance} bits apart`;
         const copy = image.idEncoded === done.idEncoded ? '' : ` (${kind}, uploaded from ${image.clientIp})`;
@@ -123,9 +130,11 @@ Nothing is kept for a restore: every version of its files goes.`,
       if (done.resolvedReports > 0)
         print(`resolved ${plural(done.resolvedReports, "viewer's report", "viewers' reports")} of it`);
       if (done.blockedPictures.length > 0) {
-        const crops =
-          done.blockedCrops > 0 ? ` and ${done.blockedCrops} hashes of its crops` : ' (its crops could not be hashed)';
-        print(`blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}: edited copies of it are refused too`);
+        const crops = done.blockedCrops > 0 ? ` and ${done.blockedCrops} hashes of its crops` : ' (no crop of it says enough)';
+        const inside = done.blockedInside > 0 ? `, and ${done.blockedInside} of the pictures found inside it` : '';
+        print(
+          `blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}${inside}: edited copies of it are refused too`,
+        );
       }
     },
   },

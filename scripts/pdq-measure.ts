@@ -237,7 +237,7 @@ async function perceptualOf(bytes: Buffer): Promise<Perceptual> {
 /** A photo as `takedown --block` blocks it: its own hashes and those of its crops (`blockedPictureHashes`). */
 async function blockedOf(jpeg: Buffer): Promise<Perceptual> {
   const own = await perceptualOf(jpeg);
-  return { ...own, hashes: [...own.hashes, ...(await blockedPictureHashes(jpeg))] };
+  return { ...own, hashes: [...own.hashes, ...(await blockedPictureHashes(jpeg)).crops] };
 }
 
 /** The rule an upload is refused by: the least distance from a blocked picture's hashes to the upload's. */

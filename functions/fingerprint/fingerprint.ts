@@ -140,17 +140,17 @@ function compared(outcomes: readonly PdqOutcome[], view: ViewName): PdqHash[] {
 
 /**
  * The hashes a blocked picture adds to the block list besides its record's own (`VIEWS`' `blocked`), by view: its
- * crops and the pictures inside it, read as a viewer sees it (on white, when it has transparency), inside its plain
- * border; each of `MIN_PDQ_QUALITY` or more, each once.
+ * crops, and with `inside` the pictures found inside it, read as a viewer sees it (on white, when it has
+ * transparency), inside its plain border; each of `MIN_PDQ_QUALITY` or more, each once.
  */
-export function blockedHashesOf(pixels: PdqPixels): Partial<Record<ViewName, PdqHash[]>> {
+export function blockedHashesOf(pixels: PdqPixels, { inside = false } = {}): Partial<Record<ViewName, PdqHash[]>> {
   const planes = lumaPictureOf(pixels);
   const viewed = viewedArea(planes, planes.alpha ? [onPage(planes, 255)] : []);
   const areas: Array<[ViewName, PdqArea[]]> = [
     ['centredCrops', cropAreas(viewed, VIEWS.centredCrops.blocked.margins)],
     ['sideCrops', cropAreas(viewed, VIEWS.sideCrops.blocked.margins)],
     ['twoSideCrops', cropAreas(viewed, VIEWS.twoSideCrops.blocked.margins)],
-    ['innerPictures', innerAreas(viewed)],
+    ...(inside ? [['innerPictures', innerAreas(viewed)] as [ViewName, PdqArea[]]] : []),
   ];
   const seen = new Set<PdqHash>();
   const byView: Partial<Record<ViewName, PdqHash[]>> = {};

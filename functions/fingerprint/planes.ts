@@ -34,7 +34,10 @@ export interface LumaPicture {
 
 /** A picture's planes, in one pass over its pixels (a loop for each layout: the hot path of every upload). */
 export function lumaPictureOf({ data, width, height, channels }: PdqPixels): LumaPicture {
-  const bytes = data instanceof Uint8Array && data.constructor !== Uint8Array ? new Uint8Array(data.buffer, data.byteOffset, data.length) : data;
+  const bytes =
+    data instanceof Uint8Array && data.constructor !== Uint8Array
+      ? new Uint8Array(data.buffer, data.byteOffset, data.length)
+      : data;
   const luma = new Float32Array(width * height);
   const withAlpha = channels === 2 || channels === 4;
   const alpha = withAlpha ? new Float32Array(width * height) : undefined;
@@ -79,7 +82,8 @@ export const BORDER_TOLERANCE = 10;
 
 /**
  * The area inside a plain border (rows and columns at its edges whose luminance, and opacity, stay within `tolerance`
- * of the top-left pixel's); undefined when there is no such border, or nothing but it. What sharp's `trim` finds,
+ * of the top-left pixel's), less the picture's outermost pixel where it meets the border; undefined when there is no
+ * such border, or nothing but it. What sharp's `trim` finds,
  * read from the border alone: libvips' trim first blurs the whole picture, for a border most uploads do not have.
  */
 export function insidePlainBorder(planes: readonly Plane[], tolerance = BORDER_TOLERANCE): PdqArea | undefined {
@@ -106,6 +110,15 @@ export function insidePlainBorder(planes: readonly Plane[], tolerance = BORDER_T
   let right = width;
   while (plainColumn(right - 1, top, bottom)) right -= 1;
   if (top === 0 && left === 0 && bottom === height && right === width) return undefined;
+  // a pixel further in on each side that has a border: a resize blends the picture's edge with the border there
+  const inset = (edge: number, found: boolean, step: number): number => (found ? edge + step : edge);
+  [top, left, bottom, right] = [
+    inset(top, top > 0, 1),
+    inset(left, left > 0, 1),
+    inset(bottom, bottom < height, -1),
+    inset(right, right < width, -1),
+  ];
+  if (bottom <= top || right <= left) return undefined;
   return { left, top, width: right - left, height: bottom - top };
 }
 

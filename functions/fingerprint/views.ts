@@ -21,8 +21,11 @@ export type Forms = 'upright' | 'turned' | 'none';
 export interface View {
   /** Kept in the image's record (upright): what a takedown blocks, `--similar` compares, `info` shows. */
   kept: boolean;
-  /** When a picture is blocked (a takedown with `--block`): its hashes of this view added to the block list. */
-  blocked: { forms: Forms; margins?: readonly Margins[]; most: number };
+  /**
+   * When a picture is blocked (a takedown with `--block`): its hashes of this view added to the block list; `asked`:
+   * only when the operator asks for it (`--inside`).
+   */
+  blocked: { forms: Forms; margins?: readonly Margins[]; most: number; asked?: true };
   /** When a picture is uploaded: its hashes of this view compared with the block list. */
   compared: { forms: Forms; margins?: readonly Margins[]; most: number };
 }
@@ -75,10 +78,14 @@ export const VIEWS = {
     blocked: { forms: 'upright', ...listed(BLOCKED_SHARES.flatMap(twoSides)) },
     compared: { forms: 'none', most: 0 },
   },
-  /** The pictures laid inside it (a picture in a picture, a screenshot, a frame of any widths, a tile). */
+  /**
+   * The pictures laid inside it (a picture in a picture, a screenshot, a frame of any widths, a tile). A blocked
+   * picture's only when the operator asks: a collage's harmless panel, or the plain shapes the lines of a sticker
+   * make, would otherwise be blocked for everyone.
+   */
   innerPictures: {
     kept: false,
-    blocked: { forms: 'turned', most: MOST_INNER_PICTURES },
+    blocked: { forms: 'turned', most: MOST_INNER_PICTURES, asked: true },
     compared: { forms: 'upright', most: MOST_INNER_PICTURES },
   },
 } as const satisfies Record<string, View>;
@@ -102,9 +109,9 @@ export const PICTURE_QUERIES = (Object.keys(VIEWS) as ViewName[])
   .filter((name) => name !== 'washedOut')
   .reduce((sum, name) => sum + queriesOf(name), 0);
 
-/** The most hashes a blocked picture adds to the block list besides its record's own, with their forms. */
+/** The most hashes a blocked picture adds to the block list besides its record's own, with their forms, unasked. */
 export const BLOCKED_HASHES = (Object.keys(VIEWS) as ViewName[])
-  .filter((name) => !VIEWS[name].kept)
+  .filter((name) => !VIEWS[name].kept && !('asked' in VIEWS[name].blocked))
   .reduce((sum, name) => sum + VIEWS[name].blocked.most * FORMS_COUNT[VIEWS[name].blocked.forms], 0);
 
 /** How many of an animation's distinct pictures are hashed at most, each as a still picture: those shown longest. */
@@ -114,4 +121,4 @@ export const HASHED_FRAMES = 6;
 export const UPLOAD_QUERIES = HASHED_FRAMES * PICTURE_QUERIES;
 
 /** The side of the copy of a picture (or of a frame) the fingerprint reads, at most (`docs/moderation.md`, "Cost"). */
-export const FINGERPRINT_SIDE = 384;
+export const FINGERPRINT_SIDE = 416;

@@ -67,8 +67,12 @@ export async function blockedPictureCopy(original: Uint8Array): Promise<PdqPixel
 
 /**
  * The hashes a takedown with `--block` adds for a stored original besides its record's own (`blockedHashesOf`): its
- * crops and the pictures inside it.
+ * crops, and with `inside` those of the pictures found inside it.
  */
-export async function blockedPictureHashes(original: Uint8Array): Promise<string[]> {
-  return [...new Set(Object.values(blockedHashesOf(await blockedPictureCopy(original))).flat())];
+export async function blockedPictureHashes(
+  original: Uint8Array,
+  { inside = false } = {},
+): Promise<{ crops: string[]; inside: string[] }> {
+  const { innerPictures = [], ...crops } = blockedHashesOf(await blockedPictureCopy(original), { inside });
+  return { crops: [...new Set(Object.values(crops).flat())], inside: innerPictures };
 }

@@ -490,18 +490,36 @@ describe('npm run admin: a blocked picture laid inside another', () => {
       expect(await sent(service, await screenshot(await makePhoto(seed)), `other${seed}.jpg`)).toEqual({ status: 200, code: 0 });
   });
 
-  it('blocks the picture inside a blocked screenshot: alone, or mirrored inside another picture, it is refused', async () => {
+  it('blocks the picture inside a blocked screenshot when asked (--inside): alone, or mirrored inside another, it is refused', async () => {
     const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
     const photo = await makePhoto(27);
     expect(await sent(service, await screenshot(photo), 'screenshot.jpg')).toEqual({ status: 200, code: 0 });
     const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
-    await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    const done = await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true, inside: true });
+    expect(done.blockedInside).toBeGreaterThan(0);
     expect(await sent(service, photo, 'alone.jpg')).toEqual({ status: 403, code: 151 });
     // the blocked side keeps the pictures inside it turned and mirrored; an upload's are compared as they are
     const mirrored = await sharp(photo).flop().toBuffer();
     const onNoise = await laid(await noise(1100, 800, 3), 1100, 800, [{ input: mirrored, left: 240, top: 120 }]);
     expect(await sent(service, onNoise, 'mirrored.jpg')).toEqual({ status: 403, code: 151 });
     expect(await sent(service, await makePhoto(28), 'other.jpg')).toEqual({ status: 200, code: 0 });
+  });
+  it('blocks a collage, not its parts: its harmless panel is taken after it, and a copy of the collage refused', async () => {
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
+    const [abusive, harmless] = await Promise.all([makePhoto(31, 600, 600), makePhoto(32, 600, 600)]);
+    const collage = await laid('#ffffff', 1240, 640, [
+      { input: abusive, left: 20, top: 20 },
+      { input: harmless, left: 620, top: 20 },
+    ]);
+    expect(await sent(service, collage, 'collage.jpg')).toEqual({ status: 200, code: 0 });
+    const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
+    const done = await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    expect(done.blockedInside).toBe(0);
+    expect(await sent(service, await sharp(collage).jpeg({ quality: 60 }).toBuffer(), 'again.jpg')).toEqual({
+      status: 403,
+      code: 151,
+    });
+    expect(await sent(service, harmless, 'harmless.jpg')).toEqual({ status: 200, code: 0 });
   });
 });
 
@@ -580,10 +598,40 @@ describe('npm run admin: pictures that hash poorly', () => {
       'a white PNG': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ffffff' } })
         .png()
         .toBuffer(),
+      // other plain shapes, whose lines once made pictures inside the blocked one that met them
+      'a square': await blackOnTransparent((x, y) => Math.abs(x - 100) < 60 && Math.abs(y - 100) < 60),
+      'a triangle': await blackOnTransparent((x, y) => y > 30 && y < 170 && Math.abs(x - 100) < (y - 30) / 2),
+      'a diamond': await blackOnTransparent((x, y) => Math.abs(x - 100) + Math.abs(y - 100) < 80),
+      'a ring': await blackOnTransparent((x, y) => Math.abs(Math.hypot(x - 100, y - 100) - 60) < 15),
     };
     for (const [name, bytes] of Object.entries(others)) {
       expect({ name, ...(await sent(service, bytes, 'other.png')) }).toEqual({ name, status: 200, code: 0 });
     }
+  });
+});
+
+describe('npm run admin: a blocked sticker of a plain shape', () => {
+  /** A black shape on transparency, drawn 512 px wide from an SVG of it (a sticker, as an emoji set draws them). */
+  const shape = (body: string): Promise<Buffer> =>
+    sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="512" height="512" fill="black">${body}</svg>`))
+      .png()
+      .toBuffer();
+
+  it('refuses copies of it, and takes other plain shapes, whose own lines once met the lines found inside it', async () => {
+    const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
+    const arrow = await shape('<polygon points="40,200 300,200 300,100 472,256 300,412 300,312 40,312"/>');
+    expect(await sent(service, arrow, 'arrow.png')).toEqual({ status: 200, code: 0 });
+    const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
+    await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true });
+    const onWhite = await sharp(arrow).flatten({ background: '#ffffff' }).jpeg().toBuffer();
+    expect(await sent(service, onWhite, 'again.jpg')).toEqual({ status: 403, code: 151 });
+    const others = {
+      diamond: '<polygon points="256,30 482,256 256,482 30,256"/>',
+      hexagon: '<polygon points="456,256 356,429 156,429 56,256 156,83 356,83"/>',
+      triangle: '<polygon points="256,40 472,440 40,440"/>',
+    };
+    for (const [name, body] of Object.entries(others))
+      expect({ name, ...(await sent(service, await shape(body), `${name}.png`)) }).toEqual({ name, status: 200, code: 0 });
   });
 });
 

@@ -1,5 +1,5 @@
 import { AdminError } from './admin-error';
-import { BlockAdmin } from './block-admin';
+import { BlockAdmin, type BlockAdminDeps } from './block-admin';
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from '../daily-stats';
 import type { IdCodecs } from '../id-codec';
 import { imageInfo, type ImageInfo } from './image-info';
@@ -37,8 +37,8 @@ export interface AdminDeps extends RemovalDeps {
   codecs: IdCodecs;
   moderation: BanList & BlockList;
   pictureBlocks: PictureBlockStore;
-  /** The hashes of a picture's crops, from its original's bytes (`blockedHashesOf`, `functions/fingerprint/fingerprint.ts`): blocked with it. */
-  pictureCrops?: (original: Uint8Array) => Promise<string[]>;
+  /** The hashes a block adds for a picture besides its record's (`BlockAdminDeps`' `pictureCrops`). */
+  pictureCrops?: BlockAdminDeps['pictureCrops'] | undefined;
   stats: DailyStats;
   reports: ReportList;
   /** The two-step upload's staging place, whose bytes the figures show. */
@@ -54,9 +54,11 @@ export interface Takedown {
   /** Each image taken down; `distance`: a similar picture's, in PDQ bits (`--similar`). */
   removed: Array<{ idEncoded: string; clientIp: string; files: string[]; distance?: number }>;
   blocked: string[];
-  /** The PDQ hashes of the picture blocked with it, and how many of its crops' (`BlockAdmin.cropHashesOf`). */
+  /** The PDQ hashes of the picture blocked with it, and how many of its crops' and of the pictures inside it (`partsOf`). */
   blockedPictures: string[];
   blockedCrops: number;
+  /** With `inside` only: the hashes of the pictures found inside it, blocked too. */
+  blockedInside: number;
   /** Viewers' reports of the images taken down, resolved with them. */
   resolvedReports: number;
 }
@@ -98,10 +100,13 @@ export class Admin {
    * fingerprints are kept first, so the same bytes uploaded again are refused. With `similar`, every stored image
    * whose picture is within the block's distance of this one goes too.
    */
-  async takedown(reference: string, options: { block: boolean; similar?: boolean }): Promise<Takedown> {
+  async takedown(reference: string, options: { block: boolean; similar?: boolean; inside?: boolean }): Promise<Takedown> {
+    if (options.inside && !options.block) throw new AdminError('--inside blocks the pictures inside it: give --block too');
     const record = await this.resolve(reference);
     // read while the original is there: the picture's crops are blocked with it
-    const crops = options.block ? await this.blocks.cropHashesOf(record) : [];
+    const parts = options.block
+      ? await this.blocks.partsOf(record, { inside: options.inside === true })
+      : { crops: [], inside: [] };
     const near = options.similar ? await nearRecords(this.deps.images, record, PICTURE_MATCH_DISTANCE, 'any') : [];
     const codec = await this.deps.codecs.codec();
     const fingerprints = [...new Set([record.sourceMd5, record.original.md5])];
@@ -134,7 +139,8 @@ export class Admin {
     }
     // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
     const blockedPictures = options.block ? comparableHashes(record.perceptual) : [];
-    if (options.block) await this.block(fingerprints, [...blockedPictures, ...crops], `taken down: ${idEncoded}`);
+    const added = [...parts.crops, ...parts.inside];
+    if (options.block) await this.block(fingerprints, [...blockedPictures, ...added], `taken down: ${idEncoded}`);
     // a takedown keeps nothing: the versions the bucket keeps for a restore go last, once all is down and blocked
     await this.purgeVersions(removed.flatMap((one) => one.files));
     return {
@@ -142,7 +148,8 @@ export class Admin {
       removed,
       blocked: options.block ? fingerprints : [],
       blockedPictures,
-      blockedCrops: crops.length,
+      blockedCrops: parts.crops.length,
+      blockedInside: parts.inside.length,
       resolvedReports,
     };
   }

@@ -19,8 +19,18 @@ export interface BlockAdminDeps {
   pictureBlocks: PictureBlockStore;
   clock: Clock;
   objects: Pick<ObjectStore, 'readKept'>;
-  /** The hashes of a picture's crops, from its original's bytes (`blockedHashesOf`, `functions/fingerprint/fingerprint.ts`); none without it. */
-  pictureCrops?: (original: Uint8Array) => Promise<string[]>;
+  /**
+   * The hashes a block adds for a picture besides its record's, from its original's bytes: its crops, and with
+   * `inside` the pictures found inside it (`blockedHashesOf`, `functions/fingerprint/fingerprint.ts`); none without it.
+   */
+  pictureCrops?: ((original: Uint8Array, options: { inside: boolean }) => Promise<PictureParts>) | undefined;
+}
+
+/** The hashes a block adds for a picture besides its record's, by part. */
+export interface PictureParts {
+  crops: string[];
+  /** Of the pictures found inside it: only when the operator asked (`takedown --block --inside`). */
+  inside: string[];
 }
 
 /** What `admin blocks` shows: the blocked bytes, and the blocked pictures by batch. */
@@ -59,18 +69,26 @@ export class BlockAdmin {
   }
 
   /**
-   * The hashes of a stored picture's crops (`docs/moderation.md`, "Crops and frames"), made from its original: none
-   * when its own hash says too little, when it cannot be read, or without a hasher.
+   * The hashes a block adds for a stored picture besides its record's (`docs/moderation.md`, "Crops and frames"), made
+   * from its original: its crops, and with `inside` the pictures found inside it. None when its own hash says too
+   * little, or without a hasher; a failure to read or hash the original fails the block (nothing is half blocked
+   * silently: the takedown says what to do).
    */
-  async cropHashesOf(record: ImageRecord): Promise<string[]> {
+  async partsOf(record: ImageRecord, { inside }: { inside: boolean }): Promise<PictureParts> {
     const hasher = this.deps.pictureCrops;
-    if (!hasher || comparableHashes(record.perceptual).length === 0) return [];
+    const none: PictureParts = { crops: [], inside: [] };
+    if (!hasher || comparableHashes(record.perceptual).length === 0) return none;
     try {
       // a removed image's original is a kept version (a takedown removes every version after this read)
       const original = await this.deps.objects.readKept(record.original.key);
-      return original ? await hasher(original) : [];
-    } catch {
-      return [];
+      return original ? await hasher(original, { inside }) : none;
+    } catch (cause) {
+      throw new AdminError(
+        `the picture of ${record.original.key} could not be hashed (${String(cause)}): nothing was taken down`,
+        {
+          cause,
+        },
+      );
     }
   }
 

@@ -46,8 +46,10 @@ describe('the views of a picture', () => {
     // the washed-out copy takes the whole's place: never both
     expect(PICTURE_QUERIES).toBe(4 * 8 + 3 + 12 + 8);
     expect(UPLOAD_QUERIES).toBe(6 * PICTURE_QUERIES);
-    // a blocked picture's crops: 7 centred and 28 from one side turned, 42 from two sides upright, 8 inside turned
-    expect(BLOCKED_HASHES).toBe((7 + 28) * 8 + 42 + 8 * 8);
+    // a blocked picture's crops: 7 centred and 28 from one side turned, 42 from two sides upright; the pictures
+    // inside it only when the operator asks
+    expect(BLOCKED_HASHES).toBe((7 + 28) * 8 + 42);
+    expect(VIEWS.innerPictures.blocked).toMatchObject({ asked: true });
   });
 
   it.each([1, 2, 3, 4])(
