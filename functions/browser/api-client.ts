@@ -39,21 +39,24 @@ export interface Options {
   expiration: string;
 }
 
-/** One request, with its upload's progress; a network failure answers status 0. */
+/**
+ * One request; a network failure answers status 0. With `progress`, its upload's `progress` events (the XHR's own
+ * `ProgressEvent`s, loaded and total bytes) are dispatched on it as well: the page listens there, as on any DOM target.
+ */
 export function request(
   method: string,
   url: string,
   body: XMLHttpRequestBodyInit,
   headers: Record<string, string>,
-  onProgress?: (fraction: number) => void,
+  progress?: EventTarget,
 ): Promise<Answer> {
   return new Promise((resolve) => {
     const xhr = new XMLHttpRequest();
     xhr.open(method, url);
     for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
-    if (onProgress)
+    if (progress)
       xhr.upload.addEventListener('progress', (event) => {
-        if (event.lengthComputable && event.total > 0) onProgress(event.loaded / event.total);
+        progress.dispatchEvent(new ProgressEvent('progress', event));
       });
     const answered = (): void => {
       let body: Envelope | undefined;
@@ -123,7 +126,7 @@ export async function sendInTwoSteps(
   file: File,
   options: Options,
   key: Record<string, string>,
-  showProgress: (fraction: number) => void,
+  progress: EventTarget,
 ): Promise<UploadedImage> {
   const asked = new URLSearchParams([
     ['size', String(file.size)],
@@ -134,7 +137,7 @@ export async function sendInTwoSteps(
   if (step1.status !== 200 || !upload) throw new Refused(step1);
   // the browser sets Content-Length itself, from the file: the one the URL was signed for
   const headers = Object.fromEntries(Object.entries(upload.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
-  const put = await request(upload.method, upload.url, file, headers, showProgress);
+  const put = await request(upload.method, upload.url, file, headers, progress);
   if (put.status < 200 || put.status > 299)
     throw new Error(
       put.status === 0

@@ -213,10 +213,15 @@ async function send(row: Row): Promise<void> {
   row.state = 'uploading';
   const headers = { 'X-API-Key': keyField.value };
   const options = row.options ?? currentOptions();
-  const showProgress = (fraction: number): void => {
+  // the upload's progress, as its request dispatches it
+  const progress = new EventTarget();
+  progress.addEventListener('progress', (event) => {
+    const { loaded, total, lengthComputable } = event as ProgressEvent;
+    if (!lengthComputable || total <= 0) return;
+    const fraction = loaded / total;
     row.progress.value = fraction;
     row.status.textContent = fraction < 1 ? `Uploading: ${Math.round(fraction * 100)}%` : 'Sent: the service is storing it';
-  };
+  });
   try {
     let image: UploadedImage;
     if (row.source.kind === 'url') {
@@ -228,9 +233,9 @@ async function send(row: Row): Promise<void> {
       const body = new FormData();
       body.append('source', row.source.file, row.source.file.name || 'pasted.png');
       for (const [name, value] of optionFields(options)) body.append(name, value);
-      image = expectImage(await request('POST', API_UPLOAD, body, headers, showProgress));
+      image = expectImage(await request('POST', API_UPLOAD, body, headers, progress));
     } else {
-      image = await sendInTwoSteps(row.source.file, options, headers, showProgress);
+      image = await sendInTwoSteps(row.source.file, options, headers, progress);
     }
     row.progress.value = 1;
     row.state = 'done';

@@ -174,6 +174,20 @@ describe('the shape of the code', () => {
     expect(outside).toEqual([]);
   });
 
+  it('passes no on... callback anywhere in functions/: later work is a promise, or an event on a target', () => {
+    const found: string[] = [];
+    const visit = (file: string, node: ts.Node): void => {
+      if (ts.isParameter(node) && /^on[A-Z]/.test(node.name.getText()))
+        found.push(`${relative(ROOT, file)} ${node.name.getText()}`);
+      if (ts.isPropertySignature(node) && /^on[A-Z]/.test(node.name.getText()) && node.type && ts.isFunctionTypeNode(node.type))
+        found.push(`${relative(ROOT, file)} ${node.name.getText()}`);
+      ts.forEachChild(node, (child) => visit(file, child));
+    };
+    for (const file of filesUnder(join(ROOT, 'functions')).filter((one) => !one.includes('/generated/')))
+      visit(file, parsed(file));
+    expect(found).toEqual([]);
+  });
+
   it('computes every query budget from the table of views: no number of queries kept by hand', () => {
     const kept = filesUnder(join(ROOT, 'functions')).flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/\b([A-Z_]*QUERIES[A-Z_]*)\s*=\s*\d/g)].map(
