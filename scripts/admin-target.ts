@@ -147,11 +147,14 @@ export function adminFor(target: Target): { admin: Admin; key: KeyParameter; clo
  * `npm start` runs), or which store failed and why; undefined for any other error.
  */
 export function unreachable(error: unknown, target: Target): AdminError | undefined {
-  if (!(error instanceof DependencyError)) return undefined;
-  const causes: unknown[] = [];
-  for (let cause: unknown = error.cause; cause instanceof Error && causes.length < 10; cause = cause.cause) causes.push(cause);
-  const refused = causes.some((cause) => (cause as NodeJS.ErrnoException).code === 'ECONNREFUSED');
+  // the error and its causes: an adapter's DependencyError, or the SDK's own error (the key's parameter is read and
+  // written by the SDK's client directly), down to the socket's
+  const chain: unknown[] = [];
+  for (let cause: unknown = error; cause instanceof Error && chain.length < 10; cause = cause.cause) chain.push(cause);
+  const refused = chain.some((cause) => (cause as NodeJS.ErrnoException).code === 'ECONNREFUSED');
   if (target.local && refused) return new AdminError('the local service is not running: start it with `npm start`');
+  if (!(error instanceof DependencyError)) return undefined;
+  const causes = chain.slice(1);
   const last = causes.at(-1);
   return new AdminError(`${error.what} failed: ${last instanceof Error ? last.message || last.name : 'no answer'}`);
 }

@@ -95,8 +95,15 @@ describe('npm run admin (local service)', () => {
     try {
       const closed = `http://127.0.0.1:${await freePort()}`;
       writeFileSync(join(stopped, 'endpoints.json'), JSON.stringify({ ...endpoints, s3: closed, dynamodb: closed, ssm: closed }));
-      const run = runAdmin(['--data-dir', stopped, 'bans']);
-      expect([run.status, run.stderr.trim()]).toEqual([1, 'the local service is not running: start it with `npm start`']);
+      // every verb says so, the key's too (its parameter is read by the SDK's client, not an adapter)
+      for (const verb of [['bans'], ['key', 'show'], ['key', 'rotate']]) {
+        const run = runAdmin(['--data-dir', stopped, ...verb]);
+        expect([verb, run.status, run.stderr.trim()]).toEqual([
+          verb,
+          1,
+          'the local service is not running: start it with `npm start`',
+        ]);
+      }
       // an endpoints file that is not its JSON is named, with what to do
       writeFileSync(join(stopped, 'endpoints.json'), '{not json');
       const corrupt = runAdmin(['--data-dir', stopped, 'bans']);
