@@ -26,13 +26,23 @@ export const visibilityOf = (metricName: string): wafv2.CfnWebACL.VisibilityConf
   sampledRequestsEnabled: false,
 });
 
-/** The body a rate rule answers with, in the contract's envelope: a web ACL's `customResponseBodies` entry. */
-export const TOO_MANY_REQUESTS_BODY: Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> = {
+/**
+ * The bodies a firewall answers with, in the API's envelope (`docs/api.md`, section 6): a web ACL's
+ * `customResponseBodies`. A client such as ShareX shows an HTML page or a challenge as an unreadable error: every
+ * refusal of a firewall of the stack is one of these.
+ */
+export const FIREWALL_BODIES: Record<string, wafv2.CfnWebACL.CustomResponseBodyProperty> = {
   tooManyRequests: { contentType: 'APPLICATION_JSON', content: envelopeJson(429, 130, 'Too many requests, try again later') },
+  forbidden: { contentType: 'APPLICATION_JSON', content: envelopeJson(403, 403, 'Forbidden') },
+};
+
+/** A refusal of a firewall: 403 in the envelope (`FIREWALL_BODIES`). */
+export const FORBIDDEN_ACTION: wafv2.CfnWebACL.RuleActionProperty = {
+  block: { customResponse: { responseCode: 403, customResponseBodyKey: 'forbidden' } },
 };
 
 /**
- * A rule that answers 429 (`Retry-After: 300`, the envelope of TOO_MANY_REQUESTS_BODY) to a viewer past `limit`
+ * A rule that answers 429 (`Retry-After: 300`, the envelope of FIREWALL_BODIES) to a viewer past `limit`
  * requests in any 5 minutes, the viewer told apart by `key`; the first rule of its web ACL.
  */
 export function ratePerViewerRule(
@@ -109,11 +119,8 @@ export class ApiFirewall extends Construct {
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       description: 'Only requests through the distribution reach the API, with a rate limit per viewer IP',
-      defaultAction: { block: { customResponse: { responseCode: 403, customResponseBodyKey: 'forbidden' } } },
-      customResponseBodies: {
-        forbidden: { contentType: 'APPLICATION_JSON', content: envelopeJson(403, 403, 'Forbidden') },
-        ...TOO_MANY_REQUESTS_BODY,
-      },
+      defaultAction: FORBIDDEN_ACTION,
+      customResponseBodies: FIREWALL_BODIES,
       rules,
       visibilityConfig: visibility('ApiFirewall'),
     });

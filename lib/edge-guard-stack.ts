@@ -3,7 +3,10 @@ import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
-import { ratePerViewerRule, TOO_MANY_REQUESTS_BODY, visibilityOf } from './api-firewall';
+import { FIREWALL_BODIES, FORBIDDEN_ACTION, ratePerViewerRule, visibilityOf } from './api-firewall';
+
+/** The rules of AWS's IP reputation list that block (`docs/deployment.md`, "The edge firewall"). */
+const IP_REPUTATION_BLOCKS = ['AWSManagedIPReputationList', 'AWSManagedReconnaissanceList'];
 
 /** CloudFront's own region: the only one whose certificates and CLOUDFRONT-scope web ACLs a distribution takes. */
 export const CLOUDFRONT_REGION = 'us-east-1';
@@ -45,7 +48,7 @@ export class EdgeGuardStack extends Stack {
         scope: 'CLOUDFRONT',
         description: 'A rate per viewer IP on every path of the distribution, images included, and AWS IP reputation',
         defaultAction: { allow: {} },
-        customResponseBodies: TOO_MANY_REQUESTS_BODY,
+        customResponseBodies: FIREWALL_BODIES,
         rules: [
           // CloudFront hands WAF the viewer's own address: no header to trust
           ratePerViewerRule(props.firewallRateLimit, visibilityOf(metric('EdgeRatePerViewer')), { aggregateKeyType: 'IP' }),
@@ -53,7 +56,15 @@ export class EdgeGuardStack extends Stack {
             name: 'IpReputation',
             priority: 1,
             overrideAction: { none: {} },
-            statement: { managedRuleGroupStatement: { vendorName: 'AWS', name: 'AWSManagedRulesAmazonIpReputationList' } },
+            statement: {
+              managedRuleGroupStatement: {
+                vendorName: 'AWS',
+                name: 'AWSManagedRulesAmazonIpReputationList',
+                // the list's blocking rules answer in the API's envelope, not CloudFront's HTML error page (its DDoS
+                // list only counts, and is left as it is)
+                ruleActionOverrides: IP_REPUTATION_BLOCKS.map((name) => ({ name, actionToUse: FORBIDDEN_ACTION })),
+              },
+            },
             visibilityConfig: visibilityOf(metric('EdgeIpReputation')),
           },
         ],

@@ -131,6 +131,22 @@ describe('the edge firewall (-c edgeFirewall=true)', () => {
       OverrideAction: { None: {} },
       Statement: { ManagedRuleGroupStatement: { VendorName: 'AWS', Name: 'AWSManagedRulesAmazonIpReputationList' } },
     });
+    // its refusals in the envelope too, never CloudFront's HTML page (ShareX shows that as an unreadable error)
+    const forbidden = { Block: { CustomResponse: { ResponseCode: 403, CustomResponseBodyKey: 'forbidden' } } };
+    expect(reputation).toMatchObject({
+      Statement: {
+        ManagedRuleGroupStatement: {
+          RuleActionOverrides: [
+            { Name: 'AWSManagedIPReputationList', ActionToUse: forbidden },
+            { Name: 'AWSManagedReconnaissanceList', ActionToUse: forbidden },
+          ],
+        },
+      },
+    });
+    expect(JSON.parse(properties.CustomResponseBodies['forbidden']?.Content ?? '{}')).toMatchObject({
+      status_code: 403,
+      error: { code: 403 },
+    });
   });
 
   it("names the stack and the metrics after the copy's stack name, and takes a rate of its own", () => {
