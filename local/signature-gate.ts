@@ -34,6 +34,9 @@ const AUTH_PARAMETERS = new Set([
 ]);
 /** A request's time may differ from this machine's by this much, as AWS allows. */
 const MAX_SKEW_MS = 15 * 60_000;
+/** The payload hash of a request that signs no payload (S3's presigned URLs). */
+const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
+
 /** Bodies hashed to check a signature (JSON requests of DynamoDB and SSM; S3 sends its payload's hash). */
 const MAX_HASHED_BODY_BYTES = 16 * 1024 * 1024;
 
@@ -202,10 +205,17 @@ async function verify(
   const signingDate = new Date(claim.signedAtMs);
   let expected: string;
   if (presigned) {
+    // S3 signs a presigned URL's payload as UNSIGNED-PAYLOAD where the URL names no hash of it (the AWS CLI's never
+    // do): the hash the signer reads, kept out of the query and the signed headers
+    const payloadHash = Object.keys(query).some((name) => name.toLowerCase() === 'x-amz-content-sha256');
+    if (claim.service === 's3' && !payloadHash) unsigned.headers['x-amz-content-sha256'] = UNSIGNED_PAYLOAD;
     const signed = await signer.presign(unsigned, {
       signingDate,
       expiresIn: claim.expiresSeconds ?? 0,
       signableHeaders: new Set(claim.signedHeaders),
+      ...(claim.service === 's3' && !payloadHash
+        ? { unhoistableHeaders: new Set(['x-amz-content-sha256']), unsignableHeaders: new Set(['x-amz-content-sha256']) }
+        : {}),
     });
     const signature = signed.query?.['X-Amz-Signature'];
     expected = typeof signature === 'string' ? signature : '';

@@ -14,10 +14,12 @@ jest.setTimeout(90_000);
 
 const ROOT = join(__dirname, '..', '..');
 const DOC = readFileSync(join(ROOT, 'docs', 'local.md'), 'utf8');
-/** The shell blocks of the doc that use the AWS CLI, in their order. */
-const lines = [...DOC.matchAll(/```sh\n([\s\S]*?)```/g)]
+/** The shell blocks of the doc that use the AWS CLI, in their order; the presigned link's apart. */
+const blocks = [...DOC.matchAll(/```sh\n([\s\S]*?)```/g)]
   .map((match) => match[1] ?? '')
   .filter((block) => /\baws --endpoint-url\b/.test(block) || /^export AWS_/m.test(block));
+const lines = blocks.filter((block) => !/ s3 presign /.test(block));
+const presign = blocks.find((block) => / s3 presign /.test(block)) ?? '';
 
 /** Whether the AWS CLI is here; CI installs Debian's where the machine has none, and must not pass without it. */
 function cliAvailable(): boolean {
@@ -81,6 +83,16 @@ suite("docs/local.md's AWS CLI lines, with the real CLI", () => {
     // the new key is in force, the old one no longer
     expect(await upload('NEW_KEY')).toBe(200);
     expect(await upload(server.apiKey)).not.toBe(200);
+  });
+
+  it('makes a presigned link to a stored file that anyone can fetch: the gate checks it as S3 does (UNSIGNED-PAYLOAD)', async () => {
+    expect(presign).toContain('curl');
+    // a stored file to link to (the key is the doc's new one once the rotation above ran)
+    const stored = (await upload(server.apiKey)) === 200 || (await upload('NEW_KEY')) === 200;
+    expect(stored).toBe(true);
+    const exports = lines.find((block) => /^export AWS_/m.test(block)) ?? '';
+    const run = shell(`${exports.replace(/\naws [\s\S]*$/, '')}\n${presign}`);
+    expect([run.status, run.stdout.trim().split('\n').at(-1), run.stderr]).toEqual([0, '200', '']);
   });
 
   it('refuses the same line signed with another secret', () => {
