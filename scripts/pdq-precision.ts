@@ -11,7 +11,7 @@ import { commandLine } from './command-line';
 import { defaultConfig } from './bench/processor';
 
 /**
- * `npx tsx scripts/pdq-precision.ts FOLDER [BLOCKED]`: whether blocking a picture refuses only copies of it. BLOCKED
+ * `npx tsx scripts/pdq-precision.ts FOLDER|shapes [BLOCKED]`: whether blocking a picture refuses only copies of it. BLOCKED
  * pictures of FOLDER (10 by default, spread over it in name order) are blocked as `takedown --block` blocks them (their
  * record's hashes and the views `blockedHashesOf` adds, each kept with the view it came from), then every picture of
  * the folder is uploaded as it is, and so are a few copies of each blocked one (a JPEG on white, half size, mirrored,
@@ -20,6 +20,52 @@ import { defaultConfig } from './bench/processor';
  */
 
 const imaging = new SharpImageProcessor(imagingSettings(defaultConfig()));
+
+/**
+ * The set `shapes` (FOLDER given as that word): black shapes on transparency, 512 px, one SVG element each: the
+ * stickers a block of one must not refuse the others of.
+ */
+const SHAPES: Record<string, string> = {
+  arrow: '<polygon points="40,200 300,200 300,100 472,256 300,412 300,312 40,312"/>',
+  bolt: '<polygon points="290,30 120,290 240,290 200,482 390,200 270,200"/>',
+  circle: '<circle cx="256" cy="256" r="200"/>',
+  cloud: '<path d="M140 380 A 90 90 0 0 1 150 200 A 120 120 0 0 1 370 180 A 100 100 0 0 1 380 380 Z"/>',
+  crescent: '<path d="M300 60 A 200 200 0 1 0 300 452 A 160 160 0 1 1 300 60 Z"/>',
+  cross: '<path d="M196 56 h120 v140 h140 v120 h-140 v140 h-120 v-140 h-140 v-120 h140 z"/>',
+  diamond: '<polygon points="256,30 482,256 256,482 30,256"/>',
+  drop: '<path d="M256 40 C 256 40 100 260 100 340 A 156 156 0 0 0 412 340 C 412 260 256 40 256 40 Z"/>',
+  heart:
+    '<path d="M256 448 C 80 320 40 200 120 120 C 190 60 256 120 256 160 C 256 120 322 60 392 120 C 472 200 432 320 256 448 Z"/>',
+  hexagon: '<polygon points="456,256 356,429 156,429 56,256 156,83 356,83"/>',
+  key: '<path d="M120 200 a 80 80 0 1 0 1 0 z M190 240 h260 v40 h-40 v60 h-40 v-60 h-40 v40 h-40 v-40 h-100 z"/>',
+  pacman: '<path d="M256 256 L 456 156 A 220 220 0 1 0 456 356 Z"/>',
+  ring: '<circle cx="256" cy="256" r="200" fill="none" stroke="black" stroke-width="60"/>',
+  square: '<rect x="76" y="76" width="360" height="360"/>',
+  star: '<polygon points="256,56 303,191 446,194 332,281 374,418 256,336 138,418 180,281 66,194 209,191"/>',
+  triangle: '<polygon points="256,40 472,440 40,440"/>',
+};
+
+/** The pictures of a set: the files of a folder, or the shapes. */
+function setOf(folder: string): Map<string, () => Promise<Buffer>> {
+  if (folder === 'shapes')
+    return new Map(
+      Object.entries(SHAPES).map(([name, body]) => [
+        `${name}.svg`,
+        () =>
+          sharp(
+            Buffer.from(
+              `<svg xmlns="http://www.w3.org/2000/svg" width="512" height="512" viewBox="0 0 512 512" fill="black">${body}</svg>`,
+            ),
+          )
+            .png()
+            .toBuffer(),
+      ]),
+    );
+  const files = readdirSync(folder)
+    .filter((name) => ['.png', '.jpg', '.jpeg', '.webp', '.svg'].includes(extname(name).toLowerCase()))
+    .sort();
+  return new Map(files.map((name) => [name, () => pictureOf(join(folder, name))]));
+}
 
 interface Blocked {
   name: string;
@@ -76,23 +122,23 @@ const COPIES: Record<string, (picture: Buffer) => Promise<Buffer>> = {
   },
 };
 
-const USAGE = 'usage: npx tsx scripts/pdq-precision.ts FOLDER [BLOCKED]   (docs/moderation.md, "Precision")';
+const USAGE = 'usage: npx tsx scripts/pdq-precision.ts FOLDER|shapes [BLOCKED]   (docs/moderation.md, "Precision")';
 
 async function main(folder: string | undefined, count = '10'): Promise<void> {
   if (!folder) {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);
   }
-  const files = readdirSync(folder)
-    .filter((name) => ['.png', '.jpg', '.jpeg', '.webp', '.svg'].includes(extname(name).toLowerCase()))
-    .sort();
+  const set = setOf(folder);
+  const files = [...set.keys()];
+  const load = (name: string): Promise<Buffer> => set.get(name)?.() ?? Promise.resolve(Buffer.alloc(0));
   // spread over the folder (in name order), so that one family of look-alikes (an emoji set's flags) is not all of them
   const step = Math.max(1, Math.floor(files.length / Number(count)));
   const blockedFiles = files.filter((_, index) => index % step === 0).slice(0, Number(count));
   const blocked: Blocked[] = [];
   const pictures = new Map<string, Buffer>();
   for (const name of blockedFiles) {
-    const picture = await pictureOf(join(folder, name));
+    const picture = await load(name);
     pictures.set(name, picture);
     blocked.push(await blockedOf(name, picture));
   }
@@ -109,7 +155,7 @@ async function main(folder: string | undefined, count = '10'): Promise<void> {
   const falseRefusals: Array<{ name: string; met: Array<{ name: string; views: string[] }> }> = [];
   for (const name of files.filter((one) => !blockedFiles.includes(one))) {
     others += 1;
-    const met = matches(blocked, await queriesOf(await pictureOf(join(folder, name))));
+    const met = matches(blocked, await queriesOf(await load(name)));
     if (met.length > 0) falseRefusals.push({ name, met });
   }
   const byView = new Map<string, number>();

@@ -82,9 +82,8 @@ export const BORDER_TOLERANCE = 10;
 
 /**
  * The area inside a plain border (rows and columns at its edges whose luminance, and opacity, stay within `tolerance`
- * of the top-left pixel's), less the picture's outermost pixel where it meets the border; undefined when there is no
- * such border, or nothing but it. What sharp's `trim` finds,
- * read from the border alone: libvips' trim first blurs the whole picture, for a border most uploads do not have.
+ * of the top-left pixel's); undefined when there is no such border, or nothing but it. What sharp's `trim` finds, read
+ * from the border alone: libvips' trim first blurs the whole picture, for a border most uploads do not have.
  */
 export function insidePlainBorder(planes: readonly Plane[], tolerance = BORDER_TOLERANCE): PdqArea | undefined {
   const [first] = planes;
@@ -110,15 +109,6 @@ export function insidePlainBorder(planes: readonly Plane[], tolerance = BORDER_T
   let right = width;
   while (plainColumn(right - 1, top, bottom)) right -= 1;
   if (top === 0 && left === 0 && bottom === height && right === width) return undefined;
-  // a pixel further in on each side that has a border: a resize blends the picture's edge with the border there
-  const inset = (edge: number, found: boolean, step: number): number => (found ? edge + step : edge);
-  [top, left, bottom, right] = [
-    inset(top, top > 0, 1),
-    inset(left, left > 0, 1),
-    inset(bottom, bottom < height, -1),
-    inset(right, right < width, -1),
-  ];
-  if (bottom <= top || right <= left) return undefined;
   return { left, top, width: right - left, height: bottom - top };
 }
 

@@ -121,4 +121,4 @@ export const HASHED_FRAMES = 6;
 export const UPLOAD_QUERIES = HASHED_FRAMES * PICTURE_QUERIES;
 
 /** The side of the copy of a picture (or of a frame) the fingerprint reads, at most (`docs/moderation.md`, "Cost"). */
-export const FINGERPRINT_SIDE = 416;
+export const FINGERPRINT_SIDE = 384;
