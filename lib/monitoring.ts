@@ -82,14 +82,9 @@ export class Monitoring extends Construct {
     };
   }
 
+  /** Each alarm of `alarmsOf`, to the topic, on breach and on recovery. */
   private addAlarms(props: MonitoringProps, signals: Signals): void {
-    const alarm = (
-      id: string,
-      description: string,
-      metric: cloudwatch.IMetric,
-      threshold: number,
-      silence?: { periods: number },
-    ): void => {
+    for (const { id, description, metric, threshold, silence } of alarmsOf(props, signals, Stack.of(this).region)) {
       // an alarm on silence (no run of the sweep) breaches when the metric is missing; the others take it as calm
       const created = new cloudwatch.Alarm(this, id, {
         alarmDescription: description,
@@ -104,75 +99,130 @@ export class Monitoring extends Construct {
       created.addAlarmAction(new actions.SnsAction(this.topic));
       created.addOkAction(new actions.SnsAction(this.topic));
       this.alarms.push(created);
-    };
-    alarm(
-      'ApiErrors',
-      'The API function failed (crashed or timed out)',
-      props.apiFunction.metricErrors({ period: FIVE_MINUTES }),
-      1,
-    );
-    alarm('Api5xx', 'The API answered 5xx (from the function or the gateway) 3 times in 5 minutes', signals.gateway5xx, 3);
-    alarm(
-      'ApiThrottles',
-      'Lambda throttled the API function (concurrency quota)',
-      props.apiFunction.metricThrottles({ period: FIVE_MINUTES }),
-      1,
-    );
-    alarm('GatewayThrottled', "The gateway's stage throttle refused requests (429)", signals.gatewayThrottles, 1);
-    alarm('TableThrottles', 'DynamoDB throttled requests', signals.tableThrottles, 1);
-    alarm('TableSystemErrors', 'DynamoDB answered system errors', signals.tableSystemErrors, 1);
-    alarm('SweepErrors', 'The sweep function failed', props.sweepFunction.metricErrors({ period: FIVE_MINUTES }), 1);
-    alarm('SweepFailures', 'The sweep could not remove images', signals.metric(METRIC.sweepFailed, { service: 'sweep' }), 1);
-    alarm(
-      'SweepBacklog',
-      'Records have been due for the sweep for over 15 minutes: it is not keeping up, or CDN purges are refused',
-      signals.metric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' }),
-      SWEEP_BACKLOG_ALARM_SECONDS,
-    );
-    alarm(
-      'SweepNotRun',
-      `The sweep has not run for ${SWEEP_SILENT_PERIODS * 5} minutes: its schedule is off or the function cannot be invoked (expired images stay up)`,
-      props.sweepFunction.metricInvocations({ period: FIVE_MINUTES, statistic: 'Sum' }),
-      1,
-      { periods: SWEEP_SILENT_PERIODS },
-    );
-    const timeoutMs = props.apiTimeout.toMilliseconds();
-    alarm(
-      'ApiNearTimeout',
-      `An API invocation took over ${Math.round(NEAR_LIMIT * 100)}% of its ${timeoutMs / 1000} s timeout`,
-      props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
-      Math.round(timeoutMs * NEAR_LIMIT),
-    );
-    alarm(
-      'ConcurrencyNearQuota',
-      `The account ran ${Math.round(NEAR_LIMIT * 100)}% of its Lambda concurrency quota (${props.accountConcurrency}, -c accountConcurrency) at once: past it, uploads are throttled`,
-      new cloudwatch.Metric({
+    }
+  }
+}
+
+/** One alarm: its construct id, what it tells the operator, the metric and the threshold it breaches at. */
+interface AlarmSpec {
+  id: string;
+  description: string;
+  metric: cloudwatch.IMetric;
+  threshold: number;
+  /** An alarm on silence: breached after this many periods under the threshold, a missing metric included. */
+  silence?: { periods: number };
+}
+
+/** The stack's alarms, in one list: the API's, the stores', the sweep's, and the limits coming near. */
+function alarmsOf(props: MonitoringProps, signals: Signals, region: string): AlarmSpec[] {
+  return [...apiAlarms(props, signals), ...sweepAlarms(props, signals), ...limitAlarms(props, region)];
+}
+
+function apiAlarms(props: MonitoringProps, signals: Signals): AlarmSpec[] {
+  const { apiFunction } = props;
+  return [
+    {
+      id: 'ApiErrors',
+      description: 'The API function failed (crashed or timed out)',
+      metric: apiFunction.metricErrors({ period: FIVE_MINUTES }),
+      threshold: 1,
+    },
+    {
+      id: 'Api5xx',
+      description: 'The API answered 5xx (from the function or the gateway) 3 times in 5 minutes',
+      metric: signals.gateway5xx,
+      threshold: 3,
+    },
+    {
+      id: 'ApiThrottles',
+      description: 'Lambda throttled the API function (concurrency quota)',
+      metric: apiFunction.metricThrottles({ period: FIVE_MINUTES }),
+      threshold: 1,
+    },
+    {
+      id: 'GatewayThrottled',
+      description: "The gateway's stage throttle refused requests (429)",
+      metric: signals.gatewayThrottles,
+      threshold: 1,
+    },
+    { id: 'TableThrottles', description: 'DynamoDB throttled requests', metric: signals.tableThrottles, threshold: 1 },
+    { id: 'TableSystemErrors', description: 'DynamoDB answered system errors', metric: signals.tableSystemErrors, threshold: 1 },
+    {
+      id: 'SsmReadFailures',
+      description: 'The API could not read its parameters from SSM (the key, the flood limits)',
+      metric: signals.metric(METRIC.storeErrors, { dimensions: { Store: 'SSM' } }),
+      threshold: 1,
+    },
+  ];
+}
+
+function sweepAlarms(props: MonitoringProps, signals: Signals): AlarmSpec[] {
+  return [
+    {
+      id: 'SweepErrors',
+      description: 'The sweep function failed',
+      metric: props.sweepFunction.metricErrors({ period: FIVE_MINUTES }),
+      threshold: 1,
+    },
+    {
+      id: 'SweepFailures',
+      description: 'The sweep could not remove images',
+      metric: signals.metric(METRIC.sweepFailed, { service: 'sweep' }),
+      threshold: 1,
+    },
+    {
+      id: 'SweepBacklog',
+      description: 'Records have been due for the sweep for over 15 minutes: it is not keeping up, or CDN purges are refused',
+      metric: signals.metric(METRIC.sweepBacklogAge, { service: 'sweep', statistic: 'Maximum' }),
+      threshold: SWEEP_BACKLOG_ALARM_SECONDS,
+    },
+    {
+      id: 'SweepNotRun',
+      description: `The sweep has not run for ${SWEEP_SILENT_PERIODS * 5} minutes: its schedule is off or the function cannot be invoked (expired images stay up)`,
+      metric: props.sweepFunction.metricInvocations({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: 1,
+      silence: { periods: SWEEP_SILENT_PERIODS },
+    },
+  ];
+}
+
+function limitAlarms(props: MonitoringProps, region: string): AlarmSpec[] {
+  const timeoutMs = props.apiTimeout.toMilliseconds();
+  const near = `${Math.round(NEAR_LIMIT * 100)}%`;
+  return [
+    {
+      id: 'ApiNearTimeout',
+      description: `An API invocation took over ${near} of its ${timeoutMs / 1000} s timeout`,
+      metric: props.apiFunction.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      threshold: Math.round(timeoutMs * NEAR_LIMIT),
+    },
+    {
+      id: 'ConcurrencyNearQuota',
+      description: `The account ran ${near} of its Lambda concurrency quota (${props.accountConcurrency}, -c accountConcurrency) at once: past it, uploads are throttled`,
+      metric: new cloudwatch.Metric({
         namespace: 'AWS/Lambda',
         metricName: 'ConcurrentExecutions',
         statistic: 'Maximum',
         period: FIVE_MINUTES,
       }),
-      Math.max(1, Math.floor(props.accountConcurrency * NEAR_LIMIT)),
-    );
-    if (props.firewallRate)
-      alarm(
-        'FirewallRateLimited',
-        "The firewall's rate rule refused a viewer address (more requests in 5 minutes than firewallRateLimit)",
-        new cloudwatch.Metric({
-          namespace: 'AWS/WAFV2',
-          metricName: 'BlockedRequests',
-          // WAF names its metrics by the web ACL's and the rule's metric names, not by the web ACL's own name
-          dimensionsMap: { ...props.firewallRate, Region: Stack.of(this).region },
-          statistic: 'Sum',
-          period: FIVE_MINUTES,
-        }),
-        1,
-      );
-    alarm(
-      'SsmReadFailures',
-      'The API could not read its parameters from SSM (the key, the flood limits)',
-      signals.metric(METRIC.storeErrors, { dimensions: { Store: 'SSM' } }),
-      1,
-    );
-  }
+      threshold: Math.max(1, Math.floor(props.accountConcurrency * NEAR_LIMIT)),
+    },
+    ...(props.firewallRate
+      ? [
+          {
+            id: 'FirewallRateLimited',
+            description: "The firewall's rate rule refused a viewer address (more requests in 5 minutes than firewallRateLimit)",
+            metric: new cloudwatch.Metric({
+              namespace: 'AWS/WAFV2',
+              metricName: 'BlockedRequests',
+              // WAF names its metrics by the web ACL's and the rule's metric names, not by the web ACL's own name
+              dimensionsMap: { ...props.firewallRate, Region: region },
+              statistic: 'Sum',
+              period: FIVE_MINUTES,
+            }),
+            threshold: 1,
+          },
+        ]
+      : []),
+  ];
 }
