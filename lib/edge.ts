@@ -1,4 +1,4 @@
-import { Annotations, Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -12,6 +12,7 @@ import { IMAGES_PREFIX } from '../functions/core/links';
 import { ORIGIN_VERIFY_HEADER, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import type { EdgeGuardStack } from './edge-guard-stack';
 import type { Construct } from 'constructs';
+import { PrefixOrigin } from './images-origin';
 import { acknowledge } from './nag-suppressions';
 import type { DeploymentSettings } from './settings';
 import { StackPart } from './stack-part';
@@ -84,10 +85,7 @@ export class Edge extends StackPart {
         // uploads are never redirected: plain HTTP is refused rather than turned into a GET
         '/api/*': { ...toApi, viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY },
         [`/${IMAGES_PREFIX}*`]: {
-          // LIST as well as READ: S3 then answers a missing file with 404, not 403 (it hides what it may not list)
-          origin: origins.S3BucketOrigin.withOriginAccessControl(sources.bucket, {
-            originAccessLevels: [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
-          }),
+          origin: new PrefixOrigin(sources.bucket, IMAGES_PREFIX, cloudFrontName('images')),
           allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
           cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
           responseHeadersPolicy: imageHeaders,
@@ -106,7 +104,6 @@ export class Edge extends StackPart {
       ...(sources.guard?.webAclArn === undefined ? {} : { webAclId: sources.guard.webAclArn }),
     });
     if (domain?.hostedZoneId !== undefined) this.pointDomainHere(domain.name, domain.hostedZoneId);
-    this.nameAccessControl(cloudFrontName('images'));
     this.acknowledgeFindings(domain !== undefined, sources.guard?.webAclArn !== undefined);
     this.baseUrl = `https://${domain?.name ?? this.distribution.distributionDomainName}`;
     // Read by the function at cold start: its URL cannot be in its environment (CloudFront depends on the function).
@@ -115,17 +112,6 @@ export class Edge extends StackPart {
       parameterName: sources.names.distributionId,
       stringValue: this.distribution.distributionId,
     });
-  }
-
-  /** Names the images' origin access control (CDK's name for it is the construct path's, the same in every copy). */
-  private nameAccessControl(name: string): void {
-    const accessControl = this.distribution.node
-      .findAll()
-      .find(
-        (construct): construct is cloudfront.CfnOriginAccessControl => construct instanceof cloudfront.CfnOriginAccessControl,
-      );
-    if (!accessControl) throw new Error("the images' origin has no origin access control");
-    accessControl.addPropertyOverride('OriginAccessControlConfig.Name', name);
   }
 
   /** The domain's IPv4 and IPv6 alias records in its hosted zone, to the distribution (alias queries cost nothing). */
@@ -142,10 +128,6 @@ export class Edge extends StackPart {
   }
 
   private acknowledgeFindings(ownDomain: boolean, edgeFirewall: boolean): void {
-    Annotations.of(this.distribution).acknowledgeWarning(
-      '@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk',
-      'The bucket origin serves only /images/* (never the default behavior or the root), and no query string reaches it, so no request can list the bucket.',
-    );
     acknowledge(this.distribution, 'CFR1', "An image host serves everyone; geo restriction is the operator's choice.");
     if (!edgeFirewall)
       acknowledge(this.distribution, 'CFR2', 'The edge firewall is optional (cost): -c edgeFirewall=true (docs/deployment.md).');

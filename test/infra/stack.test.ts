@@ -273,19 +273,24 @@ describe('the stack', () => {
     expect(imageActions(role('SweepFunctionServiceRole'))).toEqual([['s3:GetObject', 's3:DeleteObject'], 's3:ListBucket']);
   });
 
-  it('lets the distribution, and only it, read and list the bucket, so a missing file answers 404 rather than 403', () => {
-    template.hasResourceProperties('AWS::S3::BucketPolicy', {
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Effect: 'Allow',
-            Action: ['s3:GetObject', 's3:ListBucket'],
-            Principal: { Service: 'cloudfront.amazonaws.com' },
-            Condition: { StringEquals: { 'AWS:SourceArn': Match.anyValue() } },
-          }),
-        ]),
-      },
-    });
+  it('lets the distribution, and only it, read the images and list the bucket, so a missing file answers 404', () => {
+    const statements = Object.values(template.findResources('AWS::S3::BucketPolicy')).flatMap(
+      (policy) =>
+        (policy as { Properties: { PolicyDocument: { Statement: Array<Record<string, unknown>> } } }).Properties.PolicyDocument
+          .Statement,
+    );
+    const granted = statements.filter((statement) => JSON.stringify(statement['Principal']).includes('cloudfront'));
+    expect(granted).toEqual([
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: ['s3:GetObject', 's3:ListBucket'],
+        Condition: { StringEquals: { 'AWS:SourceArn': expect.anything() } },
+      }),
+    ]);
+    // the files under images/ and the bucket itself (for the listing): never staging/, moderation/ or every file
+    const [objects, bucket] = granted[0]?.['Resource'] as [unknown, unknown];
+    expect(objects).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdOf('AWS::S3::Bucket'), 'Arn'] }, '/images/*']] });
+    expect(bucket).toEqual({ 'Fn::GetAtt': [logicalIdOf('AWS::S3::Bucket'), 'Arn'] });
   });
 
   it('makes the table on demand, with point-in-time recovery, TTL and the sweep index', () => {
