@@ -41,7 +41,7 @@ const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 const MAX_HASHED_BODY_BYTES = 16 * 1024 * 1024;
 
 /** node:crypto as the signer's hash: sha256, or HMAC-sha256 with a secret. */
-class NodeSha256 {
+export class NodeSha256 {
   private hash;
 
   constructor(secret?: SourceData) {
@@ -140,39 +140,57 @@ function claimOf(request: IncomingMessage, query: Record<string, string | string
   };
 }
 
+/** Why the gate refused a request: said in its answer, as S3 or DynamoDB would say it. */
+export const REFUSALS = {
+  unsigned: 'The request is not signed (AWS Signature Version 4): sign it with the credentials in endpoints.json',
+  otherCredentials: "The request is not signed with this data folder's credentials (endpoints.json)",
+  clock: "The request was signed more than 15 minutes from this machine's time: check the clock",
+  expired: 'The presigned URL has expired, or is not valid yet: ask for a new one',
+  mismatch:
+    "The request's signature does not match it: it was signed with another secret than this data folder's " +
+    '(endpoints.json), or a part of it that was signed (its length, a header, the body) changed since',
+  unsignedHeaders: 'Headers x-amz-* that were not signed were sent, and S3 refuses them:',
+} as const;
+
+type Verdict = { valid: true; body?: Buffer | undefined } | { valid: false; reason: string };
+
 /**
- * Whether the request carries a valid signature of these credentials; `body` is read when the signature covers it
- * (no `x-amz-content-sha256` header names its hash). Answers the body read, if any, to be sent on.
+ * Whether the request carries a valid signature of these credentials, over every `x-amz-*` header it sends (S3
+ * refuses one not signed: an `x-amz-copy-source` added to a presigned PUT would copy another object); `body` is read
+ * when the signature covers it (no `x-amz-content-sha256` header names its hash). Answers the body read, if any, to
+ * be sent on, or why the request is refused.
  */
-async function verify(
-  request: IncomingMessage,
-  credentials: Credentials,
-  region: string,
-): Promise<{ valid: boolean; body?: Buffer | undefined }> {
+async function verify(request: IncomingMessage, credentials: Credentials, region: string): Promise<Verdict> {
   const url = new URL(request.url ?? '/', 'http://gate');
   const query = queryOf(url.search);
   const claim = claimOf(request, query);
-  if (!claim || claim.accessKeyId !== credentials.accessKeyId || claim.region !== region) return { valid: false };
-  if (!Number.isFinite(claim.signedAtMs)) return { valid: false };
+  const refused = (reason: string): Verdict => ({ valid: false, reason });
+  if (!claim) return refused(REFUSALS.unsigned);
+  if (claim.accessKeyId !== credentials.accessKeyId || claim.region !== region) return refused(REFUSALS.otherCredentials);
+  if (!Number.isFinite(claim.signedAtMs)) return refused(REFUSALS.unsigned);
   const nowMs = Date.now();
   if (claim.expiresSeconds === undefined) {
-    if (Math.abs(nowMs - claim.signedAtMs) > MAX_SKEW_MS) return { valid: false };
+    if (Math.abs(nowMs - claim.signedAtMs) > MAX_SKEW_MS) return refused(REFUSALS.clock);
   } else if (
     !(claim.expiresSeconds > 0 && claim.signedAtMs <= nowMs + MAX_SKEW_MS) ||
     nowMs > claim.signedAtMs + claim.expiresSeconds * 1000
   ) {
-    return { valid: false };
+    return refused(REFUSALS.expired);
   }
+  const notSigned = Object.keys(request.headers).filter(
+    (name) => name.startsWith('x-amz-') && !claim.signedHeaders.includes(name),
+  );
+  if (notSigned.length > 0) return refused(`${REFUSALS.unsignedHeaders} ${notSigned.join(', ')}`);
   const headers: Record<string, string> = {};
   for (const name of claim.signedHeaders) {
     const value = request.headers[name];
-    if (value === undefined) return { valid: false };
+    if (value === undefined) return refused(REFUSALS.mismatch);
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const presigned = claim.expiresSeconds !== undefined;
   const body =
     presigned || headers['x-amz-content-sha256'] !== undefined ? undefined : await readUpTo(request, MAX_HASHED_BODY_BYTES);
-  if (!presigned && headers['x-amz-content-sha256'] === undefined && body === undefined) return { valid: false };
+  if (!presigned && headers['x-amz-content-sha256'] === undefined && body === undefined) return refused(REFUSALS.mismatch);
   const signer = new SignatureV4({
     credentials,
     region,
@@ -225,7 +243,7 @@ async function verify(
   }
   const valid =
     expected.length === claim.signature.length && timingSafeEqual(Buffer.from(expected), Buffer.from(claim.signature));
-  return { valid, body };
+  return valid ? { valid, body } : refused(REFUSALS.mismatch);
 }
 
 /** A CORS preflight: no credentials by the Fetch standard, and nothing changed; the stand-in answers it from its rules. */
@@ -233,36 +251,43 @@ function isPreflight(request: IncomingMessage): boolean {
   return request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
 }
 
+/** A refusal as the stand-in's service words its errors: S3's XML (which its SDK client reads), or JSON. */
+function refuse(response: ServerResponse, reason: string, s3: boolean): void {
+  if (s3) {
+    const message = reason.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    response
+      .writeHead(403, { 'Content-Type': 'application/xml' })
+      .end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${message}</Message></Error>`);
+  } else {
+    response
+      .writeHead(403, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ __type: 'UnrecognizedClientException', message: reason }));
+  }
+}
+
 /**
- * Starts a gate on 127.0.0.1 (a free port) in front of the stand-in listening on `socketPath`. `preflights`: CORS
- * preflights go through unsigned (S3's, for the upload page's PUTs; S3 answers them by the bucket's CORS rule).
+ * Starts a gate on 127.0.0.1 (a free port) in front of the stand-in listening on `socketPath`. `s3`: the stand-in is
+ * S3's, so CORS preflights go through unsigned (for the upload page's PUTs; S3 answers them by the bucket's CORS
+ * rule) and refusals are in S3's XML.
  */
 export async function startSignatureGate(options: {
   socketPath: string;
   credentials: Credentials;
   region: string;
-  preflights?: boolean;
+  s3?: boolean;
 }): Promise<SignatureGate> {
-  const refuse = (response: ServerResponse): void => {
-    response.writeHead(403, { 'Content-Type': 'application/json' }).end(
-      JSON.stringify({
-        __type: 'UnrecognizedClientException',
-        message: "The request is not signed with this data folder's credentials (endpoints.json)",
-      }),
-    );
-  };
+  const s3 = options.s3 ?? false;
   const server: Server = createServer((request, response) => {
-    const checked =
-      options.preflights && isPreflight(request)
-        ? Promise.resolve({ valid: true, body: undefined })
-        : verify(request, options.credentials, options.region);
+    const checked: Promise<Verdict> =
+      s3 && isPreflight(request) ? Promise.resolve({ valid: true }) : verify(request, options.credentials, options.region);
     checked.then(
-      ({ valid, body }) => {
-        if (!valid) {
+      (verdict) => {
+        if (!verdict.valid) {
           request.resume();
-          refuse(response);
+          refuse(response, verdict.reason, s3);
           return;
         }
+        const { body } = verdict;
         const onward = httpRequest(
           { socketPath: options.socketPath, method: request.method, path: request.url, headers: request.headers },
           (answer) => {

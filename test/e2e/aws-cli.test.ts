@@ -101,6 +101,6 @@ suite("docs/local.md's AWS CLI lines, with the real CLI", () => {
       `${exports}\nexport AWS_SECRET_ACCESS_KEY=not-the-secret\naws --endpoint-url "$(jq -r .ssm .data/endpoints.json)" ssm get-parameter --name /image-upload/api-key`,
     );
     expect(run.status).not.toBe(0);
-    expect(run.stderr).toContain("The request is not signed with this data folder's credentials");
+    expect(run.stderr).toContain("it was signed with another secret than this data folder's (endpoints.json)");
   });
 });
