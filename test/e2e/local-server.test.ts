@@ -7,7 +7,7 @@ import imgbbUploader from 'imgbb-uploader';
 import sharp from 'sharp';
 import { makeJpeg, makePng } from '../support/images';
 import { expectContract } from '../support/contract';
-import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { freePort, onFreePort, startLocalProcess, type LocalProcess } from '../support/local-process';
 import { motoAvailable, startMoto, type Moto } from '../support/moto';
 
 const md5 = (bytes: Uint8Array): string => createHash('md5').update(bytes).digest('hex');
@@ -98,13 +98,15 @@ describe.each(MODES)('the local server on $name, driven over HTTP like real clie
   beforeAll(async () => {
     await mode.start();
     dataDir = mkdtempSync(join(tmpdir(), 'image-upload-e2e-'));
-    port = await freePort();
-    server = await startLocalProcess({
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      API_KEY,
-      PUBLIC_URL: `http://127.0.0.1:${port}/`,
-      ...mode.env(),
+    server = await onFreePort((free) => {
+      port = free;
+      return startLocalProcess({
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        API_KEY,
+        PUBLIC_URL: `http://127.0.0.1:${port}/`,
+        ...mode.env(),
+      });
     });
   }, 60_000);
 

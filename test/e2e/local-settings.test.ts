@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
-import { freePort, npmStartCommand, startLocalProcess } from '../support/local-process';
+import { npmStartCommand, onFreePort, startLocalProcess } from '../support/local-process';
 
 /**
  * `npm start`'s API key and flood limits stay in the data folder, as the parameters they are in AWS: its banner says
@@ -21,8 +21,9 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** One start on the data folder with these settings: its banner's lines, and what the uploads of `sends` answered. */
 async function startWith(env: Record<string, string>, sends = 0): Promise<{ lines: string[]; apiKey: string; codes: number[] }> {
-  const port = await freePort();
-  const server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, PARAMETERS_CACHE_SECONDS: '0', ...env });
+  const server = await onFreePort((port) =>
+    startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, PARAMETERS_CACHE_SECONDS: '0', ...env }),
+  );
   try {
     const codes: number[] = [];
     for (let index = 0; index < sends; index += 1) {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { makeJpeg, makeMonochromeBmp } from '../support/images';
-import { freePort, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { onFreePort, startLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
  * Pictures of every shape up to the pixel limit through `npm start` (classifier on, as by default): a thin one is
@@ -69,8 +69,9 @@ const png = (width: number, height: number, channels: 3 | 4 = 3): Promise<Buffer
 describe('pictures of every shape through npm start', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'image-upload-thin-'));
-    const port = await freePort();
-    server = await startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, MEMORY_REPORT_SECONDS: '1' });
+    server = await onFreePort((port) =>
+      startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, API_KEY, MEMORY_REPORT_SECONDS: '1' }),
+    );
     // warmed up: the model loaded, the first upload's code compiled
     expect((await upload(await makeJpeg(640, 480), 'warm.jpg')).status).toBe(200);
   }, 60_000);

@@ -28,6 +28,21 @@ export function freePort(): Promise<number> {
 }
 
 /**
+ * Runs `start` on a free port; again on another when the port was taken between finding it free and the server's
+ * listen (by one of the many servers the suites start, the stand-ins' gates among them): a race of the suites' own
+ * making, not the server's.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (attempt === 3 || !/EADDRINUSE/.test(String(error))) throw error;
+    }
+  }
+}
+
+/**
  * `npm start`'s script (`NAME=value ... node <arguments>`): the environment it sets and Node's arguments, so that the
  * suites and the bench run the server as `npm start` does, its allocator and V8 settings included; one process (tsx's
  * CLI would run the server in a child of its own, hiding its pid and memory).
@@ -101,13 +116,9 @@ export async function startFreshLocalProcess(
   const dataDir = mkdtempSync(join(tmpdir(), `image-upload-${name}-`));
   const removeData = (): void => rmSync(dataDir, { recursive: true, force: true });
   try {
-    const port = await freePort();
-    const server = await startLocalProcess({
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      ...env,
-    });
+    const server = await onFreePort((port) =>
+      startLocalProcess({ PORT: String(port), DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }),
+    );
     return {
       ...server,
       dataDir,
