@@ -7,7 +7,7 @@ import type { ApiHandler } from '../functions/roots/handler';
 import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import { errorEnvelope, respond } from '../functions/http/responses';
 import { eventBytes, localContext, toApiGatewayEvent } from './api-gateway-event';
-import { IMAGES_PREFIX } from '../functions/core/links';
+import { IMAGES_PREFIX, routeOf } from '../functions/core/links';
 import { isStoredMimeType } from '../functions/core/stored-formats';
 
 export interface DevServerOptions {
@@ -95,7 +95,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       send(response, respond(413, 'application/json', '{"message":"Request Too Long"}'));
       return;
     }
-    const turns = url.startsWith('/api/') ? apiTurns : pageTurns;
+    // the route as the handler reads it, from the decoded path: `/%61pi/1/upload` is an upload, and waits with them
+    const turns = routeOf(event.path).page === 'api' ? apiTurns : pageTurns;
     send(response, await turns.run(() => options.handler(event, localContext(event.requestContext.requestId))));
   }
 

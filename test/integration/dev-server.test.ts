@@ -80,26 +80,30 @@ describe('the local server', () => {
     await expect(Promise.all(results)).resolves.toEqual([0, 'failed', 2, 3, 4]);
   });
 
-  it('answers pages while every slot of the API is held, each line with its own slots', async () => {
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const handler = async (event: { path: string }) => {
-      if (event.path.startsWith('/api/')) await held;
-      return { statusCode: 200, body: event.path };
-    };
-    const server = await startDevServer({ handler, s3, bucket: 'b', port: 0, invocations: 1 });
-    try {
-      const base = `http://127.0.0.1:${server.port}`;
-      const uploads = [fetch(`${base}/api/1/upload`), fetch(`${base}/api/1/upload`)];
-      const page = await fetch(`${base}/image/abc`);
-      expect([page.status, await page.text()]).toEqual([200, '/image/abc']);
-      release();
-      expect(await Promise.all(uploads.map(async (upload) => (await upload).status))).toEqual([200, 200]);
-    } finally {
-      release();
-      await server.close();
-    }
-  });
+  // the line is the route's, read from the path as the handler routes it (decoded): `/%61pi/1/upload` is an upload
+  it.each(['/api/1/upload', '/%61pi/1/upload', '/api/1/%75pload'])(
+    'answers pages while every slot of the API is held, each line with its own slots: %s',
+    async (uploadPath) => {
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const handler = async (event: { path: string }) => {
+        if (event.path.startsWith('/api/')) await held;
+        return { statusCode: 200, body: event.path };
+      };
+      const server = await startDevServer({ handler, s3, bucket: 'b', port: 0, invocations: 1 });
+      try {
+        const base = `http://127.0.0.1:${server.port}`;
+        const uploads = [fetch(`${base}${uploadPath}`), fetch(`${base}${uploadPath}`)];
+        const page = await fetch(`${base}/image/abc`);
+        expect([page.status, await page.text()]).toEqual([200, '/image/abc']);
+        release();
+        expect(await Promise.all(uploads.map(async (upload) => (await upload).status))).toEqual([200, 200]);
+      } finally {
+        release();
+        await server.close();
+      }
+    },
+  );
 
   it('runs a few requests at once by default', async () => {
     const { slow, seen } = counting();
