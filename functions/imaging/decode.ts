@@ -1,4 +1,4 @@
-import sharp, { type Sharp } from 'sharp';
+import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import type { EncodedImage, StoredOriginal } from '../core/ports';
 import type { Budget } from './budget';
 import { completeBmpHeader } from './decode-foreign';
@@ -58,8 +58,12 @@ async function decodeKept(
   const stored = storedBytes(input, probe, settings);
   const width = workingWidth(probe.width, probe.height, settings);
   // never enlarged: a GIF whose frames decode smaller than its header said (its screen) is not blown up to it
-  const shrunk = sharp(stored, DECODE_OPTIONS).autoOrient().resize({ width, withoutEnlargement: true });
-  const decoding = toRaw(shrunk, probe, 'uchar', budget);
+  const decoding = decodedWhole(
+    (options) => sharp(stored, options).autoOrient().resize({ width, withoutEnlargement: true }),
+    probe,
+    'uchar',
+    budget,
+  );
   reached.decoding();
   // every step that changes the bytes (metadata removal, a GIF's screen) works on a copy: the same object means the same bytes
   const original = { image: keptImage(stored, probe), asSent: stored === input };
@@ -163,9 +167,38 @@ async function decodeWhole(
     if (pixels.width * pixels.height > settings.maxPixels) throw unsupported();
     image = fromPixels(pixels);
     if (probe.format === 'heic') image = image.flatten({ background: '#ffffff' });
-  } else image = sharp(input, DECODE_OPTIONS).autoOrient();
+  } else {
+    const depth = probe.sixteenBit && probe.output === 'png' ? 'ushort' : 'uchar';
+    const resized = (image: Sharp): Sharp => (size.width === probe.width ? image : image.resize({ width: size.width }));
+    return decodedWhole((options) => resized(sharp(input, options).autoOrient()), probe, depth, budget);
+  }
   if (size.width !== probe.width) image = image.resize({ width: size.width });
-  return toRaw(image, probe, probe.sixteenBit && probe.output === 'png' ? 'ushort' : 'uchar', budget);
+  return toRaw(image, probe, 'uchar', budget);
+}
+
+/** libjpeg's words for scan data that ends before the picture does (a JPEG cut short, its end marker put back). */
+const CUT_SHORT = /premature end of (data segment|JPEG file)/i;
+
+/**
+ * The raw pixels of a pipeline over the upload's bytes, which must decode whole. A JPEG is decoded failing on libjpeg's
+ * warnings: one whose scan ends early is refused (415), where its missing rows would be stored grey; on any other
+ * warning (camera files: extraneous bytes before a marker) it is decoded again, failing on errors only.
+ */
+async function decodedWhole(
+  pipeline: (options: SharpOptions) => Sharp,
+  probe: Probe,
+  depth: 'uchar' | 'ushort',
+  budget: Budget,
+): Promise<RawImage> {
+  if (probe.format !== 'jpeg') return toRaw(pipeline(DECODE_OPTIONS), probe, depth, budget);
+  try {
+    return await toRaw(pipeline({ ...DECODE_OPTIONS, failOn: 'warning' }), probe, depth, budget);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : '';
+    if (CUT_SHORT.test(message)) throw unsupported(error);
+    if (!message.startsWith('VipsJpeg:') || budget.leftMs() === 0) throw error;
+    return toRaw(pipeline(DECODE_OPTIONS), probe, depth, budget);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import sharp, { type Metadata, type SharpOptions } from 'sharp';
 import { ServiceError } from '../core/errors';
 import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
 import { jpegScanCount } from './containers/jpeg';
+import { gifFramesWhole } from './containers/gif-frames';
 import { readBmpHeader } from './decode-foreign';
 import { sniffFormat, type SniffedFormat } from './detect-format';
 
@@ -97,6 +98,8 @@ export async function probeOf(input: Uint8Array, limits: ProbeLimits): Promise<P
   if (format === 'jpeg' && jpegScanCount(input) > MAX_JPEG_SCANS) {
     throw new ServiceError('ImageTooLarge', `Image too complex - max ${MAX_JPEG_SCANS} JPEG scans`);
   }
+  // a GIF whose image data was cut short, its terminator and trailer put back, is decoded without a word: missing rows
+  if (format === 'gif' && !gifFramesWhole(Buffer.from(input.buffer, input.byteOffset, input.byteLength))) throw unsupported();
   const meta: Metadata = await sharp(input, { limitInputPixels: false }).metadata();
   if (format === 'heic') {
     if (meta.format !== 'heif' || meta.compression !== 'hevc') throw unsupported();

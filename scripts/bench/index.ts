@@ -14,6 +14,7 @@ import { CROP_QUERIES, measureBlockLists, measureUploadWithList, pictureQueries 
 import { HASHED_FRAMES, MOST_INNER_PICTURES } from '../../functions/fingerprint/views';
 import { measureBundleColdStart, measureClassifierColdStart } from './cold-start';
 import { cpuRigTables, measureCpuRig } from './cpu-rig';
+import { printGifFrames } from './gif-frames';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -130,6 +131,8 @@ async function main(): Promise<void> {
   if (process.env['BENCH_PART'] === 'block-lists') return printBlockLists();
   // BENCH_PART=cpu: the one-core rig alone (`docs/performance.md`, "One upload's CPU on one core")
   if (process.env['BENCH_PART'] === 'cpu') return printCpuRig();
+  // BENCH_PART=gif-frames: what counting a GIF's LZW pixels costs (`docs/imaging.md`)
+  if (process.env['BENCH_PART'] === 'gif-frames') return printGifFrames(Math.max(least(15), ITERATIONS));
   // BENCH_ONLY=JPEG measures only the inputs whose name starts with it
   const processor = await defaultProcessor();
   const fixtures = await benchFixtures();
