@@ -284,7 +284,7 @@ describe('the stack', () => {
       expect.objectContaining({
         Effect: 'Allow',
         Action: ['s3:GetObject', 's3:ListBucket'],
-        Condition: { StringEquals: { 'AWS:SourceArn': expect.anything() } },
+        Condition: { StringEquals: { 'AWS:SourceArn': expect.anything() as unknown } },
       }),
     ]);
     // the files under images/ and the bucket itself (for the listing): never staging/, moderation/ or every file
