@@ -10,7 +10,8 @@ import { clockAheadBy } from '../support/in-memory';
 import { defaultProcessor } from '../../scripts/bench/processor';
 import { createTestService, jsonBody, multipartUpload, PUBLIC_URL, adminOf, type TestService } from '../support/test-service';
 
-jest.setTimeout(60_000);
+// the longest tests upload dozens of edits of a picture: about 35 s alone, twice that beside another suite on 2 cores
+jest.setTimeout(150_000);
 
 async function upload(service: TestService, seed: number, ip = '203.0.113.5'): Promise<ImageObject> {
   const response = await service.send(
