@@ -82,6 +82,11 @@ export interface Perceptual {
 export interface ProcessOptions {
   /** Downscale the stored original to this width (keeps the ratio). */
   targetWidth: number | undefined;
+  /**
+   * Settles when the client may be served this work (its flood slot taken), or fails with the refusal (`Flooding`):
+   * nothing past the decode is made before it, nor anything of an animation, whose every stage runs on every frame.
+   */
+  cleared?: Promise<unknown>;
 }
 
 export interface StoredObject {

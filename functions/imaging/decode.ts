@@ -160,7 +160,7 @@ async function decodeWhole(
         ? { format: probe.format, bytes: input, header: completeBmpHeader(input) }
         : { format: probe.format, bytes: input, maxPixels: settings.maxHeicPixels };
     const pixels = await foreignDecoder
-      .decode(picture, () => budget.leftMs())
+      .decode(picture, () => budget.leftMs(), budget.signal)
       .catch((error: unknown) => {
         throw error instanceof DecodeTimeout ? budget.exceeded() : error;
       });

@@ -91,9 +91,12 @@ export class ForeignDecoder {
   /** `idleMs`: how long a worker waits for the next decode before it is ended. */
   constructor(private readonly idleMs = IDLE_WORKER_MS) {}
 
-  /** Decodes one picture once those before it are done; `leftMs` is read when its decode starts. */
-  decode(picture: ForeignPicture, leftMs: () => number): Promise<RawPixels> {
-    const run = this.queue.then(() => this.run(picture, leftMs()));
+  /**
+   * Decodes one picture once those before it are done; `leftMs` is read when its decode starts. A decode whose `signal`
+   * aborts ends with its worker, failing with the signal's reason.
+   */
+  decode(picture: ForeignPicture, leftMs: () => number, signal?: AbortSignal): Promise<RawPixels> {
+    const run = this.queue.then(() => this.run(picture, leftMs(), signal));
     // the next decode waits for this one's end, not for its pixels, which are let go with the upload
     this.queue = run.then(
       () => undefined,
@@ -110,7 +113,8 @@ export class ForeignDecoder {
     await worker?.terminate();
   }
 
-  private run(picture: ForeignPicture, timeLimitMs: number): Promise<RawPixels> {
+  private run(picture: ForeignPicture, timeLimitMs: number, signal?: AbortSignal): Promise<RawPixels> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     if (timeLimitMs <= 0) return Promise.reject(new DecodeTimeout(0));
     clearTimeout(this.idleTimer);
     const worker = (this.worker ??= this.start());
@@ -118,6 +122,7 @@ export class ForeignDecoder {
     return new Promise<RawPixels>((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', aborted);
         worker.off('message', answered);
         worker.off('exit', exited);
         worker.unref();
@@ -134,12 +139,15 @@ export class ForeignDecoder {
         if (this.worker === worker) this.worker = undefined;
         reject(new Error(`the decoder's worker exited (${code})`));
       };
-      const timer = setTimeout(() => {
+      const ended = (reason: Error): void => {
         done();
         if (this.worker === worker) this.worker = undefined;
         void worker.terminate();
-        reject(new DecodeTimeout(timeLimitMs));
-      }, timeLimitMs);
+        reject(reason);
+      };
+      const timer = setTimeout(() => ended(new DecodeTimeout(timeLimitMs)), timeLimitMs);
+      const aborted = (): void => ended(signal?.reason as Error);
+      signal?.addEventListener('abort', aborted);
       worker.on('message', answered);
       worker.on('exit', exited);
       worker.ref();

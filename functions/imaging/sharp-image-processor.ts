@@ -72,8 +72,15 @@ export class SharpImageProcessor implements ImageProcessor {
   private async run(input: Uint8Array, options: ProcessOptions, reached: Milestones): Promise<ProcessedImage> {
     const budget = new Budget(this.settings.timeLimitSeconds);
     try {
+      // a client over its flood limit gets nothing more made: a decode that can be ended is (`Budget.stop`)
+      void options.cleared?.catch((refusal: unknown) => {
+        if (refusal instanceof ServiceError) budget.stop(refusal);
+      });
       const probe = await probeOf(input, this.settings);
+      // a still picture decodes while the client's flood slot is taken; an animation, every stage per frame, after
+      if (probe.frames > 1) await options.cleared;
       const decoded = await decode(input, probe, targetSizeOf(probe, options.targetWidth), this.settings, budget, reached);
+      await options.cleared;
       const rendering = awaitedLater(this.renditions(decoded, probe, budget));
       const nsfwScoring =
         decoded.kind === 'still'
@@ -105,7 +112,9 @@ export class SharpImageProcessor implements ImageProcessor {
 
   /**
    * Thumb and medium, from the working pixels or from the animation's frames (the same two pipelines either way); a
-   * medium of the original's own size is the original itself.
+   * medium of the original's own size is the original itself. An animation's thumb is never enlarged (its frames are
+   * quantised one by one: 300 frames of 64x64 noise scaled up to 320 px took minutes, `docs/imaging.md`), and is the
+   * original itself when that is a square no larger than the thumb.
    */
   private async renditions(
     decoded: Decoded,
@@ -114,12 +123,15 @@ export class SharpImageProcessor implements ImageProcessor {
   ): Promise<{ thumb: EncodedImage; medium: EncodedImage }> {
     const pipeline = (): Sharp => (decoded.kind === 'still' ? fromRaw(decoded.working) : animated(decoded.stored));
     const original = decoded.original.image;
-    const side = this.settings.thumbSize;
+    const still = decoded.kind === 'still';
+    const side = still ? this.settings.thumbSize : Math.min(this.settings.thumbSize, original.width, original.height);
     const mediumWidth = Math.min(this.settings.mediumWidth, original.width);
-    const working = decoded.kind === 'still' ? decoded.working.info.width : original.width;
+    const working = still ? decoded.working.info.width : original.width;
     const { keepMetadata } = this.settings;
     const [thumb, medium] = await Promise.all([
-      encode(pipeline().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget, keepMetadata),
+      !still && side === original.width && side === original.height
+        ? original
+        : encode(pipeline().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget, keepMetadata),
       mediumWidth === original.width
         ? original
         : encode(

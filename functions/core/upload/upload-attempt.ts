@@ -1,4 +1,5 @@
 import { deleteTokens } from '../delete-tokens';
+import { DependencyError, ServiceError } from '../errors';
 import type { DuplicateGuard, HeldClaim } from './duplicate-guard';
 import type { FloodGuard, FloodReservation } from '../flood';
 import { formatDateFolder } from '../formatting';
@@ -75,6 +76,8 @@ export interface ClaimedBytes {
  */
 export class UploadAttempt {
   private slot: { room: Promise<void>; reservation: Promise<FloodReservation> } | undefined;
+  /** Real imaging work was done for the upload: a refusal keeps its slot (`spend`). */
+  private spent = false;
   private claim: HeldClaim | undefined;
   /** The name claimed, recording the upload as pending. */
   private pending: { name: string; keys: ImageKeys } | undefined;
@@ -104,6 +107,15 @@ export class UploadAttempt {
   get reserved(): Promise<FloodReservation> {
     if (!this.slot) throw new Error('no flood slot is being taken');
     return this.slot.reservation;
+  }
+
+  /**
+   * Marks the imaging's work as begun: from now on a refusal of the upload (too slow to decode, a picture cut short, a
+   * blocked picture) keeps its flood slot, as an answer would, and only a failure of ours gives it back
+   * (`docs/rules.md`): otherwise the costliest uploads would be the ones that never count.
+   */
+  spend(): void {
+    this.spent = true;
   }
 
   /** Whether the upload holds its duplicate fingerprint (none when duplicates are allowed, or one in flight took long). */
@@ -170,11 +182,15 @@ export class UploadAttempt {
     this.pending = undefined;
   }
 
-  /** Gives back the flood slot and the duplicate claim, and removes what was written, of an upload that failed. */
-  async undo(): Promise<void> {
+  /**
+   * Gives back the flood slot (unless the upload was refused after its imaging began) and the duplicate claim, and
+   * removes what was written, of an upload that failed with `error`.
+   */
+  async undo(error: unknown): Promise<void> {
     const steps: Array<Promise<void>> = [];
+    const refused = error instanceof ServiceError && !(error instanceof DependencyError) && error.kind !== 'KeyNotConfigured';
     // a slot never taken is nothing to give back
-    if (this.slot)
+    if (this.slot && !(this.spent && refused))
       steps.push(
         this.slot.reservation.then(
           (reservation) => reservation.release(),

@@ -21,6 +21,7 @@ import type {
   NameClaims,
   ObjectStore,
   ProcessedImage,
+  ProcessOptions,
   RandomSource,
   SettingsStore,
 } from '../ports';
@@ -111,7 +112,7 @@ export class UploadService {
       return await this.store(source, options, attempt);
     } catch (error) {
       failure = error;
-      await attempt.undo();
+      await attempt.undo(error);
       throw error;
     } finally {
       if (ticket) await this.deps.staged.finish(ticket, failure);
@@ -136,11 +137,13 @@ export class UploadService {
    */
   private async store(source: SourceBytes, options: UploadOptions, attempt: UploadAttempt): Promise<ImageObject> {
     const extension = this.deps.processor.storedExtension(source.bytes);
-    const imaging = this.startImaging(source.bytes, options);
+    const imaging = this.startImaging(source.bytes, { targetWidth: options.targetWidth, cleared: attempt.reserved });
     try {
       // the md5s and the claims run on this thread once the decode is under way, not before it
       // (`docs/performance.md`, "The handler's own CPU")
       await imaging.decoding;
+      // a refusal from here on comes after real imaging work, and counts against the client (`docs/rules.md`)
+      attempt.spend();
       const sourceMd5 = await md5HexInTurns(source.bytes);
       const original = awaitedLater(
         imaging.original.then(async ({ image, asSent }) => ({
@@ -184,9 +187,9 @@ export class UploadService {
    * once its score is in; `counted` settles when both are counted, which a duplicate's or a refusal's answer waits for:
    * the work it started is billed to it, and its figures flushed with it.
    */
-  private startImaging(bytes: Uint8Array, options: UploadOptions): ImagingRun & { counted: Promise<void> } {
+  private startImaging(bytes: Uint8Array, options: ProcessOptions): ImagingRun & { counted: Promise<void> } {
     const startedMs = this.deps.clock.nowMs();
-    const imaging = this.deps.processor.start(bytes, { targetWidth: options.targetWidth });
+    const imaging = this.deps.processor.start(bytes, options);
     const { metrics } = this.deps;
     const counted = imaging.processed.then(async (processed) => {
       metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);

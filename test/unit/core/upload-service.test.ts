@@ -42,6 +42,8 @@ const md5 = (bytes: Uint8Array): string => createHash('md5').update(bytes).diges
 const CLIENT = '203.0.113.5';
 /** All an upload that failed leaves: its name claim, settled (names are never given out again). */
 const GIVEN_BACK = { records: 0, files: 0, claims: 1, pendingClaims: 0, duplicateClaims: 0, slots: 0 };
+/** An upload refused after its imaging began leaves the same, but keeps its flood slot (`docs/rules.md`). */
+const REFUSED_AFTER_IMAGING = { ...GIVEN_BACK, slots: 1 };
 /** What an upload stored leaves: its record, three files, its claims (the name's pending for the sweep), its slot. */
 const STORED = { records: 1, files: 3, claims: 1, pendingClaims: 1, duplicateClaims: 1, slots: 1 };
 
@@ -448,6 +450,19 @@ describe('UploadService: what a failure leaves', () => {
     expect(kept()).toEqual(GIVEN_BACK);
   });
 
+  it('keeps the flood slot of an upload refused after its decode began, and gives back one refused by the probe', async () => {
+    const late = serviceUnderTest();
+    late.processor.ending = Promise.reject(new ServiceError('ImageTooLarge', 'Image too complex - not processed within 10 s'));
+    late.processor.ending.catch(() => undefined);
+    await expect(late.upload()).rejects.toThrow('Image too complex');
+    expect(late.kept()).toEqual(REFUSED_AFTER_IMAGING);
+    const early = serviceUnderTest();
+    early.processor.decoding = Promise.reject(new ServiceError('UnsupportedFormat', 'Unavailable image format'));
+    early.processor.decoding.catch(() => undefined);
+    await expect(early.upload()).rejects.toThrow('Unavailable image format');
+    expect(early.kept()).toEqual({ ...GIVEN_BACK, claims: 0 });
+  });
+
   it('refuses what the probe refuses before the decode, claiming nothing', async () => {
     const { upload, processor, log, kept } = serviceUnderTest();
     processor.decoding = Promise.reject(
@@ -497,7 +512,7 @@ describe('UploadService: the NSFW policy on the score of a stub classifier', () 
   it.each([0.6, 0.999])('under reject, refuses a score of %s as adult content and keeps nothing of it', async (score) => {
     const { upload, kept } = withScore('reject', score);
     await expect(upload()).rejects.toMatchObject({ kind: 'AdultContent', message: 'Adult content is not accepted here' });
-    expect(kept()).toEqual(GIVEN_BACK);
+    expect(kept()).toEqual(REFUSED_AFTER_IMAGING);
   });
 
   /** An upload whose classifier answers only when the test says so: its three files are put meanwhile, no record. */
@@ -522,7 +537,7 @@ describe('UploadService: the NSFW policy on the score of a stub classifier', () 
   it('takes the renditions put meanwhile back when the score refuses the upload', async () => {
     const { answer, kept } = await scoredLate('reject', 0.7);
     await expect(answer).rejects.toMatchObject({ kind: 'AdultContent' });
-    expect(kept()).toEqual(GIVEN_BACK);
+    expect(kept()).toEqual(REFUSED_AFTER_IMAGING);
   });
 });
 

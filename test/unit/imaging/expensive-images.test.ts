@@ -104,6 +104,25 @@ describe('small but expensive images', () => {
     }
   });
 
+  it('ends the imaging with the flood refusal when the slot is refused meanwhile: a decode, or an animation unstarted', async () => {
+    const flooding = new ServiceError('Flooding', 'Flooding detected. You can only upload 1 image per month');
+    const processor = new SharpImageProcessor(SETTINGS);
+    /** The refusal's message, or what came instead (a diff of a whole processed image would fill the heap). */
+    const outcome = (input: Uint8Array, refusedAfterMs: number): Promise<string> =>
+      processor
+        .process(input, {
+          targetWidth: undefined,
+          cleared: new Promise<never>((_resolve, reject) => setTimeout(() => reject(flooding), refusedAfterMs)),
+        })
+        .then(
+          () => 'processed',
+          (error: unknown) => (error === flooding ? 'refused' : String(error)),
+        );
+    // 100 MP of BMP: seconds of decoding in its worker, ended when the refusal comes
+    expect(await outcome(makeMonochromeBmp(10_000, 10_000), 100)).toBe('refused');
+    expect(await outcome(uncompressedAnimatedGif(400, 300, 150), 0)).toBe('refused');
+  });
+
   it('stops a BMP whose decoding outlasts the time limit, this thread turning meanwhile', async () => {
     // 100 MP in 12.5 MB: bmp-ts took 2.3 s of the request's thread before it ran in a worker
     const bmp = makeMonochromeBmp(10_000, 10_000);
@@ -162,8 +181,8 @@ describe('thin and tall pictures', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
-  it('refuses an animation whose frames its thumb would enlarge past the pixel limit (10 frames of 100x10000)', async () => {
-    // 10 MP in all, but each frame enlarged 3.2 times a side to cover the 320 px thumb: 102 MP (99 such frames took 21 s)
+  it('takes an animation of 10 frames of 100x10000, its thumb of the frames as they are, not enlarged to 320 px', async () => {
+    // each frame enlarged 3.2 times a side to cover the 320 px thumb came to 102 MP (99 such frames took 21 s)
     const frames = 10;
     const frameBytes = 100 * 10_000 * 4;
     const all = Buffer.alloc(frameBytes * frames);
@@ -172,9 +191,22 @@ describe('thin and tall pictures', () => {
       .webp({ loop: 0, quality: 50, effort: 0 })
       .toBuffer();
     expect((await sharp(webp).metadata()).pages).toBe(frames);
-    const error = await refusal(new SharpImageProcessor(SETTINGS), webp);
-    expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too large - max 100 megapixels']);
+    const processed = await new SharpImageProcessor(SETTINGS).process(webp, { targetWidth: undefined });
+    expect([processed.thumb.width, processed.thumb.height]).toEqual([100, 100]);
+    expect((await sharp(processed.thumb.bytes, { animated: true }).metadata()).pages).toBe(frames);
   }, 30_000);
+
+  it('makes the thumb of a small square animation the animation itself: no frame enlarged and quantised again', async () => {
+    const frames = 12;
+    const raw = Buffer.alloc(64 * 64 * 3 * frames);
+    for (let index = 0; index < raw.length; index += 1) raw[index] = (index * 7919) % 251;
+    const gif = await sharp(raw, { raw: { width: 64, height: 64 * frames, channels: 3, pageHeight: 64 } })
+      .gif()
+      .toBuffer();
+    const processed = await new SharpImageProcessor(SETTINGS).process(gif, { targetWidth: undefined });
+    expect([processed.thumb.width, processed.thumb.height]).toEqual([64, 64]);
+    expect(processed.thumb.bytes).toBe(processed.original.bytes);
+  });
 
   it.each([
     [100, 10_000],

@@ -61,6 +61,21 @@ describe('the decoder of BMP and HEIC', () => {
     expect([after.width, after.height]).toEqual([4, 4]);
   });
 
+  it('ends a decode whose upload was refused meanwhile, with the refusal, and one refused before it starts', async () => {
+    const ended = jest.spyOn(Worker.prototype, 'terminate');
+    const refusal = new Error('Flooding detected');
+    const stopping = new AbortController();
+    setTimeout(() => stopping.abort(refusal), 50);
+    const { outcome } = await turnsDuring(decoder.decode(bmpOf(big), always(60_000), stopping.signal));
+    // (its message only: a diff of the pixels a decode not ended would have answered takes the test's whole heap)
+    expect(outcome instanceof Error ? outcome.message : 'pixels').toBe(refusal.message);
+    expect(ended).toHaveBeenCalledTimes(1);
+    ended.mockRestore();
+    await expect(decoder.decode(bmpOf(makeBmp(4, 4, 24)), always(10_000), stopping.signal)).rejects.toBe(refusal);
+    const after = await decoder.decode(bmpOf(makeBmp(4, 4, 24)), always(10_000), new AbortController().signal);
+    expect([after.width, after.height]).toEqual([4, 4]);
+  });
+
   it('reads the time left when its decode starts, after the decodes before it', async () => {
     let asked = 0;
     const first = decoder.decode(bmpOf(makeBmp(4, 4, 24)), always(10_000));
