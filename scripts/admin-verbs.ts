@@ -178,7 +178,10 @@ Nothing is kept for a restore: every version of its files goes.`,
         ]),
         ['md5', `${info.md5.uploaded} as uploaded, ${info.md5.stored} as stored`],
         ['pdq', info.pdq.hashes.length === 0 ? 'none' : `${info.pdq.hashes.join(', ')} (quality ${info.pdq.quality})`],
-        ['delete links', `${info.deleteLinks} issued, unused`],
+        [
+          'delete links',
+          `${info.deleteLinks} issued, unused; their uploads end ${info.holdEnds.map((end) => (end === null ? 'never' : utc(end))).join(', ')}`,
+        ],
         [
           'reports',
           info.reports.count === 0 ? 'none' : `${plural(info.reports.count, 'report', 'reports')} (${reasons.join(', ')})`,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { retrySafe, sendConditional, sendOrFail } from './dynamo-calls';
 import { DynamoImageReads } from './dynamo-image-reads';
-import type { ImageRecord, ImageTable, PendingUpload } from '../core/ports';
+import type { Holds, ImageRecord, ImageTable, PendingUpload } from '../core/ports';
 import { EXPIRY_SET, expiryValues, fromItem, imagePk, objectKeyPk, sweepShard, toItem } from './image-items';
 import { readItem } from './item-reader';
 import { SINGLE_ITEM, TABLE_SCHEMA } from './table-schema';
@@ -102,44 +102,45 @@ export class DynamoImageRepository extends DynamoImageReads implements ImageTabl
     return result?.Attributes ? fromItem(result.Attributes) : undefined;
   }
 
-  async addDeleteToken(id: number, tokenHash: string): Promise<boolean> {
-    return this.updateIf('add delete token', imagePk(id), {
-      UpdateExpression: 'ADD deleteTokens :token',
-      ConditionExpression: 'attribute_exists(pk) AND #status = :active',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':active': 'active' },
+  async writeHolds(
+    id: number,
+    readTokens: readonly string[],
+    holds: Holds,
+    expiresAtMs: number | null,
+  ): Promise<ImageRecord | undefined> {
+    const tokens = Object.keys(holds);
+    // a record keeps at least one: the last link takes the image instead (`markDeleting`)
+    if (tokens.length === 0) throw new Error('an image holds at least one delete token');
+    const values: Record<string, unknown> = {
+      ':active': 'active',
+      ':count': readTokens.length,
+      ':tokens': new Set(tokens),
+      ':holds': holds,
+      ...(expiresAtMs === null ? { ':none': null } : expiryValues(id, expiresAtMs)),
+    };
+    // exactly the tokens read: every one of them still there, and no other
+    const held = readTokens.map((hash, index) => {
+      values[`:t${index}`] = hash;
+      return `contains(deleteTokens, :t${index})`;
     });
-  }
-
-  async tighten(id: number, asked: { nsfw: boolean; expiresAtMs: number | null }): Promise<ImageRecord | undefined> {
-    const names = { '#status': 'status' };
-    if (asked.nsfw)
-      await this.updateIf('mark sensitive', imagePk(id), {
-        UpdateExpression: 'SET nsfw = :true',
-        ConditionExpression: '#status = :active',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ':true': true, ':active': 'active' },
-      });
-    // sooner only: the condition keeps a later end from replacing an earlier one, whatever two uploads race
-    if (asked.expiresAtMs !== null)
-      await this.updateIf('bring expiry forward', imagePk(id), {
-        UpdateExpression: `SET ${EXPIRY_SET}`,
-        ConditionExpression:
-          '#status = :active AND (attribute_not_exists(expiresAtMs) OR expiresAtMs = :none OR expiresAtMs > :at)',
-        ExpressionAttributeNames: { ...names, '#ttl': TABLE_SCHEMA.ttlAttribute },
-        ExpressionAttributeValues: { ...expiryValues(id, asked.expiresAtMs), ':none': null, ':active': 'active' },
-      });
-    const record = await this.find(id);
-    return record?.status === 'active' ? record : undefined;
-  }
-
-  async releaseDeleteToken(id: number, tokenHash: string): Promise<boolean> {
-    return this.updateIf('release delete token', imagePk(id), {
-      UpdateExpression: 'DELETE deleteTokens :token',
-      ConditionExpression: '#status = :active AND contains(deleteTokens, :hash) AND size(deleteTokens) > :one',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':token': new Set([tokenHash]), ':hash': tokenHash, ':active': 'active', ':one': 1 },
-    });
+    const result = await sendConditional('write holds', () =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: imagePk(id) },
+          // with an end, due for the sweep then; without, out of its index and of the TTL's
+          UpdateExpression:
+            expiresAtMs === null
+              ? 'SET deleteTokens = :tokens, holds = :holds, expiresAtMs = :none REMOVE sweepShard, sweepAtMs, #ttl'
+              : `SET deleteTokens = :tokens, holds = :holds, ${EXPIRY_SET}`,
+          ConditionExpression: ['#status = :active', 'size(deleteTokens) = :count', ...held].join(' AND '),
+          ExpressionAttributeNames: { '#status': 'status', '#ttl': TABLE_SCHEMA.ttlAttribute },
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return result?.Attributes ? fromItem(result.Attributes) : undefined;
   }
 
   markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {

@@ -33,7 +33,7 @@ export function dueRefOfPk(pk: unknown): DueRef | undefined {
 }
 
 export function toItem(record: ImageRecord): Record<string, unknown> {
-  const { exif, deleteTokenHashes, fingerprint, perceptual, ...rest } = record;
+  const { exif, deleteTokenHashes, holdEnds, fingerprint, perceptual, ...rest } = record;
   return {
     pk: imagePk(record.id),
     ...rest,
@@ -43,6 +43,7 @@ export function toItem(record: ImageRecord): Record<string, unknown> {
     ...(fingerprint === null ? {} : { dupWidth: fingerprint.width ?? 0 }),
     exifJson: exif === null ? null : JSON.stringify(exif),
     deleteTokens: new Set(deleteTokenHashes),
+    ...(holdEnds === undefined ? {} : { holds: holdEnds }),
     ...(record.expiresAtMs === null ? {} : { [TABLE_SCHEMA.ttlAttribute]: backstopTtl(record.expiresAtMs) }),
   };
 }
@@ -78,6 +79,7 @@ export function fromItem(item: Record<string, unknown>): ImageRecord {
     clientIp: read.string('clientIp'),
     fingerprint: fingerprintOf(read),
     deleteTokenHashes: read.stringSet('deleteTokens'),
+    ...holdEndsOf(item['holds']),
     ...(pdq instanceof Uint8Array ? { perceptual: perceptualOf(pdq) } : {}),
     ...(nsfwScore === null ? {} : { nsfwScore }),
     ...(item['takenDown'] === true ? { takenDown: true } : {}),
@@ -98,6 +100,17 @@ function perceptualOf(bytes: Uint8Array): NonNullable<ImageRecord['perceptual']>
   const hashes: string[] = [];
   for (let at = 1; at + 32 <= buffer.length; at += 32) hashes.push(buffer.toString('hex', at, at + 32));
   return { hashes, quality: buffer[0] ?? 0 };
+}
+
+/** The end of each hold, from the record's `holds` map: a number, or null for none (absent: a record of one hold). */
+function holdEndsOf(holds: unknown): Pick<ImageRecord, 'holdEnds'> {
+  if (typeof holds !== 'object' || holds === null) return {};
+  const holdEnds: NonNullable<ImageRecord['holdEnds']> = {};
+  for (const [hash, end] of Object.entries(holds as Record<string, unknown>)) {
+    if (end === null || typeof end === 'number') holdEnds[hash] = end;
+    else throw new Error(`the hold ${hash} ends at ${String(end)}`);
+  }
+  return { holdEnds };
 }
 
 /** The duplicate claim a record holds: `dupWidth`, or the `duplicateKey` records written before it carry. */

@@ -12,6 +12,7 @@ import type {
   DuplicateFingerprint,
   PendingUpload,
   ImageRecord,
+  Holds,
   DueRef,
   DuplicateClaim,
   CountWindow,
@@ -117,19 +118,13 @@ export interface ImageRecords {
   find(id: number): Promise<ImageRecord | undefined>;
   /** Adds one view to an active record and answers the record after it; undefined when there is none. */
   addView(id: number): Promise<ImageRecord | undefined>;
-  /** Hands out one more delete token for an active record; false when it is not active. */
-  addDeleteToken(id: number, tokenHash: string): Promise<boolean>;
   /**
-   * What a duplicate upload asks of the image it is answered with (`docs/decisions.md`, "Duplicates"): marked
-   * sensitive (the flag only rises), and an end no later than `expiresAtMs` (an expiry only comes sooner). Answers the
-   * record as it is after; undefined when there is no active record.
+   * Writes an active record's holds (`lifecycle/holds.ts`): its delete tokens become the holds' hashes, and its end
+   * `expiresAtMs` (due for the sweep then; none, out of its index), on the condition that its tokens are still exactly
+   * `readTokens` (no hold came or went since they were read). Answers the record after; undefined, writing nothing,
+   * when they are not, or it is not active.
    */
-  tighten(id: number, asked: { nsfw: boolean; expiresAtMs: number | null }): Promise<ImageRecord | undefined>;
-  /**
-   * Takes one delete token off an active record that holds others (the same image uploaded again by the same client,
-   * each answer with a link of its own); false, changing nothing, when it is the record's last token or not its own.
-   */
-  releaseDeleteToken(id: number, tokenHash: string): Promise<boolean>;
+  writeHolds(id: number, readTokens: readonly string[], holds: Holds, expiresAtMs: number | null): Promise<ImageRecord | undefined>;
 }
 
 /** The removal of images: marked, their files gone, kept for a restore, brought back, forgotten. */

@@ -181,6 +181,8 @@ export interface ImageRecord {
   fingerprint: DuplicateFingerprint | null;
   /** sha256 of every delete token handed out for this image. */
   deleteTokenHashes: string[];
+  /** The end each hold asked for, by its token's hash, once the image has had more than one (`lifecycle/holds.ts`). */
+  holdEnds?: Holds;
   /**
    * What the picture looks like (PDQ), for blocking it; absent for a picture with no hash of
    * `MIN_PDQ_QUALITY`, or a record made before hashing.
@@ -193,6 +195,13 @@ export interface ImageRecord {
   /** A removed image: restorable (`admin restore`) until then, when the record goes (`docs/operations.md`). */
   restorableUntilMs?: number;
 }
+
+/**
+ * The uploads an image was answered to, each its hold on it (`docs/rules.md`, "Duplicates" and "Delete links"): the
+ * first upload's, and one for each duplicate answered with it. A hold is its delete link's hash and the end its upload
+ * asked for (null: none). The image lives while any hold does (`lifecycle/holds.ts`).
+ */
+export type Holds = Record<string, number | null>;
 
 /** What the sweep may find due: an image (expired, or a delete left unfinished), or an upload's name claim. */
 export type DueRef = { id: number } | { name: string };

@@ -121,41 +121,45 @@ describe.each(implementations)('the image table ports, on %s', (_name, open) => 
       expect(await table.find(id + 3)).toBeUndefined();
     });
 
-    it('counts views, and hands out and takes back delete tokens of active records only', async () => {
+    it('counts views of active records only', async () => {
       const { id, name } = fresh();
       await table.saveActive(record(id, name));
       expect((await table.addView(id))?.views).toBe(1);
       expect(await table.addView(id + 3)).toBeUndefined();
-      const [first] = record(id, name).deleteTokenHashes;
-      // the last token stays: a link that would take it takes the image (markDeleting) instead
-      expect(await table.releaseDeleteToken(id, first ?? '')).toBe(false);
-      expect(await table.addDeleteToken(id, 'u'.repeat(64))).toBe(true);
-      expect(await table.releaseDeleteToken(id, 'x'.repeat(64))).toBe(false);
-      expect(await table.releaseDeleteToken(id, 'u'.repeat(64))).toBe(true);
-      expect((await table.find(id))?.deleteTokenHashes).toEqual([first]);
       await table.markTakenDown(id, 6_000);
-      expect(await table.addDeleteToken(id, 'v'.repeat(64))).toBe(false);
       expect(await table.addView(id)).toBeUndefined();
     });
 
-    it('marks an image sensitive and brings its end forward for a duplicate, never the reverse', async () => {
+    it('writes the holds of an active record and its end, only over the tokens it read', async () => {
       const { id, name } = fresh();
-      await table.saveActive({ ...record(id, name), nsfw: false, expiresAtMs: null });
-      expect(await table.tighten(id, { nsfw: false, expiresAtMs: 9_000_000 })).toMatchObject({
-        nsfw: false,
-        expiresAtMs: 9_000_000,
+      await table.saveActive({ ...record(id, name), expiresAtMs: 9_000_000 });
+      const [first = ''] = record(id, name).deleteTokenHashes;
+      const second = 'u'.repeat(64);
+      const after = await table.writeHolds(id, [first], { [first]: 9_000_000, [second]: 12_000_000 }, 12_000_000);
+      expect(after).toMatchObject({ expiresAtMs: 12_000_000, holdEnds: { [first]: 9_000_000, [second]: 12_000_000 } });
+      expect(new Set(after?.deleteTokenHashes)).toEqual(new Set([first, second]));
+      expect(await table.find(id)).toEqual(after);
+      // due for the sweep at its new end, not its old one
+      const dueAt = async (nowMs: number) =>
+        (
+          await Promise.all(
+            Array.from({ length: table.duePartitions }, (_, partition) => collect(table.dueRefs(nowMs, 50, partition))),
+          )
+        ).flat();
+      expect(await dueAt(9_000_000)).not.toContainEqual(expect.objectContaining({ id }));
+      expect(await dueAt(12_000_000)).toContainEqual(expect.objectContaining({ id }));
+      // over tokens it no longer holds exactly (one read before the second hold came): nothing written
+      expect(await table.writeHolds(id, [first], { [first]: null }, null)).toBeUndefined();
+      expect(await table.writeHolds(id, [first, 'x'.repeat(64)], { [first]: null }, null)).toBeUndefined();
+      // a hold without an end: the image has none, and leaves the sweep's index
+      expect(await table.writeHolds(id, [first, second], { [second]: null }, null)).toMatchObject({
+        deleteTokenHashes: [second],
+        expiresAtMs: null,
+        holdEnds: { [second]: null },
       });
-      expect(await table.tighten(id, { nsfw: true, expiresAtMs: 12_000_000 })).toMatchObject({
-        nsfw: true,
-        expiresAtMs: 9_000_000,
-      });
-      expect(await table.tighten(id, { nsfw: false, expiresAtMs: null })).toMatchObject({ nsfw: true, expiresAtMs: 9_000_000 });
-      expect(await table.tighten(id, { nsfw: false, expiresAtMs: 8_000_000 })).toMatchObject({ expiresAtMs: 8_000_000 });
-      // due for the sweep at its new end
-      const due = Array.from({ length: table.duePartitions }, (_, partition) => collect(table.dueRefs(8_000_000, 50, partition)));
-      expect((await Promise.all(due)).flat()).toContainEqual(expect.objectContaining({ id }));
+      expect(await dueAt(20_000_000)).not.toContainEqual(expect.objectContaining({ id }));
       await table.markTakenDown(id, 6_000);
-      expect(await table.tighten(id, { nsfw: true, expiresAtMs: null })).toBeUndefined();
+      expect(await table.writeHolds(id, [second], { [second]: null, [first]: null }, null)).toBeUndefined();
     });
 
     it('marks a record being deleted by a link it holds; the same mark again (retried) counts too', async () => {

@@ -193,7 +193,7 @@ describe('npm run admin (local service)', () => {
     expect(rows[0]).toBe(`image        ${image.id_encoded} ${image.url_viewer}`);
     expect(rows).toContain('status       active');
     expect(rows.filter((row) => row.startsWith('file         images/'))).toHaveLength(3);
-    expect(rows).toContain('delete links 1 issued, unused');
+    expect(rows).toContain('delete links 1 issued, unused; their uploads end never');
     expect(rows).toContain('reports      1 report (spam 1)');
     expect(rows).toContain('             "ads"');
     expect(rows.find((row) => row.startsWith('pdq'))).toMatch(/^pdq {10}[0-9a-f]{64}(, [0-9a-f]{64})? \(quality \d+\)$/);

@@ -53,22 +53,48 @@ describe('duplicates', () => {
     expect(await service.objectKeys()).toHaveLength(3);
   });
 
-  it('marks the stored image sensitive, and brings its end forward, when a duplicate asks so; never the reverse', async () => {
+  it("gives a duplicate a hold of its own: its end keeps the image no longer than the others', its flag marks nothing", async () => {
     const service = await createTestService();
     const bytes = await makePng(34, 22);
+    const record = async () => (await service.items('IMG#'))[0];
     const first = jsonBody(await upload(service, bytes, { title: 'first title' })).image;
     expect([first['nsfw'], first['expiration_date_gmt']]).toEqual(['0', null]);
-    const marked = jsonBody(await upload(service, bytes, { nsfw: '1', expiration: 'PT1H', title: 'second title' })).image;
-    expect(marked).toMatchObject({ id_encoded: first['id_encoded'], nsfw: '1', title: 'first title' });
-    const endsAt = Date.parse(marked['expiration_date_gmt'] as string);
-    expect(endsAt - Date.now()).toBeGreaterThan(59 * 60_000);
-    expect(endsAt - Date.now()).toBeLessThanOrEqual(60 * 60_000);
-    // a later duplicate without the flag, or with a later end, changes neither
-    const again = jsonBody(await upload(service, bytes, { nsfw: '0', expiration: 'P1D' })).image;
-    expect([again['nsfw'], again['expiration_date_gmt']]).toEqual(['1', marked['expiration_date_gmt']]);
-    // the viewer page blurs it now
+    // another person behind the same address, with the file's URL, asks it marked and gone in five minutes: the first
+    // upload's image is neither (it had no end, and keeps none)
+    const second = jsonBody(await upload(service, bytes, { nsfw: '1', expiration: 'PT5M', title: 'second title' })).image;
+    expect(second).toMatchObject({ id_encoded: first['id_encoded'], nsfw: '0', title: 'first title', expiration_date_gmt: null });
+    expect(await record()).toMatchObject({ nsfw: false, expiresAtMs: null });
     const page = await service.send(new Request(String(first['url_viewer'])));
-    expect(page.body).toContain('<label class="sensitive">');
+    expect(page.body).not.toContain('<label class="sensitive">');
+    // once the first upload is deleted, the image is the second's alone: it ends when that one asked
+    const released = await service.send(new Request(String(first['delete_url']), { method: 'POST' }));
+    expect(released.body).toContain('stays online until that upload is deleted too');
+    const endsAt = (await record())?.['expiresAtMs'] as number;
+    expect(endsAt - Date.now()).toBeGreaterThan(4 * 60_000);
+    expect(endsAt - Date.now()).toBeLessThanOrEqual(5 * 60_000);
+    expect((await service.send(new Request(String(second['url_viewer'])))).statusCode).toBe(200);
+  });
+
+  it('keeps an image with an end until the latest hold ends, and ends it with the last hold left', async () => {
+    const service = await createTestService();
+    const bytes = await makePng(36, 22);
+    const hour = jsonBody(await upload(service, bytes, { expiration: 'PT1H' })).image;
+    const endOf = (image: Record<string, unknown>) => Date.parse(String(image['expiration_date_gmt']));
+    // a sooner end takes nothing from the first upload's hour; a later one keeps the image for the day
+    const minutes = jsonBody(await upload(service, bytes, { expiration: 'PT5M' })).image;
+    expect(minutes['expiration_date_gmt']).toBe(hour['expiration_date_gmt']);
+    const day = jsonBody(await upload(service, bytes, { expiration: 'P1D' })).image;
+    expect(endOf(day) - endOf(hour)).toBeGreaterThan(22 * 3_600_000);
+    // the day's upload deleted: the hour's is the latest left
+    await service.send(new Request(String(day['delete_url']), { method: 'POST' }));
+    // (the answer's date is to the second)
+    expect(Math.floor(((await service.items('IMG#'))[0]?.['expiresAtMs'] as number) / 1000) * 1000).toBe(endOf(hour));
+    // then the other two: the image goes with the last
+    await service.send(new Request(String(hour['delete_url']), { method: 'POST' }));
+    expect(await activeRecords(service)).toBe(1);
+    const gone = await service.send(new Request(String(minutes['delete_url']), { method: 'POST' }));
+    expect(gone.body).not.toContain('stays online');
+    expect(await activeRecords(service)).toBe(0);
   });
 
   it('keeps the image for the duplicate when the first uploader deletes theirs, and says so on the page', async () => {

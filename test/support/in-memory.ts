@@ -13,6 +13,7 @@ import type {
   DuplicateClaim,
   DuplicateFingerprint,
   DuplicateIndex,
+  Holds,
   ImageRecord,
   ImageTable,
   ObjectStore,
@@ -195,30 +196,22 @@ export class InMemoryImageRepository implements ImageTable {
     return structuredClone(record);
   }
 
-  async addDeleteToken(id: number, tokenHash: string): Promise<boolean> {
-    this.log.record('images.addDeleteToken');
+  async writeHolds(
+    id: number,
+    readTokens: readonly string[],
+    holds: Holds,
+    expiresAtMs: number | null,
+  ): Promise<ImageRecord | undefined> {
+    this.log.record('images.writeHolds');
     const record = this.records.get(id);
-    if (record?.status !== 'active') return false;
-    record.deleteTokenHashes.push(tokenHash);
-    return true;
-  }
-
-  async tighten(id: number, asked: { nsfw: boolean; expiresAtMs: number | null }): Promise<ImageRecord | undefined> {
-    this.log.record('images.tighten');
-    const record = this.records.get(id);
-    if (record?.status !== 'active') return undefined;
-    if (asked.nsfw) record.nsfw = true;
-    if (asked.expiresAtMs !== null && (record.expiresAtMs === null || asked.expiresAtMs < record.expiresAtMs))
-      record.expiresAtMs = asked.expiresAtMs;
+    const tokens = record?.deleteTokenHashes ?? [];
+    const same = tokens.length === readTokens.length && readTokens.every((hash) => tokens.includes(hash));
+    if (record?.status !== 'active' || !same) return undefined;
+    if (Object.keys(holds).length === 0) throw new Error('an image holds at least one delete token');
+    record.deleteTokenHashes = Object.keys(holds);
+    record.holdEnds = { ...holds };
+    record.expiresAtMs = expiresAtMs;
     return structuredClone(record);
-  }
-
-  async releaseDeleteToken(id: number, tokenHash: string): Promise<boolean> {
-    const record = this.records.get(id);
-    if (record?.status !== 'active' || record.deleteTokenHashes.length < 2 || !record.deleteTokenHashes.includes(tokenHash))
-      return false;
-    record.deleteTokenHashes = record.deleteTokenHashes.filter((hash) => hash !== tokenHash);
-    return true;
   }
 
   async markDeleting(id: number, tokenHash: string, nowMs: number): Promise<boolean> {

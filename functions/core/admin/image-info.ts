@@ -1,3 +1,4 @@
+import { holdsOf } from '../lifecycle/holds';
 import type { IdCodecs } from '../id-codec';
 import { viewerUrl } from '../links';
 import type { ImageRecord, Report, ReportList, StoredFile } from '../ports';
@@ -33,6 +34,8 @@ export interface ImageInfo {
   pdq: { hashes: string[]; quality: number | null };
   /** Delete links handed out (one per upload answered with it) and not used. */
   deleteLinks: number;
+  /** The end each of those uploads asked for, soonest first, null (none) last: the image ends with the latest. */
+  holdEnds: Array<number | null>;
   /** Viewers' reports of it, by reason, with their notes, newest first. */
   reports: { count: number; reasons: Record<string, number>; notes: string[] };
 }
@@ -63,6 +66,7 @@ export async function imageInfo(deps: InfoDeps, record: ImageRecord): Promise<Im
     md5: { uploaded: record.sourceMd5, stored: record.original.md5 },
     pdq: { hashes: record.perceptual?.hashes ?? [], quality: record.perceptual?.quality ?? null },
     deleteLinks: record.deleteTokenHashes.length,
+    holdEnds: Object.values(holdsOf(record)).sort((a, b) => (a ?? Infinity) - (b ?? Infinity)),
     reports: { count, reasons, notes },
   };
 }

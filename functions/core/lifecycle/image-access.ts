@@ -1,4 +1,5 @@
 import { deleteTokens } from '../delete-tokens';
+import { changeHolds } from './holds';
 import { ServiceError } from '../errors';
 import type { IdCodecs } from '../id-codec';
 import { toImageView, type ImageView } from './image-view';
@@ -8,7 +9,7 @@ import { removeFiles, type RemovalDeps } from './remove-image';
 
 /** No CDN purger: a delete link's purge is the sweep's, batched with the others of its run (`planPurge`). */
 export interface ImageAccessDeps extends Omit<RemovalDeps, 'purger' | 'images'> {
-  images: Pick<ImageRecords, 'find' | 'addView' | 'releaseDeleteToken'> & Pick<ImageRemovals, 'markDeleting'>;
+  images: Pick<ImageRecords, 'find' | 'addView' | 'writeHolds'> & Pick<ImageRemovals, 'markDeleting'>;
   clock: Clock;
   codecs: IdCodecs;
   publicUrl: string;
@@ -39,18 +40,28 @@ export class ImageAccess {
 
   /**
    * What a valid delete link asks. An image is held by every upload answered with it: the first, and each duplicate
-   * answered with it (same bytes, same client, within a day), each with a delete link of its own. A link takes its own
-   * upload away; the image goes (its three objects, its duplicate entry, its record) when the last of them does, so
-   * one person behind a shared address cannot delete another's upload. Answers which of the two happened.
+   * answered with it (same bytes, same client, within a day), each with a delete link of its own (`holds.ts`). A link
+   * takes its own upload away; the image goes (its three objects, its duplicate entry, its record) when no other hold
+   * is left whose time is not up, so one person behind a shared address cannot delete another's upload, and the image
+   * ends when the latest of those left does. Answers which of the two happened.
    * The files go at once; their cached copies at the CDN go with the next sweep run, which purges every removal of
    * the run together within its budget of paths (what one client's deletes can cost is bounded: docs/deployment.md),
    * then forgets the record.
    */
   async delete(idEncoded: string, token: string): Promise<'deleted' | 'released'> {
     const { record, tokenHash } = await this.deletableRecord(idEncoded, token);
-    if (await this.deps.images.releaseDeleteToken(record.id, tokenHash)) return 'released';
+    const nowMs = this.deps.clock.nowMs();
+    let last = false;
+    const after = await changeHolds(this.deps.images, record, (holds) => {
+      // gone already: this link's release met by its retry
+      if (!(tokenHash in holds)) return undefined;
+      const { [tokenHash]: _released, ...others } = holds;
+      last = !Object.values(others).some((end) => end === null || end > nowMs);
+      return last ? undefined : others;
+    });
+    if (after && !last) return 'released';
     // From here the image answers 404, and is due: the sweep purges it and finishes the removal.
-    if (!(await this.deps.images.markDeleting(record.id, tokenHash, this.deps.clock.nowMs()))) throw notFound();
+    if (!(await this.deps.images.markDeleting(record.id, tokenHash, nowMs))) throw notFound();
     await removeFiles(this.deps, record);
     return 'deleted';
   }

@@ -1,9 +1,9 @@
 import { deleteTokens } from '../delete-tokens';
 import { DependencyError, ServiceError } from '../errors';
 import type { DuplicateGuard, HeldClaim } from './duplicate-guard';
+import { FilePuts } from './file-puts';
 import type { FloodGuard, FloodReservation } from '../flood';
 import { formatDateFolder } from '../formatting';
-import { md5Hex } from '../hashes';
 import type { IdCodecs, IdScheme } from '../id-codec';
 import type { NameClaimer } from './name-claimer';
 import { baseNameOf } from './naming';
@@ -20,18 +20,16 @@ import type {
   ProcessedImage,
   RandomSource,
 } from '../ports';
-import { fileKeys } from '../lifecycle/remove-image';
-import { awaitedLater, settled } from '../settle';
+import { changeHolds } from '../lifecycle/holds';
 import type { Claims } from './upload-record';
 import type { UploadOptions } from './upload-source';
 
-const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const NAME_SUFFIX_HEX_CHARS = 16;
 /** Random ids drawn before giving up: a second draw is needed once in 2^53 / (images stored) uploads. */
 const ID_ATTEMPTS = 3;
 
 export interface UploadAttemptDeps {
-  images: Pick<ImageRecords, 'allocateId' | 'addDeleteToken' | 'tighten' | 'saveActive' | 'find'> &
+  images: Pick<ImageRecords, 'allocateId' | 'writeHolds' | 'saveActive' | 'find'> &
     Pick<ImageRemovals, 'remove'> &
     Pick<NameClaims, 'settleName'>;
   objects: ObjectStore;
@@ -82,7 +80,7 @@ export class UploadAttempt {
   /** The name claimed, recording the upload as pending. */
   private pending: { name: string; keys: ImageKeys } | undefined;
   /** The original's put, then the renditions': each waited for before anything is taken back. */
-  private readonly puts: Array<Promise<void>> = [];
+  private readonly files: FilePuts;
   /** The image's record, once its write was tried. */
   private saved: ImageRecord | undefined;
   /**
@@ -96,7 +94,9 @@ export class UploadAttempt {
     private readonly clientIp: string,
     /** When the upload came: its record's creation time, its folder's date, its flood windows. */
     readonly nowMs: number,
-  ) {}
+  ) {
+    this.files = new FilePuts(deps);
+  }
 
   /** Starts taking the client's flood slot (step 1). */
   takeSlot(): void {
@@ -164,17 +164,17 @@ export class UploadAttempt {
   /** Puts the original once its bytes and md5 are known and the slot has room (step 3). */
   putOriginal(key: string, original: Promise<{ image: EncodedImage; md5: string }>): void {
     const room = this.slot?.room ?? Promise.reject(new Error('no flood slot is being taken'));
-    this.puts.push(awaitedLater(Promise.all([original, room]).then(([{ image, md5 }]) => this.put(key, image, md5))));
+    this.files.original(key, original, room);
   }
 
   /** Puts the renditions (step 3), before the record is made; `write` waits for them. The name claim names them. */
   putRenditions(keys: ImageKeys, files: Pick<ProcessedImage, 'thumb' | 'medium'>): void {
-    this.puts.push(awaitedLater(this.put(keys.thumb, files.thumb)), awaitedLater(this.put(keys.medium, files.medium)));
+    this.files.renditions(keys, files);
   }
 
   /** Writes the record while the files' puts end (step 4); once both are done, the upload is stored (step 5). */
   async write(record: ImageRecord): Promise<void> {
-    const [put, saved] = await Promise.allSettled([this.putFiles(record), this.save(record)]);
+    const [put, saved] = await Promise.allSettled([this.files.done(record), this.save(record)]);
     this.saved = record;
     if (saved.status === 'rejected') this.saveUnknown = true;
     if (put.status === 'rejected') throw put.reason;
@@ -201,7 +201,7 @@ export class UploadAttempt {
     const { pending, saved, saveUnknown } = this;
     if (pending) {
       steps.push(
-        Promise.all(this.puts.map(settled)).then(async () => {
+        this.files.ended().then(async () => {
           // A record written alongside files that failed goes first. Should that fail, the name claim stays pending
           // (naming the files): the sweep then finds the record with a file missing and removes them both.
           if (saved && (!saveUnknown || (await this.isSaved(saved)))) await this.deps.images.remove(saved.id);
@@ -235,21 +235,18 @@ export class UploadAttempt {
   }
 
   /**
-   * The existing image with a delete link of its own for this request, marked sensitive and ending sooner when this
-   * upload asks so (never the reverse); undefined when it was deleted in the meantime. Its title and description stay
-   * the first upload's.
+   * The existing image with a hold of its own for this request (`holds.ts`): a delete link, and the end this upload
+   * asks for, which keeps the image at least that long (and no longer: its other holds have their own ends); undefined
+   * when it was deleted in the meantime. Its title, description and sensitive mark stay the first upload's: they are
+   * the image's, and only an operator changes another's picture (`docs/rules.md`).
    */
   private async answerDuplicate(
     existing: ImageRecord,
     options: UploadOptions,
   ): Promise<{ record: ImageRecord; deleteToken: string } | undefined> {
     const token = deleteTokens.make(this.deps.random);
-    if (!(await this.deps.images.addDeleteToken(existing.id, token.hash))) return undefined;
-    const askedEndMs = options.expirationSeconds === undefined ? null : this.nowMs + options.expirationSeconds * 1000;
-    // only what raises it is written: a flag it has, or an end no sooner than its own, costs no write
-    const sooner = askedEndMs !== null && (existing.expiresAtMs === null || askedEndMs < existing.expiresAtMs);
-    const raise = { nsfw: options.nsfw && !existing.nsfw, expiresAtMs: sooner ? askedEndMs : null };
-    const shown = raise.nsfw || raise.expiresAtMs !== null ? await this.deps.images.tighten(existing.id, raise) : existing;
+    const endsAtMs = options.expirationSeconds === undefined ? null : this.nowMs + options.expirationSeconds * 1000;
+    const shown = await changeHolds(this.deps.images, existing, (holds) => ({ ...holds, [token.hash]: endsAtMs }));
     return shown ? { record: shown, deleteToken: token.token } : undefined;
   }
 
@@ -258,29 +255,6 @@ export class UploadAttempt {
     if (!this.pending) return;
     await this.discard(this.pending);
     this.pending = undefined;
-  }
-
-  /** Waits for the three files' puts, all under way by now. */
-  private async putFiles(record: ImageRecord): Promise<void> {
-    if (this.puts.length !== 3) throw new Error('the files are put before the record is written');
-    // Every put is waited for, failed or not: a take-back that ran while a put was still in flight would leave the
-    // object that put wrote afterwards behind.
-    const puts = await Promise.allSettled(this.puts);
-    // in the order of the puts: the original's, then the renditions'
-    const failedKeys = fileKeys(record).filter((_key, index) => puts[index]?.status === 'rejected');
-    const failed = puts.find((put): put is PromiseRejectedResult => put.status === 'rejected');
-    if (!failed) return;
-    // A put answered as failed may have stored its file all the same (`docs/reliability.md`, "Lost answers"), and a
-    // waiting duplicate may have seen it there and answered this image already. S3 stores an object whole or not at
-    // all, so a file that is there is written: the upload goes on instead of taking it back.
-    if (await this.deps.objects.exist(failedKeys).catch(() => false)) {
-      this.deps.logger.warn('a put answered as failed had stored its file; the upload goes on', {
-        keys: failedKeys,
-        error: failed.reason,
-      });
-      return;
-    }
-    throw failed.reason;
   }
 
   /** Whether this record is in the table (under its id, naming its original: no other upload's can). */
@@ -296,11 +270,5 @@ export class UploadAttempt {
     } catch (cleanupError) {
       this.deps.logger.warn('cleanup of a failed upload left a pending name claim for the sweep', { name, cleanupError });
     }
-  }
-
-  /** Puts a file; the md5 of a rendition (tens of kilobytes) is computed here, the original's is known. */
-  private put(key: string, image: EncodedImage, md5 = md5Hex(image.bytes)): Promise<void> {
-    const object = { key, body: image.bytes, contentType: image.mime, cacheControl: IMMUTABLE_CACHE_CONTROL, md5 };
-    return this.deps.objects.put(object);
   }
 }

@@ -364,13 +364,16 @@ describe('UploadService: duplicates and ids', () => {
     expect(pending.map((claim) => claim.imageId)).toEqual([records()[0]?.id]);
   });
 
-  it('marks a duplicate sensitive when it says so, never the reverse', async () => {
-    const { upload, records } = serviceUnderTest();
-    await upload();
-    expect((await upload({ nsfw: '1' })).nsfw).toBe('1');
-    expect((await upload({ nsfw: '0' })).nsfw).toBe('1');
-    expect(records()).toHaveLength(1);
-    expect(records()[0]?.nsfw).toBe(true);
+  it("keeps the first upload's sensitive mark: a duplicate neither sets nor clears it", async () => {
+    const plain = serviceUnderTest();
+    await plain.upload();
+    expect((await plain.upload({ nsfw: '1' })).nsfw).toBe('0');
+    expect(plain.records()[0]?.nsfw).toBe(false);
+    const marked = serviceUnderTest();
+    await marked.upload({ nsfw: '1' });
+    expect((await marked.upload({ nsfw: '0' })).nsfw).toBe('1');
+    expect(marked.records()).toHaveLength(1);
+    expect(marked.records()[0]?.nsfw).toBe(true);
   });
 
   it('draws another id when the one drawn is taken, and points its duplicate claim at it', async () => {
