@@ -23,7 +23,8 @@ import { isWebAddress, takeShared } from './share-target';
 interface Row {
   id: number;
   source: Source;
-  state: 'ready' | 'queued' | 'uploading' | 'done' | 'failed';
+  /** `held`: shared from another app, waiting for the person to confirm it is theirs (its own button). */
+  state: 'held' | 'ready' | 'queued' | 'uploading' | 'done' | 'failed';
   options: Options | undefined;
   item: HTMLLIElement;
   progress: HTMLProgressElement;
@@ -44,7 +45,6 @@ const urlField = element<HTMLInputElement>('source-url');
 filesField.multiple = true;
 const rows = element<HTMLOListElement>('rows');
 const announcer = element<HTMLParagraphElement>('announce');
-const uploadButton = element<HTMLButtonElement>('upload-button');
 const all: Row[] = [];
 let active = 0;
 
@@ -66,15 +66,16 @@ function addSources(sources: Source[], shared = false): void {
     const head = make('p', { class: 'row-name' }, name);
     if (source.kind === 'file') head.append(make('span', { class: 'muted' }, ` ${formatBytes(source.file.size)}`));
     const progress = make('progress', { max: '1', value: '0', 'aria-label': `Upload of ${name}` });
-    const status = make('p', { class: 'row-status' }, 'Ready');
+    const status = make('p', { class: 'row-status' }, shared ? 'Not uploaded: shared from another app' : 'Ready');
     const retry = make('button', { type: 'button', class: 'retry', 'aria-label': `Retry ${name}` }, 'Retry');
     retry.hidden = true;
     item.append(head);
-    // anyone's page can post to the share target: what came that way says so, to be looked at before Upload
+    // anyone's page can post to the share target: what came that way says so, and goes only by its own button
     if (shared) item.append(make('p', { class: 'row-shared' }, 'Shared from another app: check it is yours before you upload.'));
     item.append(progress, status, retry);
     rows.append(item);
-    const row: Row = { id, source, state: 'ready', options: undefined, item, progress, status, retry };
+    const row: Row = { id, source, state: shared ? 'held' : 'ready', options: undefined, item, progress, status, retry };
+    if (shared) item.append(confirmButton(row, name));
     retry.addEventListener('click', () => {
       if (!keyReady()) return;
       key.keep();
@@ -83,7 +84,27 @@ function addSources(sources: Source[], shared = false): void {
     all.push(row);
   }
   const ready = all.filter((row) => row.state === 'ready').length;
-  if (sources.length > 0) announce(`${ready} ${ready === 1 ? 'picture' : 'pictures'} ready: press Upload.`);
+  if (sources.length > 0 && !shared) announce(`${ready} ${ready === 1 ? 'picture' : 'pictures'} ready: press Upload.`);
+}
+
+/**
+ * A shared row's own button, the one press that uploads it: Upload does not take it, and no focus lands on it, so
+ * that the typing of someone on another site's page that posted to the share target cannot send it (`docs/pages.md`).
+ */
+function confirmButton(row: Row, name: string): HTMLButtonElement {
+  const button = make(
+    'button',
+    { type: 'button', class: 'confirm', 'aria-label': `It is mine: upload it (${name})` },
+    'It is mine: upload it',
+  );
+  button.addEventListener('click', () => {
+    if (!keyReady()) return;
+    key.keep();
+    button.remove();
+    row.options = currentOptions();
+    queue([row]);
+  });
+  return button;
 }
 
 function files(list: FileList | null | undefined): Source[] {
@@ -174,10 +195,13 @@ form.addEventListener('submit', (event) => {
   const ready = all.filter((row) => row.state === 'ready');
   if (ready.length === 0) {
     const busy = all.some((row) => row.state === 'queued' || row.state === 'uploading');
+    const held = all.some((row) => row.state === 'held');
     announce(
       busy
         ? 'Nothing new to upload: the pictures listed are on their way.'
-        : 'Choose, drop or paste pictures first, or give a URL.',
+        : held
+          ? 'A shared picture goes only by its own button: press "It is mine: upload it" on each that is yours.'
+          : 'Choose, drop or paste pictures first, or give a URL.',
     );
     return;
   }
@@ -280,8 +304,10 @@ async function listShared(batch: string): Promise<void> {
     return;
   }
   addSources(shared.sources, true);
-  announce(`${shared.sources.length} shared: check them, then press Upload.`);
-  uploadButton.focus();
+  // no focus on anything that uploads: the page may have been opened by another site's form
+  announce(
+    `${shared.sources.length} shared from another app: check each, and upload the ones that are yours with their own button.`,
+  );
 }
 
 const key = keyStore(keyField, remember, forget, announce);

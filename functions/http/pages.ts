@@ -61,6 +61,7 @@ button.primary{background:var(--link);border-color:var(--link);color:var(--bg);f
 .row p{margin:.25rem 0}
 .row progress{width:100%}
 .row-status.failed{color:var(--error)}
+.row-shared{font-weight:600}
 .result{display:grid;gap:.5rem 1rem;margin-top:.5rem;grid-template-columns:auto 1fr;align-items:start}
 .result .thumb img{display:block;max-width:160px;height:auto;border-radius:4px}
 .result .embed{grid-column:1/-1}

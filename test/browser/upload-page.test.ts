@@ -393,13 +393,26 @@ describe('the upload page in a browser', () => {
       expect.stringMatching(/^shared-2\.png /),
       picturesUrl,
     ]);
-    // listed, not sent, and marked: any site can post to a share target, so the operator looks, then presses Upload
-    expect(await page.locator('.row-status').allTextContents()).toEqual(['Ready', 'Ready', 'Ready']);
+    // listed, not sent, and marked: any site can post to a share target, so each goes only by its own button, and
+    // no focus lands on anything that uploads (the typing of someone on the site that posted would press it)
+    const held = 'Not uploaded: shared from another app';
+    expect(await page.locator('.row-status').allTextContents()).toEqual([held, held, held]);
     expect(await page.locator('.row .row-shared').count()).toBe(3);
-    expect(await page.locator('#announce').textContent()).toBe('3 shared: check them, then press Upload.');
+    expect(await page.locator('#announce').textContent()).toBe(
+      '3 shared from another app: check each, and upload the ones that are yours with their own button.',
+    );
+    expect(await page.evaluate('document.activeElement === document.body')).toBe(true);
     expect(await page.locator('#api-key').inputValue()).toBe(API_KEY);
+    for (const key of ['Enter', ' ', 'Tab', 'Enter']) await page.keyboard.press(key);
+    // nor does Upload take them, the shared URL included: it is shown to be looked at, not fetched
     await page.click('#upload-button');
+    expect(await page.locator('#announce').textContent()).toBe(
+      'A shared picture goes only by its own button: press "It is mine: upload it" on each that is yours.',
+    );
+    expect(await page.locator('.row-status').allTextContents()).toEqual([held, held, held]);
+    for (const row of [1, 2, 3]) await page.click(`#row-${row} .confirm`);
     expect(await settledStatuses(page, 3)).toEqual(['Uploaded', 'Uploaded', 'Uploaded']);
+    expect(await page.locator('.row .confirm').count()).toBe(0);
     expect(problems).toEqual([]);
     await context.close();
     rmSync(profile, { recursive: true, force: true });
