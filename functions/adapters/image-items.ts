@@ -108,7 +108,7 @@ function holdEndsOf(holds: unknown): Pick<ImageRecord, 'holdEnds'> {
   const holdEnds: NonNullable<ImageRecord['holdEnds']> = {};
   for (const [hash, end] of Object.entries(holds as Record<string, unknown>)) {
     if (end === null || typeof end === 'number') holdEnds[hash] = end;
-    else throw new Error(`the hold ${hash} ends at ${String(end)}`);
+    else throw new Error(`the hold ${hash} ends at ${JSON.stringify(end)}`);
   }
   return { holdEnds };
 }

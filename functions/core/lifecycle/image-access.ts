@@ -55,7 +55,7 @@ export class ImageAccess {
     const after = await changeHolds(this.deps.images, record, (holds) => {
       // gone already: this link's release met by its retry
       if (!(tokenHash in holds)) return undefined;
-      const { [tokenHash]: _released, ...others } = holds;
+      const others = Object.fromEntries(Object.entries(holds).filter(([hash]) => hash !== tokenHash));
       last = !Object.values(others).some((end) => end === null || end > nowMs);
       return last ? undefined : others;
     });
