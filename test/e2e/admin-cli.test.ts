@@ -62,6 +62,32 @@ describe('npm run admin (local service)', () => {
     ]);
   });
 
+  it("blocks a takedown's picture by a batch a part, which blocks and unblock name; lifted whole, they go", async () => {
+    const image = await upload(21, await makePhoto(21, 320, 240));
+    const done = admin('takedown', image.id_encoded, '--block');
+    expect([done.status, done.stderr]).toEqual([0, '']);
+    // its own hashes, then its crops': two batches, named by the image and the part
+    const listed = JSON.parse(admin('blocks', '--json').stdout) as {
+      pictures: Array<{ id: number; reason: string; count: number }>;
+    };
+    expect(listed.pictures.map((batch) => batch.reason)).toEqual([
+      `taken down: ${image.id_encoded}`,
+      `taken down: ${image.id_encoded}, its crops`,
+    ]);
+    const [, crops] = listed.pictures;
+    expect(crops?.count).toBeGreaterThan(10);
+    const blocks = admin('blocks').stdout;
+    expect(blocks).toContain(`\ttaken down: ${image.id_encoded}, its crops\n`);
+    // a hash of its own lifted: the rest of the takedown, by batch, still blocks the picture
+    const hash = /blocked its picture \(PDQ ([0-9a-f]{64})/.exec(done.stdout)?.[1];
+    const lifted = admin('unblock', hash ?? '');
+    expect(lifted.stdout).toContain(
+      `the rest of its takedown still blocks that picture, by batch ${crops?.id} (taken down: ${image.id_encoded}, its crops): ${crops?.count} more`,
+    );
+    for (const batch of listed.pictures) admin('unblock', String(batch.id));
+    expect(admin('blocks').stdout).toContain('blocked pictures: 0, in 0 batches');
+  });
+
   it('bans and unbans a range, lists the bans, and refuses a bad range', () => {
     expect(admin('ban', '203.0.113.0/24', '--for', '2h').stdout).toMatch(/^banned 203\.0\.113\.0\/24 until \d{4}-\d\d-\d\d /);
     expect(admin('bans').stdout).toMatch(/^range\tuntil\n203\.0\.113\.0\/24\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\n$/);

@@ -268,11 +268,15 @@ describe('npm run admin: takedown --block holds for the picture, not only the by
     expect(await sent(service, photo, 'photo.jpg')).toEqual({ status: 200, code: 0 });
     const admin = adminOf(service);
     const [listed] = await admin.list({ sinceMs: 0, limit: 1 });
-    const [own = ''] = (await admin.takedown(listed?.idEncoded ?? '', { block: true })).blockedPictures;
-    const [batch] = (await admin.blocks.list()).pictures;
+    const id = listed?.idEncoded ?? '';
+    const [own = ''] = (await admin.takedown(id, { block: true })).blockedPictures;
+    // a batch a part: its own hash, its crops'
+    const batches = (await admin.blocks.list()).pictures;
+    expect(batches.map(({ reason }) => reason)).toEqual([`taken down: ${id}`, `taken down: ${id}, its crops`]);
+    const batch = batches[1];
     const lifted = await admin.blocks.unblock(own);
     expect(lifted).toBe(
-      `the picture of PDQ hash ${own}; batch ${batch?.id} (${batch?.reason}) still blocks that picture by ${(batch?.count ?? 0) - 1} more hashes (of its crops): unblock ${batch?.id} lifts them`,
+      `the picture of PDQ hash ${own}; the rest of its takedown still blocks that picture, by batch ${batch?.id} (taken down: ${id}, its crops): ${batch?.count} more; unblock ${batch?.id} lifts them`,
     );
     // a copy of other bytes is still refused by the hashes of its crops, until the batch is lifted
     const copy = await sharp(photo).jpeg({ quality: 55 }).toBuffer();
@@ -498,6 +502,11 @@ describe('npm run admin: a blocked picture laid inside another', () => {
     const [listed] = await adminOf(service).list({ sinceMs: 0, limit: 1 });
     const done = await adminOf(service).takedown(listed?.idEncoded ?? '', { block: true, inside: true });
     expect(done.blockedInside).toBeGreaterThan(0);
+    // the pictures inside it in a batch of their own, which `blocks` names and `unblock` lifts alone
+    const inside = (await adminOf(service).blocks.list()).pictures.find(
+      ({ reason }) => reason === `taken down: ${done.idEncoded}, pictures inside it`,
+    );
+    expect(inside?.count).toBeGreaterThan(0);
     expect(await sent(service, photo, 'alone.jpg')).toEqual({ status: 403, code: 151 });
     // the blocked side keeps the pictures inside it turned and mirrored; an upload's are compared as they are
     const mirrored = await sharp(photo).flop().toBuffer();

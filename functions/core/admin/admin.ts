@@ -1,5 +1,5 @@
 import { AdminError } from './admin-error';
-import { BlockAdmin, type BlockAdminDeps } from './block-admin';
+import { BlockAdmin, TAKEDOWN_PART, takedownReason, type BlockAdminDeps } from './block-admin';
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from '../daily-stats';
 import type { IdCodecs } from '../id-codec';
 import { imageInfo, type ImageInfo } from './image-info';
@@ -139,8 +139,14 @@ export class Admin {
     }
     // blocked once everything is down: a block that fails leaves nothing online (the error names what to import)
     const blockedPictures = options.block ? comparableHashes(record.perceptual) : [];
-    const added = [...parts.crops, ...parts.inside];
-    if (options.block) await this.block(fingerprints, [...blockedPictures, ...added], `taken down: ${idEncoded}`);
+    // each part its own batch, so that `blocks` says which hashes came from which part, and one lifts alone
+    const reason = takedownReason(idEncoded);
+    const batches = [
+      { hashes: blockedPictures, reason },
+      { hashes: parts.crops, reason: `${reason}, ${TAKEDOWN_PART.crops}` },
+      { hashes: parts.inside, reason: `${reason}, ${TAKEDOWN_PART.inside}` },
+    ];
+    if (options.block) await this.block(fingerprints, batches, reason);
     // a takedown keeps nothing: the versions the bucket keeps for a restore go last, once all is down and blocked
     await this.purgeVersions(removed.flatMap((one) => one.files));
     return {
@@ -179,12 +185,17 @@ export class Admin {
     }
   }
 
-  /** Blocks an image's bytes and picture, so that the same bytes, and an edited copy, are refused. */
-  private async block(fingerprints: string[], pictures: string[], reason: string): Promise<void> {
+  /** Blocks an image's bytes and picture (by batches of hashes), so that the same bytes, and an edited copy, are refused. */
+  private async block(
+    fingerprints: string[],
+    batches: Array<{ hashes: string[]; reason: string }>,
+    reason: string,
+  ): Promise<void> {
+    const pictures = batches.flatMap((batch) => batch.hashes);
     try {
       const nowMs = this.deps.clock.nowMs();
       for (const md5 of fingerprints) await this.deps.moderation.block(md5, reason, nowMs);
-      if (pictures.length > 0) await this.blocks.addPictures(pictures, reason);
+      if (pictures.length > 0) await this.blocks.addPictureBatches(batches);
     } catch (cause) {
       // one a line, as `block-hashes import` reads them
       const hashes = pictures.length > 0 ? `; to block its picture, import these PDQ hashes:\n${pictures.join('\n')}` : '';

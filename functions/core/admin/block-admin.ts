@@ -52,6 +52,11 @@ function readList(text: string, done: 'blocked' | 'lifted'): { hashes: string[];
   return list;
 }
 
+/** How a takedown's batches are named: `taken down: ID` (its own hashes), then `taken down: ID, its crops`, and so on. */
+const TAKEDOWN = 'taken down: ';
+export const takedownReason = (idEncoded: string): string => `${TAKEDOWN}${idEncoded}`;
+export const TAKEDOWN_PART = { crops: 'its crops', inside: 'pictures inside it' } as const;
+
 /** Tries of a change that another change overtook: each starts again from the list stored then. */
 const CHANGE_TRIES = 3;
 
@@ -94,12 +99,28 @@ export class BlockAdmin {
 
   /** Blocks pictures by their hashes, as one batch; how many were not blocked already. */
   addPictures(hashes: readonly string[], reason: string): Promise<number> {
+    return this.addPictureBatches([{ hashes, reason }]);
+  }
+
+  /**
+   * Blocks pictures by batches of hashes (a takedown's: its own, its crops', the pictures' inside it), in one change
+   * of the list, each batch its own (a hash held already stays in its batch; a batch of nothing new is none); how many
+   * were not blocked already.
+   */
+  addPictureBatches(batches: ReadonlyArray<{ hashes: readonly string[]; reason: string }>): Promise<number> {
     const nowMs = this.deps.clock.nowMs();
     return this.change((list) => {
-      const { list: next, added } = withBatch(list, hashes, reason, nowMs);
+      let next = list;
+      let count = 0;
+      for (const { hashes, reason } of batches) {
+        if (hashes.length === 0) continue;
+        const { list: more, added } = withBatch(next, hashes, reason, nowMs);
+        next = more;
+        count += added;
+      }
       if (blockedCount(next) > MAX_PICTURE_BLOCKS)
         throw new AdminError(`the list would hold ${blockedCount(next)} pictures: it holds at most ${MAX_PICTURE_BLOCKS}`);
-      return { list: next, count: added };
+      return { list: next, count };
     });
   }
 
@@ -131,22 +152,25 @@ export class BlockAdmin {
   async unblock(what: string): Promise<string> {
     const text = what.trim().toLowerCase();
     if (isPdqHash(text)) {
-      // a takedown blocks a picture by many hashes (its crops', the pictures' inside it): the others still block it
-      let batch: CountedBatch | undefined;
+      // a takedown blocks a picture by many hashes, in a batch a part (its own, its crops', the pictures' inside it):
+      // the others still block it
+      let rest: CountedBatch[] = [];
       const removed = await this.change((list) => {
         const lifted = withoutHashes(list, [text]);
         // the hash's batch is the one it left: counted, not looked for again among every hash
-        const before = new Map(countedBatches(list).map((one) => [one.id, one.count]));
-        batch = countedBatches(lifted.list).find(
-          (one) => one.count < (before.get(one.id) ?? 0) && one.reason.startsWith('taken down'),
-        );
+        const after = countedBatches(lifted.list);
+        const counts = new Map(after.map((one) => [one.id, one.count]));
+        // (a batch emptied is listed no more)
+        const left = countedBatches(list).find((one) => one.count > (counts.get(one.id) ?? 0) && one.reason.startsWith(TAKEDOWN));
+        const takedown = left?.reason.split(', ')[0];
+        rest = after.filter((one) => one.count > 0 && (one.reason === takedown || one.reason.startsWith(`${takedown ?? ''}, `)));
         return this.counted(lifted);
       });
       if (removed === 0) throw new AdminError(`no blocked picture of PDQ hash ${text}`);
-      const rest = batch
-        ? `; batch ${batch.id} (${batch.reason}) still blocks that picture by ${batch.count} more hashes (of its crops): unblock ${batch.id} lifts them`
-        : '';
-      return `the picture of PDQ hash ${text}${rest}`;
+      if (rest.length === 0) return `the picture of PDQ hash ${text}`;
+      const batches = rest.map((one) => `batch ${one.id} (${one.reason}): ${one.count} more`).join('; ');
+      const unblock = rest.map((one) => `unblock ${one.id}`).join(', ');
+      return `the picture of PDQ hash ${text}; the rest of its takedown still blocks that picture, by ${batches}; ${unblock} lifts them`;
     }
     if (/^[0-9a-f]{32}$/.test(text)) {
       if (!(await this.deps.moderation.unblock(text))) throw new AdminError(`no blocked bytes of md5 ${text}`);
