@@ -18,7 +18,8 @@ import {
 import { element, formatBytes, make } from './dom';
 import { keyField as keyStore } from './key-field';
 import { showResult } from './results';
-import { isWebAddress, takeShared } from './share-target';
+import { gatherSources } from './picture-sources';
+import { takeShared } from './share-target';
 
 interface Row {
   id: number;
@@ -107,67 +108,12 @@ function confirmButton(row: Row, name: string): HTMLButtonElement {
   return button;
 }
 
-function files(list: FileList | null | undefined): Source[] {
-  return [...(list ?? [])].map((file) => ({ kind: 'file', file }));
-}
-
-function takeUrlField(): boolean {
-  const url = urlField.value.trim();
-  if (url === '') return true;
-  if (!isWebAddress(url)) {
-    announce('The URL must start with http:// or https://.');
-    urlField.focus();
-    return false;
-  }
-  addSources([{ kind: 'url', url }]);
-  urlField.value = '';
-  return true;
-}
-
-filesField.addEventListener('change', () => {
-  addSources(files(filesField.files));
-  filesField.value = '';
-});
-element<HTMLButtonElement>('add-url').addEventListener('click', () => void takeUrlField());
-urlField.addEventListener('keydown', (event) => {
-  if (event.key !== 'Enter') return;
-  event.preventDefault();
-  takeUrlField();
-});
-
-// a screenshot pasted anywhere on the page; a web address pasted outside a field
-document.addEventListener('paste', (event) => {
-  const pasted = files(event.clipboardData?.files);
-  if (pasted.length > 0) {
-    event.preventDefault();
-    addSources(pasted);
-    return;
-  }
-  const target = event.target as HTMLElement | null;
-  if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA')) return;
-  const text = event.clipboardData?.getData('text/plain').trim() ?? '';
-  if (isWebAddress(text)) addSources([{ kind: 'url', url: text }]);
-});
-
-// files dropped anywhere on the page
-document.addEventListener('dragover', (event) => {
-  const types = event.dataTransfer?.types ?? [];
-  if (!types.includes('Files') && !types.includes('text/uri-list')) return;
-  event.preventDefault();
-  if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
-  document.body.classList.add('dragging');
-});
-document.addEventListener('dragleave', (event) => {
-  if (event.relatedTarget === null) document.body.classList.remove('dragging');
-});
-document.addEventListener('drop', (event) => {
-  document.body.classList.remove('dragging');
-  const dropped = files(event.dataTransfer?.files);
-  const link = event.dataTransfer?.getData('text/uri-list').split('\n')[0]?.trim() ?? '';
-  if (dropped.length === 0 && !isWebAddress(link)) return;
-  event.preventDefault();
-  addSources(dropped.length > 0 ? dropped : [{ kind: 'url', url: link }]);
-});
+// the file field, the URL field, a paste, a drop: each adds its rows
+const { takeUrlField } = gatherSources(
+  { filesField, urlField, addUrl: element<HTMLButtonElement>('add-url') },
+  addSources,
+  announce,
+);
 
 // ---- uploading: a few at a time, each row on its own
 
