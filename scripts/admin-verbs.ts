@@ -133,7 +133,7 @@ Nothing is kept for a restore: every version of its files goes.`,
         const crops = done.blockedCrops > 0 ? ` and ${done.blockedCrops} hashes of its crops` : ' (no crop of it says enough)';
         const inside = done.blockedInside > 0 ? `, and ${done.blockedInside} of the pictures found inside it` : '';
         print(
-          `blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}${inside}: edited copies of it are refused too`,
+          `blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}${inside}: edited copies of it are refused too (${IN_FORCE})`,
         );
       }
     },

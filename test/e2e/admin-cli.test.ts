@@ -66,6 +66,10 @@ describe('npm run admin (local service)', () => {
     const image = await upload(21, await makePhoto(21, 320, 240));
     const done = admin('takedown', image.id_encoded, '--block');
     expect([done.status, done.stderr]).toEqual([0, '']);
+    // the picture's block is read by the service every MODERATION_CACHE_SECONDS: it says so, as blocks and bans do
+    expect(done.stdout).toMatch(
+      /edited copies of it are refused too \(in force within MODERATION_CACHE_SECONDS, 30 s by default\)\n/,
+    );
     // its own hashes, then its crops': two batches, named by the image and the part
     const listed = JSON.parse(admin('blocks', '--json').stdout) as {
       pictures: Array<{ id: number; reason: string; count: number }>;
