@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { MIN_PDQ_QUALITY } from '../functions/core/moderation/pdq-hash';
 import { IN_FORCE, jsonOf, plural, UsageError, utc, type Verb } from './admin-verbs';
+import { readNamedFile } from './named-file';
 import { fieldSafe } from './terminal-text';
 
 /** The admin tool's block verbs (`docs/operations.md`, "Blocks"): `blocks`, `unblock`, `block-hashes import|remove`. */
@@ -41,7 +41,7 @@ remove: lift the blocks of the pictures of such a list.`,
       if (action !== 'import' && action !== 'remove')
         throw new UsageError(`block-hashes: say import or remove, not ${action ?? 'nothing'}`);
       progress(`reading ${file}`);
-      const text = readFileSync(file, 'utf8');
+      const text = readNamedFile(file, 'the hash list');
       if (action === 'remove') {
         const removed = await admin.blocks.removePictureHashes(text);
         return print(`lifted the blocks of ${plural(removed, 'picture', 'pictures')} (${IN_FORCE})`);

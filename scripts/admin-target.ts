@@ -14,6 +14,7 @@ import { NO_METRICS } from '../functions/core/metrics';
 import type { Logger } from '../functions/core/ports';
 import { blockedPictureHashes } from '../functions/imaging/fingerprint-copies';
 import { wholeNumber, type KeyParameter } from './admin-verbs';
+import { readNamedFile } from './named-file';
 
 /**
  * Where `npm run admin` works (docs/operations.md): the local service's stand-ins, from its data folder, or a deployed
@@ -29,13 +30,23 @@ export interface Target {
   local?: boolean;
 }
 
-/** The endpoints file `npm start` writes at each start; one that is not its JSON is named. */
+/** What the endpoints file must name: the stores and where they answer. */
+const ENDPOINTS = ['bucket', 'table', 'parameterPrefix', 's3', 'dynamodb', 'ssm'];
+
+/** The endpoints file `npm start` writes at each start; one that is not its JSON, or lacks a store, is named. */
 function readEndpoints(file: string): Record<string, string | number | undefined> {
+  let endpoints: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string | number | undefined>;
+    endpoints = JSON.parse(readFileSync(file, 'utf8'));
   } catch (cause) {
-    throw new AdminError(`${file} cannot be read (${String(cause)}): npm start writes it anew`, { cause });
+    const why = cause instanceof SyntaxError ? 'is not JSON' : `cannot be read (${String(cause)})`;
+    throw new AdminError(`${file} ${why}: npm start writes it anew, start it once`, { cause });
   }
+  const read = (typeof endpoints === 'object' && endpoints !== null ? endpoints : {}) as Record<string, unknown>;
+  const missing = ENDPOINTS.filter((name) => typeof read[name] !== 'string' || read[name] === '');
+  if (missing.length > 0)
+    throw new AdminError(`${file} does not name ${missing.join(', ')}: npm start writes it anew, start it once`);
+  return read as Record<string, string | number | undefined>;
 }
 
 /** The local service: its endpoints, names and credentials from `DATA_DIR/endpoints.json`. */
@@ -89,16 +100,39 @@ export async function outputsOfStack(name: string): Promise<Record<string, strin
   try {
     const { Stacks } = await cloudformation.send(new DescribeStacksCommand({ StackName: name }));
     return Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']));
+  } catch (cause) {
+    throw new AdminError(`--stack ${name}: ${await stackProblem(cloudformation, cause)}`, { cause });
   } finally {
     cloudformation.destroy();
   }
 }
 
+/** Why a stack's outputs could not be read, in the operator's terms: what to set or check. */
+async function stackProblem(client: CloudFormationClient, cause: unknown): Promise<string> {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const name = cause instanceof Error ? cause.name : '';
+  if (/region is missing/i.test(message)) return 'no AWS region is set: set AWS_REGION (or AWS_PROFILE, a profile with one)';
+  if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message))
+    return 'no AWS credentials were found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY';
+  const region = await client.config.region().catch(() => 'its region');
+  if (/does not exist/i.test(message)) return `no such stack in ${region}: check its name and AWS_REGION`;
+  return `its outputs could not be read in ${region} (${name}: ${message})`;
+}
+
 export function outputsOfFile(file: string): Record<string, string> {
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, string>>;
-  const stacks = Object.values(parsed);
+  const text = readNamedFile(file, '--outputs');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AdminError(`--outputs ${file}: not JSON, not the file cdk deploy --outputs-file writes`);
+  }
+  const stacks: unknown[] = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? Object.values(parsed) : [];
   if (stacks.length !== 1) throw new AdminError(`${file} holds ${stacks.length} stacks' outputs: name one with --stack`);
-  return stacks[0] ?? {};
+  const [outputs] = stacks;
+  if (typeof outputs !== 'object' || outputs === null)
+    throw new AdminError(`--outputs ${file}: its stack holds no outputs, not the file cdk deploy --outputs-file writes`);
+  return outputs as Record<string, string>;
 }
 
 const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -158,6 +158,11 @@ if (require.main === module) {
     progress: (line) => (process.stderr.isTTY ? toError(line) : undefined),
     warn: toError,
   };
+  // output piped to a reader that stopped (`| head`): the rest is not wanted, and that is no failure
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
   main(process.argv.slice(2), output)
     .then((code) => (process.exitCode = code))
     .catch((error: unknown) => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,17 +135,58 @@ describe('npm run admin (local service)', () => {
           'the local service is not running: start it with `npm start`',
         ]);
       }
-      // an endpoints file that is not its JSON is named, with what to do
-      writeFileSync(join(stopped, 'endpoints.json'), '{not json');
+      // an endpoints file that is not its JSON, or lacks a store, is named, with what to do
+      const file = join(stopped, 'endpoints.json');
+      writeFileSync(file, '{not json');
       const corrupt = runAdmin(['--data-dir', stopped, 'bans']);
-      expect([corrupt.status, corrupt.stderr]).toEqual([
+      expect([corrupt.status, corrupt.stderr]).toEqual([1, `${file} is not JSON: npm start writes it anew, start it once\n`]);
+      writeFileSync(file, JSON.stringify({ ...endpoints, table: undefined, ssm: '' }));
+      const incomplete = runAdmin(['--data-dir', stopped, 'bans']);
+      expect([incomplete.status, incomplete.stderr]).toEqual([
         1,
-        expect.stringContaining(`${join(stopped, 'endpoints.json')} cannot be read (`),
+        `${file} does not name table, ssm: npm start writes it anew, start it once\n`,
       ]);
-      expect(corrupt.stderr).toContain('npm start writes it anew');
     } finally {
       rmSync(stopped, { recursive: true, force: true });
     }
+  });
+
+  it('names a file it cannot read, a stack it cannot reach, and stops quietly when its reader does', () => {
+    const missing = join(tmpdir(), 'no-such-dir', 'outputs.json');
+    expect(runAdmin(['--outputs', missing, 'bans']).stderr).toBe(`--outputs ${missing}: no such file\n`);
+    const folder = mkdtempSync(join(tmpdir(), 'outputs-'));
+    try {
+      expect(runAdmin(['--outputs', folder, 'bans']).stderr).toBe(`--outputs ${folder}: a folder, not a file\n`);
+      writeFileSync(join(folder, 'o.json'), 'not json');
+      expect(runAdmin(['--outputs', join(folder, 'o.json'), 'bans']).stderr).toBe(
+        `--outputs ${join(folder, 'o.json')}: not JSON, not the file cdk deploy --outputs-file writes\n`,
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+    const list = admin('block-hashes', 'import', missing);
+    expect([list.status, list.stderr]).toEqual([1, `the hash list ${missing}: no such file\n`]);
+    // a stack, without a region, then without credentials (and no instance metadata to ask: nothing leaves this machine)
+    const bare = { HOME: mkdtempSync(join(tmpdir(), 'home-')), AWS_EC2_METADATA_DISABLED: 'true' };
+    const noRegion = runAdmin(['--stack', 'ImageUpload', 'bans'], bare);
+    expect([noRegion.status, noRegion.stderr]).toEqual([
+      1,
+      '--stack ImageUpload: no AWS region is set: set AWS_REGION (or AWS_PROFILE, a profile with one)\n',
+    ]);
+    const noCredentials = runAdmin(['--stack', 'ImageUpload', 'bans'], { ...bare, AWS_REGION: 'eu-west-1' });
+    expect([noCredentials.status, noCredentials.stderr]).toEqual([
+      1,
+      '--stack ImageUpload: no AWS credentials were found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n',
+    ]);
+    rmSync(bare.HOME, { recursive: true, force: true });
+    // `| head -1`: the reader is gone (here before the first line: `true` reads nothing), and the tool ends quietly
+    const root = join(__dirname, '..', '..');
+    const command = [process.execPath, join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'scripts', 'admin.ts')]
+      .concat(['--data-dir', server.dataDir, 'list'])
+      .map((word) => `'${word}'`)
+      .join(' ');
+    const piped = spawnSync('bash', ['-c', `set -o pipefail; ${command} | true; echo "exit $?" >&2`], { encoding: 'utf8' });
+    expect(piped.stderr).toBe('exit 0\n');
   });
 
   it('prints the daily figures, and its usage for an unknown command', () => {
