@@ -22,7 +22,12 @@ function main(argv: readonly string[]): number {
   const parsed = reading.read;
   const [client, baseUrl, key] = parsed.positionals;
   if (!client || !CLIENTS.includes(client as ClientName) || !baseUrl) {
-    process.stderr.write(`${USAGE}\n`);
+    const problem = !client
+      ? 'no client given'
+      : !CLIENTS.includes(client as ClientName)
+        ? `no client ${client}: one of ${CLIENTS.join(', ')}`
+        : 'no BASE_URL given';
+    process.stderr.write(`${problem}\n${USAGE}\n`);
     return 2;
   }
   let url: URL;

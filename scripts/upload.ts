@@ -131,6 +131,20 @@ export async function upload(
   return body.image;
 }
 
+/**
+ * What a request that got no answer means, in a line: fetch says only "fetch failed", its cause says why (nothing
+ * listens there, no such host, a certificate refused).
+ */
+function unreached(error: unknown, baseUrl: string): string | undefined {
+  if (!(error instanceof TypeError) || error.message !== 'fetch failed') return undefined;
+  const cause = error.cause as NodeJS.ErrnoException | undefined;
+  const code = cause?.code ?? '';
+  if (code === 'ECONNREFUSED')
+    return `nothing answers at ${baseUrl}: start the service (npm start), or give its BASE_URL (or IMAGE_UPLOAD_URL)`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `no such host: ${baseUrl} (check BASE_URL, or IMAGE_UPLOAD_URL)`;
+  return `${baseUrl} could not be reached (${code || cause?.message || 'no answer'})`;
+}
+
 /** The files, base URL and key of a command line: a positional that is an http(s) URL starts `BASE_URL [KEY]`. */
 function targetOf(positionals: string[]): { files: string[]; baseUrl: string | undefined; key: string | undefined } {
   const at = positionals.findIndex((text) => /^https?:\/\//i.test(text));
@@ -188,7 +202,7 @@ export async function main(
       // what the service answered reaches the terminal escaped, as any text from elsewhere
       if (!values.json) io.out(terminalSafe(`${image.url}\n  viewer: ${image.url_viewer}\n  delete: ${image.delete_url}`) + '\n');
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = unreached(error, baseUrl) ?? (error instanceof Error ? error.message : String(error));
       results.push({ file, error: message });
       io.err(`${terminalSafe(target.files.length > 1 ? `${name}: ` : '')}upload failed: ${terminalSafe(message)}\n`);
     }

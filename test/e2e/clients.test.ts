@@ -55,8 +55,13 @@ afterAll(() => server?.stop());
 
 describe('npm run client-config', () => {
   it('refuses an unknown client or a missing URL, and says when the key is a placeholder', () => {
-    expect(clientConfig('gimp', 'https://img.example').status).toBe(2);
-    expect(clientConfig('sharex').stderr).toContain('usage: npm run client-config -- sharex|picgo|flameshot BASE_URL [KEY]');
+    // one line naming the mistake, then the usage
+    const unknown = clientConfig('frob', 'https://img.example');
+    expect([unknown.status, unknown.stderr.split('\n')[0]]).toEqual([2, 'no client frob: one of sharex, picgo, flameshot']);
+    const bare = clientConfig('sharex');
+    expect([bare.status, bare.stderr.split('\n')[0]]).toEqual([2, 'no BASE_URL given']);
+    expect(clientConfig().stderr.split('\n')[0]).toBe('no client given');
+    expect(bare.stderr).toContain('usage: npm run client-config -- sharex|picgo|flameshot BASE_URL [KEY]');
     expect(clientConfig('sharex', 'not a url').status).toBe(2);
     const placeholder = clientConfig('sharex', 'https://img.example');
     expect(placeholder.stderr).toContain('replace YOUR_KEY');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { DIRECT_MAX_BYTES, main as uploadTool, progressLine } from '../../scripts/upload';
 import { expectContract } from '../support/contract';
-import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
+import { freePort, startFreshLocalProcess, type LocalProcess } from '../support/local-process';
 
 /** The two-step upload over HTTP against `npm start`: its upload URL points at the stand-in S3. */
 jest.setTimeout(90_000);
@@ -221,6 +221,14 @@ describe('the two-step upload over HTTP', () => {
       expect([keyed.status, keyed.stderr, keyed.stdout.split('\n')[0]]).toEqual([0, '', expect.stringMatching(/small\.png$/)]);
       const refused = run([small, server.url, 'wrong']);
       expect([refused.status, refused.stderr.trim()]).toEqual([1, 'upload failed: Invalid API key.']);
+      // a service that is not running: said as such, not "fetch failed"
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const down = run([small, closed, API_KEY]);
+      expect([down.status, down.stderr.trim()]).toEqual([
+        1,
+        `upload failed: nothing answers at ${closed}: start the service (npm start), or give its BASE_URL (or IMAGE_UPLOAD_URL)`,
+      ]);
+
       for (const args of [[], ['--frob', small], [small, server.url], [small, '--title'], [small, server.url, 'k', 'x']]) {
         const usage = run(args);
         expect([args, usage.status, usage.stderr]).toEqual([args, 2, expect.stringContaining('usage: npm run upload --')]);
