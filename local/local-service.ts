@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { allowBrowserUploads } from '../functions/adapters/browser-uploads';
 import { createHandler } from '../functions/roots/handler';
 import { createSweepHandler } from '../functions/roots/sweep';
-import { loadConfig } from '../functions/config';
+import { ConfigError, loadConfig } from '../functions/config';
 import { SETTINGS } from '../functions/settings-table';
 import { METRIC_SERVICE } from '../functions/core/metrics';
 import { DEFAULT_INVOCATIONS, startDevServer } from './dev-server';
@@ -51,12 +51,13 @@ export function externalEndpoints(env: Readonly<Record<string, string | undefine
   };
   const missing = Object.entries(named).filter(([, url]) => url === undefined);
   if (missing.length === 3) return undefined;
+  // a setting's mistake: said in a line (`npm start` prints a ConfigError's message alone)
   if (missing.length > 0)
-    throw new Error(
+    throw new ConfigError([
       `external stores need an endpoint for S3, DynamoDB and SSM; set AWS_ENDPOINT_URL or ${missing.map(([name]) => `AWS_ENDPOINT_URL_${name.toUpperCase()}`).join(' and ')}`,
-    );
+    ]);
   for (const url of Object.values(named)) {
-    if (!/^https?:\/\/[^/]/.test(url ?? '')) throw new Error(`an AWS endpoint must be an http(s) URL, got ${url}`);
+    if (!/^https?:\/\/[^/]/.test(url ?? '')) throw new ConfigError([`an AWS endpoint must be an http(s) URL, got ${url}`]);
   }
   return named as Endpoints;
 }

@@ -28,6 +28,19 @@ describe('tools told a mistake', () => {
     }
   });
 
+  it('npm start with the endpoints of only some stores names those missing, in a line', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'some-endpoints-'));
+    try {
+      const run = tsx('local/main.ts', [], { DATA_DIR: dataDir, PORT: '0', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9' });
+      expect([run.status, run.stderr.trim()]).toEqual([
+        1,
+        'invalid configuration:\n- external stores need an endpoint for S3, DynamoDB and SSM; set AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM',
+      ]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('map-stack without its map says so in a line', () => {
     const run = tsx('scripts/map-stack.ts', [join(tmpdir(), 'no-such-dir', 'index.js.map')]);
     expect(run.status).toBe(1);
