@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { commandLine } from './command-line';
+import { EnvSettings } from './env-settings';
 import { freePort, startLocalProcess } from '../test/support/local-process';
 
 /**
@@ -11,10 +12,12 @@ import { freePort, startLocalProcess } from '../test/support/local-process';
  * over LOAD_CONNECTIONS (4) connections: LOAD_WARMUP_SECONDS (20) of warm-up, then LOAD_SECONDS (60) measured. Reports
  * throughput, latency percentiles, errors, and the server's memory at the start and the end of the measured part.
  */
-const SECONDS = Number(process.env['LOAD_SECONDS'] ?? 60);
+const settings = new EnvSettings('load');
+const SECONDS = settings.whole('LOAD_SECONDS', 60);
 /** Load before the measurement: the allocator's arenas, V8's heap and the stand-ins' buffers grow to their working size. */
-const WARMUP_SECONDS = Number(process.env['LOAD_WARMUP_SECONDS'] ?? 20);
-const CONNECTIONS = Number(process.env['LOAD_CONNECTIONS'] ?? 4);
+const WARMUP_SECONDS = settings.whole('LOAD_WARMUP_SECONDS', 20, 0);
+const CONNECTIONS = settings.whole('LOAD_CONNECTIONS', 4);
+settings.check();
 const API_KEY = 'load-test-key';
 
 interface Sample {

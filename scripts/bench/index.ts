@@ -15,6 +15,7 @@ import { HASHED_FRAMES, MOST_INNER_PICTURES } from '../../functions/fingerprint/
 import { measureBundleColdStart, measureClassifierColdStart } from './cold-start';
 import { cpuRigTables, measureCpuRig } from './cpu-rig';
 import { printGifFrames } from './gif-frames';
+import { EnvSettings } from '../env-settings';
 
 /**
  * `npm run bench`: the service's imaging job against the floor (the least work any implementation must do), on the
@@ -27,7 +28,12 @@ import { printGifFrames } from './gif-frames';
  * suite makes it: `test/e2e/bench-tools.test.ts`); its figures mean nothing.
  */
 const SMOKE = Boolean(process.env['BENCH_SMOKE']);
-const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? (SMOKE ? 1 : 40));
+const settings = new EnvSettings('bench');
+const ITERATIONS = settings.whole('BENCH_ITERATIONS', SMOKE ? 1 : 40);
+const PART = settings.oneOf('BENCH_PART', ['whole-upload', 'block-lists', 'cpu', 'gif-frames'] as const);
+const LATENCIES = settings.wholeList('BENCH_LATENCIES', [0, 20]);
+const BLOCK_LISTS = settings.wholeList('BENCH_BLOCK_LISTS', [10_000, 100_000, 1_000_000], 1);
+settings.check();
 /** The fewest runs of a part: `runs`, or one in a smoke run. */
 const least = (runs: number): number => (SMOKE ? 1 : runs);
 const WARMUP = SMOKE ? 0 : 3;
@@ -88,7 +94,7 @@ async function printWholeUpload(latencies: number[]): Promise<void> {
 
 /** The block lists at each size, and the whole upload with and without the largest (`docs/moderation.md`). */
 async function printBlockLists(): Promise<void> {
-  const listSizes = (process.env['BENCH_BLOCK_LISTS'] ?? '10000,100000,1000000').split(',').map(Number);
+  const listSizes = BLOCK_LISTS;
   const lists = measureBlockLists(listSizes, least(3));
   const largest = Math.max(...listSizes);
   const withList = process.env['BENCH_SKIP_HANDLER']
@@ -125,14 +131,13 @@ async function printCpuRig(): Promise<void> {
 
 async function main(): Promise<void> {
   // BENCH_PART=whole-upload: that table alone (`docs/performance.md`, "The upload core, before and after")
-  if (process.env['BENCH_PART'] === 'whole-upload')
-    return printWholeUpload((process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number));
+  if (PART === 'whole-upload') return printWholeUpload(LATENCIES);
   // BENCH_PART=block-lists: those tables alone (`docs/moderation.md`, "Block lists at scale")
-  if (process.env['BENCH_PART'] === 'block-lists') return printBlockLists();
+  if (PART === 'block-lists') return printBlockLists();
   // BENCH_PART=cpu: the one-core rig alone (`docs/performance.md`, "One upload's CPU on one core")
-  if (process.env['BENCH_PART'] === 'cpu') return printCpuRig();
+  if (PART === 'cpu') return printCpuRig();
   // BENCH_PART=gif-frames: what counting a GIF's LZW pixels costs (`docs/imaging.md`)
-  if (process.env['BENCH_PART'] === 'gif-frames') return printGifFrames(Math.max(least(15), ITERATIONS));
+  if (PART === 'gif-frames') return printGifFrames(Math.max(least(15), ITERATIONS));
   // BENCH_ONLY=JPEG measures only the inputs whose name starts with it
   const processor = await defaultProcessor();
   const fixtures = await benchFixtures();
@@ -214,7 +219,7 @@ async function main(): Promise<void> {
   );
   await printBlockLists();
   if (process.env['BENCH_SKIP_HANDLER']) return;
-  const latencies = (process.env['BENCH_LATENCIES'] ?? '0,20').split(',').map(Number);
+  const latencies = LATENCIES;
   const npmStartRows = await measureThroughNpmStart(Math.max(least(5), Math.floor(ITERATIONS / 2)));
   process.stdout.write(
     [

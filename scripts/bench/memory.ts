@@ -8,6 +8,7 @@ import { standInEnvironment } from '../../local/stand-ins';
 import { bundleApi } from './api-bundle';
 import { benchJpeg } from './fixtures';
 import { startStoresProcess } from './handler';
+import { EnvSettings } from '../env-settings';
 
 /**
  * `npm run load:memory`: the memory of one instance of the bundled API function over many uploads. The handler is
@@ -17,7 +18,9 @@ import { startStoresProcess } from './handler';
  * RSS every 50 uploads and a summary table. MEMORY_UPLOADS (1000) sets the uploads per variant.
  */
 const ROOT = join(__dirname, '..', '..');
-const UPLOADS = Number(process.env['MEMORY_UPLOADS'] ?? 1000);
+const settings = new EnvSettings('load:memory');
+const UPLOADS = settings.whole('MEMORY_UPLOADS', 1000);
+settings.check();
 
 interface Variant {
   name: string;

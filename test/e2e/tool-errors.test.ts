@@ -41,6 +41,36 @@ describe('tools told a mistake', () => {
     }
   });
 
+  it('bench, load and load:memory name every setting that is not one they take, before they run', () => {
+    const bench = tsx('scripts/bench/index.ts', [], { BENCH_ITERATIONS: 'lots', BENCH_PART: 'cpus', BENCH_LATENCIES: '0,x' });
+    expect([bench.status, bench.stdout, bench.stderr]).toEqual([
+      1,
+      '',
+      [
+        'npm run bench: invalid settings:',
+        '- BENCH_ITERATIONS must be a whole number of at least 1, got "lots"',
+        '- BENCH_PART must be one of whole-upload, block-lists, cpu, gif-frames, got "cpus"',
+        '- BENCH_LATENCIES must be whole numbers of at least 0, separated by commas, got "0,x"',
+        '',
+      ].join('\n'),
+    ]);
+    const load = tsx('scripts/load.ts', [], { LOAD_SECONDS: '-5', LOAD_CONNECTIONS: '2.5' });
+    expect([load.status, load.stderr.split('\n')]).toEqual([
+      1,
+      [
+        'npm run load: invalid settings:',
+        '- LOAD_SECONDS must be a whole number of at least 1, got "-5"',
+        '- LOAD_CONNECTIONS must be a whole number of at least 1, got "2.5"',
+        '',
+      ],
+    ]);
+    const memory = tsx('scripts/bench/memory.ts', [], { MEMORY_UPLOADS: 'NaN' });
+    expect([memory.status, memory.stderr.split('\n')[1]]).toEqual([
+      1,
+      '- MEMORY_UPLOADS must be a whole number of at least 1, got "NaN"',
+    ]);
+  });
+
   it('map-stack without its map says so in a line', () => {
     const run = tsx('scripts/map-stack.ts', [join(tmpdir(), 'no-such-dir', 'index.js.map')]);
     expect(run.status).toBe(1);
