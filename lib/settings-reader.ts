@@ -1,8 +1,9 @@
 import type { Node } from 'constructs';
-import { loadConfig } from '../functions/config';
+import { ConfigError, loadConfig } from '../functions/config';
 import { contextKeyOf, REPLACED_SETTINGS } from '../functions/settings-table';
 import {
   CONTEXT_SETTINGS,
+  DEPLOYMENT_CONTEXT,
   LAMBDA_UNRESERVED_MINIMUM,
   THROTTLE_RATE_PER_CONCURRENCY,
   DEFAULT_STACK_NAME,
@@ -11,6 +12,14 @@ import {
   type DeploymentContextKey,
   type DeploymentSettings,
 } from './settings';
+
+/** Context values the stack cannot use: every problem, each in the operator's words (`context thumbSize ...`). */
+export class ContextError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid context:\n- ${problems.join('\n- ')}`);
+    this.name = 'ContextError';
+  }
+}
 
 /**
  * The deployment's settings read from CDK context (`cdk.json` or `-c key=value`), each checked as it is read: the
@@ -72,17 +81,33 @@ function functionSettings(
     if (value !== undefined) functionEnv[name] = value;
   }
   functionEnv['PARAMETER_PREFIX'] ??= parameterPrefixOf(stackName);
+  const problems: string[] = [];
   for (const [name, replacements] of Object.entries(REPLACED_SETTINGS)) {
     if (text(contextKeyOf(name)) !== undefined)
-      throw new Error(`context ${contextKeyOf(name)} is no longer read: use ${replacements.map(contextKeyOf).join(' or ')}`);
+      problems.push(`context ${contextKeyOf(name)} is no longer read: use ${replacements.map(contextKeyOf).join(' or ')}`);
   }
-  const config = loadConfig({
-    ...functionEnv,
-    BUCKET_NAME: 'synth-check',
-    TABLE_NAME: 'synth-check',
-    PUBLIC_URL: 'https://synth.check',
-  });
-  return { functionEnv, parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, '') };
+  try {
+    const config = loadConfig({
+      ...functionEnv,
+      BUCKET_NAME: 'synth-check',
+      TABLE_NAME: 'synth-check',
+      PUBLIC_URL: 'https://synth.check',
+    });
+    if (problems.length > 0) throw new ContextError(problems);
+    return { functionEnv, parameterPrefix: config.parameters.apiKey.replace(/\/api-key$/, '') };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    // said in the operator's words: the context key typed (`thumbSize`), not the variable it sets (`THUMB_SIZE`)
+    throw new ContextError([...problems, ...error.problems.map(inContextWords)]);
+  }
+}
+
+/** A setting's problem as `loadConfig` says it (`THUMB_SIZE must be ...`), with each variable named by its context key. */
+function inContextWords(problem: string): string {
+  return CONTEXT_SETTINGS.reduce(
+    (text, { key, name }) => text.replace(new RegExp(`\\b${name}\\b`, 'g'), `context ${key}`),
+    problem,
+  );
 }
 
 /**
@@ -169,31 +194,81 @@ function priceClassOf(text: string | undefined): DeploymentSettings['priceClass'
  */
 export function readDeploymentSettings(node: Node): DeploymentSettings {
   const read = contextReader(node);
-  const stackName = readStackName(node);
-  const removal = read.text('removalPolicy') ?? 'retain';
-  if (removal !== 'retain' && removal !== 'destroy') throw new Error('context removalPolicy must be retain or destroy');
-  const firewallRateLimit = read.number('firewallRateLimit', 3000, 0, 2_000_000_000);
-  if (firewallRateLimit > 0 && firewallRateLimit < 10)
-    throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
-  return {
-    stackName,
-    originSecretRotation: read.matching('originSecretRotation', /^[\w.:-]{1,64}$/, 'up to 64 letters, digits or . _ : -') ?? '',
-    ...functionSettings(read.text, stackName),
-    memorySizeMb: read.number('memorySize', 1769, 512, 10240),
-    keepDeletedDays: read.number('keepDeletedDays', 30, 1, 365),
-    ...concurrencySettings(read),
-    domain: customDomain(read),
-    removal,
-    firewall: read.flag('firewall', true),
-    firewallRateLimit,
-    edgeFirewallRateLimit: edgeFirewallOf(read),
-    priceClass: priceClassOf(read.text('priceClass')),
-    alarmEmail: read.matching('alarmEmail', /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address'),
-    alarmTopicArn: read.matching(
-      'alarmTopicArn',
-      /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/,
-      'the ARN of an SNS topic',
-    ),
-    gatewayAccountRole: read.flag('gatewayAccountRole', true),
+  const problems: string[] = [...unknownKeys(node)];
+  /** A value read, or its fallback when it is wrong: its problem (or problems) kept, to be told with all the others. */
+  const checked = <T>(reading: () => T, fallback: T): T => {
+    try {
+      return reading();
+    } catch (error) {
+      if (error instanceof ContextError) problems.push(...error.problems);
+      else if (error instanceof Error) problems.push(error.message);
+      else throw error;
+      return fallback;
+    }
   };
+  const stackName = checked(() => readStackName(node), DEFAULT_STACK_NAME);
+  const removal = checked(() => {
+    const value = read.text('removalPolicy') ?? 'retain';
+    if (value !== 'retain' && value !== 'destroy') throw new Error('context removalPolicy must be retain or destroy');
+    return value;
+  }, 'retain' as const);
+  const firewallRateLimit = checked(() => {
+    const value = read.number('firewallRateLimit', 3000, 0, 2_000_000_000);
+    if (value > 0 && value < 10) throw new Error('context firewallRateLimit must be 0 (off) or at least 10');
+    return value;
+  }, 3000);
+  const settings: DeploymentSettings = {
+    stackName,
+    originSecretRotation: checked(
+      () => read.matching('originSecretRotation', /^[\w.:-]{1,64}$/, 'up to 64 letters, digits or . _ : -') ?? '',
+      '',
+    ),
+    ...checked(() => functionSettings(read.text, stackName), { functionEnv: {}, parameterPrefix: '' }),
+    memorySizeMb: checked(() => read.number('memorySize', 1769, 512, 10240), 1769),
+    keepDeletedDays: checked(() => read.number('keepDeletedDays', 30, 1, 365), 30),
+    // (a fallback is never used: a problem fails the synth below, with the others)
+    ...checked(() => concurrencySettings(read), {
+      reservedConcurrency: undefined,
+      accountConcurrency: 10,
+      apiConcurrency: 9,
+      throttleRateLimit: 9,
+      throttleBurstLimit: 9,
+    }),
+    domain: checked(() => customDomain(read), undefined),
+    removal,
+    firewall: checked(() => read.flag('firewall', true), true),
+    firewallRateLimit,
+    edgeFirewallRateLimit: checked(() => edgeFirewallOf(read), undefined),
+    priceClass: checked(() => priceClassOf(read.text('priceClass')), 'All'),
+    alarmEmail: checked(() => read.matching('alarmEmail', /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address'), undefined),
+    alarmTopicArn: checked(
+      () => read.matching('alarmTopicArn', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'the ARN of an SNS topic'),
+      undefined,
+    ),
+    gatewayAccountRole: checked(() => read.flag('gatewayAccountRole', true), true),
+  };
+  if (problems.length > 0) throw new ContextError(problems);
+  return settings;
 }
+
+/**
+ * Context keys given that the stack does not read (a misspelled `thumbsize`), each with the key it may have meant.
+ * CDK's own keys (feature flags `@aws-cdk/...`, `aws:cdk:...`, lookups `name:account=...`) are not the stack's to judge.
+ */
+function unknownKeys(node: Node): string[] {
+  const known = [
+    ...CONTEXT_SETTINGS.map(({ key }) => key),
+    ...Object.keys(DEPLOYMENT_CONTEXT),
+    ...Object.keys(REPLACED_SETTINGS).map(contextKeyOf),
+  ];
+  const cdks = (key: string): boolean => key.startsWith('@') || key.includes(':') || CDK_KEYS.has(key);
+  return Object.keys(node.getAllContext() as Record<string, unknown>)
+    .filter((key) => !known.includes(key) && !cdks(key))
+    .map((key) => {
+      const meant = known.find((one) => one.toLowerCase().replace(/[-_]/g, '') === key.toLowerCase().replace(/[-_]/g, ''));
+      return `context ${key} is not one the stack reads${meant ? `: did you mean ${meant}?` : ' (docs/settings.md lists them)'}`;
+    });
+}
+
+/** Keys of the CDK CLI's own, which it may put in the context. */
+const CDK_KEYS: ReadonlySet<string> = new Set(['cli-telemetry', 'acknowledged-issue-numbers', 'notices']);

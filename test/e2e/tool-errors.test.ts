@@ -71,6 +71,21 @@ describe('tools told a mistake', () => {
     ]);
   });
 
+  it('cdk synth with bad -c values names each by its key, without a stack trace', () => {
+    // what the CDK CLI hands the app for `-c thumbSize=big -c thumbsize=320`
+    const run = tsx('bin/app.ts', [], { CDK_CONTEXT_JSON: JSON.stringify({ thumbSize: 'big', thumbsize: '320' }) });
+    expect([run.status, run.stdout, run.stderr]).toEqual([
+      1,
+      '',
+      [
+        'invalid context:',
+        '- context thumbsize is not one the stack reads: did you mean thumbSize?',
+        '- context thumbSize must be a whole number from 16 to 2000, got "big"',
+        '',
+      ].join('\n'),
+    ]);
+  });
+
   it('map-stack without its map says so in a line', () => {
     const run = tsx('scripts/map-stack.ts', [join(tmpdir(), 'no-such-dir', 'index.js.map')]);
     expect(run.status).toBe(1);

@@ -729,9 +729,22 @@ describe('settings from context', () => {
     expect(() => synth({ gatewayAccountRole: 'maybe' })).toThrow(/gatewayAccountRole/);
   });
 
-  it('fails the synth on a setting the function would refuse at cold start', () => {
-    expect(() => synth({ naming: 'clever' })).toThrow(/NAMING must be one of original, random, id/);
-    expect(() => synth({ timeZone: 'Mars/Olympus' })).toThrow(/TIME_ZONE/);
+  it('fails the synth on a setting the function would refuse at cold start, named by its context key', () => {
+    expect(() => synth({ naming: 'clever' })).toThrow(/context naming must be one of original, random, id/);
+    expect(() => synth({ timeZone: 'Mars/Olympus' })).toThrow(/context timeZone/);
+  });
+
+  it('names every mistake at once, and a key it does not read with the one that was meant', () => {
+    expect(() => synth({ thumbSize: 'big', memorySize: 1, priceClass: 'cheap', thumbsize: 320, thumbSyze: 1 })).toThrow(
+      [
+        'invalid context:',
+        '- context thumbsize is not one the stack reads: did you mean thumbSize?',
+        '- context thumbSyze is not one the stack reads (docs/settings.md lists them)',
+        '- context thumbSize must be a whole number from 16 to 2000, got "big"',
+        '- context memorySize must be a whole number from 512 to 10240',
+        '- context priceClass must be All, 200 or 100, got cheap',
+      ].join('\n'),
+    );
   });
 
   it('refuses a setting of an earlier version, naming what replaced it, and passes the new ones on', () => {
