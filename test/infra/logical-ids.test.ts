@@ -58,4 +58,18 @@ describe('the logical ids of a deployed stack', () => {
     );
     expect(ids).toEqual(EXPECTED[name]);
   });
+
+  // `cdk.json` sets the feature flags that change nothing a deployed stack holds (`docs/decisions.md`, "Feature flags")
+  const FLAGS = (
+    JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
+  ).context;
+
+  it.each(Object.entries(VARIANTS))("makes the same templates with cdk.json's feature flags as without: %s", (name, context) => {
+    const templates = (flags: Record<string, unknown>) =>
+      buildApp({ context: { 'aws:cdk:bundling-stacks': [], ...flags, ...context } }, name.includes('edgeFirewall') ? IRELAND : {})
+        .app.synth()
+        .stacks.map((stack) => [stack.stackName, stack.template as unknown]);
+    expect(Object.keys(FLAGS).filter((key) => key.startsWith('@aws-cdk')).length).toBeGreaterThan(50);
+    expect(templates(FLAGS)).toEqual(templates({}));
+  });
 });
