@@ -140,8 +140,9 @@ export class ForeignDecoder {
         reject(new Error(`the decoder's worker exited (${code})`));
       };
       const ended = (reason: Error): void => {
-        done();
+        // let go first: a worker being ended is not one to end again once idle
         if (this.worker === worker) this.worker = undefined;
+        done();
         void worker.terminate();
         reject(reason);
       };
