@@ -15,30 +15,30 @@ const tsx = (script: string, args: string[], env: Record<string, string> = {}) =
   });
 
 describe('tools told a mistake', () => {
-  it('npm start with a bad setting names it, and nothing else', () => {
+  /** `npm start` on a fresh data folder with these settings, as it ends (a mistake ends it at once). */
+  const npmStart = (env: Record<string, string>) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bad-setting-'));
     try {
-      const run = tsx('local/main.ts', [], { DATA_DIR: dataDir, PORT: '0', NAMING: 'clever' });
-      expect([run.status, run.stderr.trim()]).toEqual([
-        1,
-        'invalid configuration:\n- NAMING must be one of original, random, id, got "clever"',
-      ]);
+      return tsx('local/main.ts', [], { DATA_DIR: dataDir, PORT: '0', ...env });
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  };
+
+  it('npm start with a bad setting names it, and nothing else', () => {
+    const run = npmStart({ NAMING: 'clever' });
+    expect([run.status, run.stderr.trim()]).toEqual([
+      1,
+      'invalid configuration:\n- NAMING must be one of original, random, id, got "clever"',
+    ]);
   });
 
   it('npm start with the endpoints of only some stores names those missing, in a line', () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'some-endpoints-'));
-    try {
-      const run = tsx('local/main.ts', [], { DATA_DIR: dataDir, PORT: '0', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9' });
-      expect([run.status, run.stderr.trim()]).toEqual([
-        1,
-        'invalid configuration:\n- external stores need an endpoint for S3, DynamoDB and SSM; set AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM',
-      ]);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const run = npmStart({ AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9' });
+    expect([run.status, run.stderr.trim()]).toEqual([
+      1,
+      'invalid configuration:\n- external stores need an endpoint for S3, DynamoDB and SSM; set AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM',
+    ]);
   });
 
   it('bench, load and load:memory name every setting that is not one they take, before they run', () => {
