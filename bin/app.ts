@@ -1,5 +1,5 @@
 import { buildApp } from '../lib/app';
-import { ContextError } from '../lib/settings-reader';
+import { ContextError } from '../lib/function-context';
 
 try {
   buildApp();
