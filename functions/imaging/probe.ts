@@ -49,6 +49,7 @@ export interface ProbeLimits {
   maxPixels: number;
   maxHeicPixels: number;
   maxFrames: number;
+  thumbSize: number;
 }
 
 export const DECODE_OPTIONS: SharpOptions = { limitInputPixels: false, failOn: 'error' };
@@ -128,8 +129,10 @@ export async function probeOf(input: Uint8Array, limits: ProbeLimits): Promise<P
 function checked(limits: ProbeLimits, probe: Probe): Probe {
   const { maxPixels, maxFrames, maxHeicPixels } = limits;
   const framePixels = probe.width * probe.height;
-  // every frame of an animation is decoded for its renditions, never enlarged (`SharpImageProcessor`): all of them count
-  if (framePixels > maxPixels || framePixels * probe.frames > maxPixels) {
+  // an animation's thumb is made of every frame, each scaled to cover it: frames narrower than the thumb are enlarged
+  // first (99 frames of 100x10000 came to a gigapixel, 21 s past a 10 s limit that libvips did not hold)
+  const enlarged = Math.max(1, limits.thumbSize / Math.min(probe.width, probe.height)) ** 2;
+  if (framePixels > maxPixels || framePixels * probe.frames * (probe.frames > 1 ? enlarged : 1) > maxPixels) {
     throw new ServiceError('ImageTooLarge', `Image too large - max ${megapixels(maxPixels)} megapixels`);
   }
   if (probe.format === 'heic' && framePixels > maxHeicPixels) {

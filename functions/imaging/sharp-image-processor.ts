@@ -11,7 +11,7 @@ import { frameCopies, stillCopy } from './fingerprint-copies';
 import { imagingRun, type Milestones } from './imaging-run';
 import type { PictureClassifier } from './nsfw-classifier';
 import { fromRaw } from './pixels';
-import { probeOf, storedExtensionOf, targetSizeOf, unsupported, type Probe, type ProbeLimits } from './probe';
+import { DECODE_OPTIONS, probeOf, storedExtensionOf, targetSizeOf, unsupported, type Probe, type ProbeLimits } from './probe';
 import { readExif } from './read-exif';
 import { collectGarbageSoon } from './release-memory';
 
@@ -112,9 +112,8 @@ export class SharpImageProcessor implements ImageProcessor {
 
   /**
    * Thumb and medium, from the working pixels or from the animation's frames (the same two pipelines either way); a
-   * medium of the original's own size is the original itself. An animation's thumb is never enlarged (its frames are
-   * quantised one by one: 300 frames of 64x64 noise scaled up to 320 px took minutes, `docs/imaging.md`), and is the
-   * original itself when that is a square no larger than the thumb.
+   * medium of the original's own size is the original itself. An animation's thumb, enlarged to fill its square as the
+   * contract asks, holds no more frames than its pixels allow (`thumbFrames`).
    */
   private async renditions(
     decoded: Decoded,
@@ -123,15 +122,17 @@ export class SharpImageProcessor implements ImageProcessor {
   ): Promise<{ thumb: EncodedImage; medium: EncodedImage }> {
     const pipeline = (): Sharp => (decoded.kind === 'still' ? fromRaw(decoded.working) : animated(decoded.stored));
     const original = decoded.original.image;
-    const still = decoded.kind === 'still';
-    const side = still ? this.settings.thumbSize : Math.min(this.settings.thumbSize, original.width, original.height);
+    const side = this.settings.thumbSize;
     const mediumWidth = Math.min(this.settings.mediumWidth, original.width);
-    const working = still ? decoded.working.info.width : original.width;
+    const working = decoded.kind === 'still' ? decoded.working.info.width : original.width;
     const { keepMetadata } = this.settings;
+    const frames = decoded.kind === 'still' ? 1 : thumbFrames(probe.frames, original.width * original.height, side);
+    const thumbOf = (): Sharp =>
+      decoded.kind === 'animation' && frames < probe.frames
+        ? sharp(decoded.stored, { ...DECODE_OPTIONS, pages: frames })
+        : pipeline();
     const [thumb, medium] = await Promise.all([
-      !still && side === original.width && side === original.height
-        ? original
-        : encode(pipeline().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget, keepMetadata),
+      encode(thumbOf().resize(side, side, { fit: 'cover', position: 'centre' }), probe, 'rendition', budget, keepMetadata),
       mediumWidth === original.width
         ? original
         : encode(
@@ -144,4 +145,22 @@ export class SharpImageProcessor implements ImageProcessor {
     ]);
     return { thumb, medium };
   }
+}
+
+/**
+ * Pixels an animation's thumb may hold beyond its own: its frames are quantised one by one, and 300 frames of 64x64
+ * noise (1.2 MP, a 1.9 MB GIF) each enlarged to 320x320 came to 31 MP, minutes of work cut only by the time limit.
+ */
+const THUMB_ENLARGEMENT = 1.5;
+/** Pixels any animation's thumb may hold, however small the animation: about ten frames of 320x320. */
+const THUMB_FLOOR_PIXELS = 1_000_000;
+
+/**
+ * How many of an animation's first frames its thumb holds: all of them, unless enlarging them to the thumb's square
+ * would make more than 1.5 times the animation's own pixels (or a megapixel, for a small one): then the first ones
+ * that fit, at least one (`docs/imaging.md`).
+ */
+export function thumbFrames(frames: number, framePixels: number, side: number): number {
+  const allowed = Math.max(frames * framePixels * THUMB_ENLARGEMENT, THUMB_FLOOR_PIXELS);
+  return Math.min(frames, Math.max(1, Math.floor(allowed / (side * side))));
 }

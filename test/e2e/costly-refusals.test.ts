@@ -38,7 +38,7 @@ async function upload(bytes: Buffer, name: string): Promise<{ status: number; co
 }
 
 /**
- * 300 frames of 64x65 noise (1.5 MB): its thumb quantises every frame again, over 2 s of imaging (the time limit 1 s).
+ * 300 frames of 64x65 noise (1.5 MB): its thumb quantises 18 of them enlarged, seconds of imaging (the time limit 1 s).
  */
 async function costlyAnimation(): Promise<Buffer> {
   const [width, height, frames] = [64, 65, 300];

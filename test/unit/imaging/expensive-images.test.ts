@@ -6,7 +6,7 @@ import { pdqOf, type PdqArea } from '../../../functions/fingerprint/pdq';
 import type { Plane } from '../../../functions/fingerprint/planes';
 import { FINGERPRINT_SIDE, queriesOf } from '../../../functions/fingerprint/views';
 import type { ClassifierPixels, PictureClassifier } from '../../../functions/imaging/nsfw-classifier';
-import { SharpImageProcessor, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
+import { SharpImageProcessor, thumbFrames, type ImagingSettings } from '../../../functions/imaging/sharp-image-processor';
 import { MAX_SIDE_RATIO } from '../../../functions/imaging/probe';
 import { jpegScanCount } from '../../../functions/imaging/containers/jpeg';
 import { countTurns } from '../../support/turns';
@@ -181,8 +181,8 @@ describe('thin and tall pictures', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
-  it('takes an animation of 10 frames of 100x10000, its thumb of the frames as they are, not enlarged to 320 px', async () => {
-    // each frame enlarged 3.2 times a side to cover the 320 px thumb came to 102 MP (99 such frames took 21 s)
+  it('refuses an animation whose frames its thumb would enlarge past the pixel limit (10 frames of 100x10000)', async () => {
+    // 10 MP in all, but each frame enlarged 3.2 times a side to cover the 320 px thumb: 102 MP (99 such frames took 21 s)
     const frames = 10;
     const frameBytes = 100 * 10_000 * 4;
     const all = Buffer.alloc(frameBytes * frames);
@@ -191,12 +191,11 @@ describe('thin and tall pictures', () => {
       .webp({ loop: 0, quality: 50, effort: 0 })
       .toBuffer();
     expect((await sharp(webp).metadata()).pages).toBe(frames);
-    const processed = await new SharpImageProcessor(SETTINGS).process(webp, { targetWidth: undefined });
-    expect([processed.thumb.width, processed.thumb.height]).toEqual([100, 100]);
-    expect((await sharp(processed.thumb.bytes, { animated: true }).metadata()).pages).toBe(frames);
+    const error = await refusal(new SharpImageProcessor(SETTINGS), webp);
+    expect([error.kind, error.message]).toEqual(['ImageTooLarge', 'Image too large - max 100 megapixels']);
   }, 30_000);
 
-  it('makes the thumb of a small square animation the animation itself: no frame enlarged and quantised again', async () => {
+  it("enlarges a small animation's thumb to fill its square from its first frames only, as many as its pixels allow", async () => {
     const frames = 12;
     const raw = Buffer.alloc(64 * 64 * 3 * frames);
     for (let index = 0; index < raw.length; index += 1) raw[index] = (index * 7919) % 251;
@@ -204,8 +203,13 @@ describe('thin and tall pictures', () => {
       .gif()
       .toBuffer();
     const processed = await new SharpImageProcessor(SETTINGS).process(gif, { targetWidth: undefined });
-    expect([processed.thumb.width, processed.thumb.height]).toEqual([64, 64]);
-    expect(processed.thumb.bytes).toBe(processed.original.bytes);
+    expect([processed.thumb.width, processed.thumb.height]).toEqual([320, 320]);
+    // 12 frames enlarged would be 1.2 MP: a megapixel is 9 of them; the stored animation keeps all 12
+    expect((await sharp(processed.thumb.bytes, { animated: true }).metadata()).pages).toBe(thumbFrames(frames, 64 * 64, 320));
+    expect(thumbFrames(frames, 64 * 64, 320)).toBe(9);
+    expect((await sharp(processed.original.bytes, { animated: true }).metadata()).pages).toBe(frames);
+    // frames that are not enlarged are all kept
+    expect(thumbFrames(300, 500 * 400, 320)).toBe(300);
   });
 
   it.each([
