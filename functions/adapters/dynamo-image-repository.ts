@@ -7,6 +7,9 @@ import { EXPIRY_SET, expiryValues, fromItem, imagePk, objectKeyPk, sweepShard, t
 import { readItem } from './item-reader';
 import { SINGLE_ITEM, TABLE_SCHEMA } from './table-schema';
 
+/** Delete tokens a write of the holds names in its condition, beside their count (`writeHolds`). */
+const CHECKED_TOKENS = 64;
+
 /** Image records, name claims and the id counter in one DynamoDB table keyed by `pk`. */
 export class DynamoImageRepository extends DynamoImageReads implements ImageTable {
   async allocateId(): Promise<number> {
@@ -118,8 +121,10 @@ export class DynamoImageRepository extends DynamoImageReads implements ImageTabl
       ':holds': holds,
       ...(expiresAtMs === null ? { ':none': null } : expiryValues(id, expiresAtMs)),
     };
-    // exactly the tokens read: every one of them still there, and no other
-    const held = readTokens.map((hash, index) => {
+    // the tokens read: as many, and the last ones given still there (a condition expression holds at most 4 KB: an
+    // image answered to hundreds of duplicates would make it too long; a change that both adds and removes a token,
+    // keeping the count, and leaves these alone is the one not seen)
+    const held = readTokens.slice(-CHECKED_TOKENS).map((hash, index) => {
       values[`:t${index}`] = hash;
       return `contains(deleteTokens, :t${index})`;
     });

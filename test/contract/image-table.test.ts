@@ -162,6 +162,21 @@ describe.each(implementations)('the image table ports, on %s', (_name, open) => 
       expect(await table.writeHolds(id, [second], { [second]: null, [first]: null }, null)).toBeUndefined();
     });
 
+    it('writes the holds of an image answered to hundreds of uploads (a condition that names them all is too long)', async () => {
+      const { id, name } = fresh();
+      await table.saveActive(record(id, name));
+      const [first = ''] = record(id, name).deleteTokenHashes;
+      const many = Object.fromEntries(
+        [first, ...Array.from({ length: 299 }, (_, n) => n.toString(16).padStart(64, '0'))].map((hash) => [hash, null]),
+      );
+      const after = await table.writeHolds(id, [first], many, null);
+      expect(after?.deleteTokenHashes).toHaveLength(300);
+      const fewer = await table.writeHolds(id, after?.deleteTokenHashes ?? [], { [first]: null }, null);
+      expect(fewer?.deleteTokenHashes).toEqual([first]);
+      // read before the last change: refused
+      expect(await table.writeHolds(id, after?.deleteTokenHashes ?? [], { [first]: 5 }, 5)).toBeUndefined();
+    });
+
     it('marks a record being deleted by a link it holds; the same mark again (retried) counts too', async () => {
       const { id, name } = fresh();
       await table.saveActive(record(id, name));
