@@ -15,6 +15,16 @@ let base: string;
 /** Requests the source server got. */
 let requests = 0;
 let png: Buffer;
+/**
+ * Answers to `/held.png` kept until the test lets them go (or 8 s have passed, should the limit let a fourth in); once
+ * let go, later ones are answered at once.
+ */
+const held: Array<() => void> = [];
+let holding = true;
+function releaseHeld(): void {
+  holding = false;
+  for (const release of held.splice(0)) release();
+}
 
 beforeAll(async () => {
   png = await makePng(40, 30);
@@ -23,8 +33,15 @@ beforeAll(async () => {
     requests += 1;
     if (request.url === '/big.bin') response.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(notAnImage);
     else if (request.url?.startsWith('/img')) response.writeHead(200, { 'Content-Type': 'image/png' }).end(png);
-    else if (request.url === '/held.png') setTimeout(() => response.writeHead(200).end(png), 1_500);
-    else if (request.url === '/trickle.jpg') {
+    else if (request.url === '/held.png') {
+      const release = (): void => {
+        if (!response.writableEnded) response.writeHead(200).end(png);
+      };
+      if (holding) {
+        held.push(release);
+        setTimeout(release, 8_000);
+      } else release();
+    } else if (request.url === '/trickle.jpg') {
       // 1 KB every 100 ms: 10 KB/s, a 100 KB picture over 10 s
       response.writeHead(200);
       const timer = setInterval(() => (response.destroyed ? clearInterval(timer) : response.write(Buffer.alloc(1024))), 100);
@@ -90,9 +107,13 @@ describe('URL sources through npm start', () => {
 
   it('lets a client fetch 3 URL sources at once, gives up trickling ones, and answers pages meanwhile', async () => {
     await withServer({}, async (server) => {
-      const held = await Promise.all(Array.from({ length: 4 }, () => urlUpload(server, `${base}/held.png`)));
-      expect(held.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 429]);
-      expect(held.find((answer) => answer.status === 429)?.body.error?.message).toBe(
+      // the fetches are held until one of the four is answered, however slowly the machine starts them
+      const uploads = Array.from({ length: 4 }, () => urlUpload(server, `${base}/held.png`));
+      await Promise.race(uploads);
+      releaseHeld();
+      const answers = await Promise.all(uploads);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 429]);
+      expect(answers.find((answer) => answer.status === 429)?.body.error?.message).toBe(
         'Too many URL sources at once - max 3 at a time',
       );
       const started = performance.now();
