@@ -1,69 +1,33 @@
 import { deleteTokens } from '../delete-tokens';
 import { DependencyError, ServiceError } from '../errors';
-import type { DuplicateGuard, HeldClaim } from './duplicate-guard';
 import { FilePuts } from './file-puts';
 import type { FloodGuard, FloodReservation } from '../flood';
-import { formatDateFolder } from '../formatting';
-import type { IdCodecs, IdScheme } from '../id-codec';
-import type { NameClaimer } from './name-claimer';
-import { baseNameOf } from './naming';
-import type {
-  DuplicateFingerprint,
-  EncodedImage,
-  ImageKeys,
-  ImageRecord,
-  ImageRecords,
-  ImageRemovals,
-  Logger,
-  NameClaims,
-  ObjectStore,
-  ProcessedImage,
-  RandomSource,
-} from '../ports';
-import { changeHolds } from '../lifecycle/holds';
-import type { Claims } from './upload-record';
-import type { UploadOptions } from './upload-source';
+import { md5HexInTurns } from '../hashes';
+import { METRIC, type Metrics } from '../metrics';
+import type { UploadGate } from '../moderation/moderation';
+import type { Clock, ImageProcessor, ImageRecord, ImageRemovals, ImagingRun, ProcessedImage, ProcessOptions } from '../ports';
+import { awaitedLater, settled } from '../settle';
+import { UploadClaims, type AnsweredImage, type UploadClaimsDeps } from './upload-claims';
+import { newRecord } from './upload-record';
+import type { SourceBytes, UploadOptions } from './upload-source';
 
-const NAME_SUFFIX_HEX_CHARS = 16;
-/** Random ids drawn before giving up: a second draw is needed once in 2^53 / (images stored) uploads. */
-const ID_ATTEMPTS = 3;
-
-export interface UploadAttemptDeps {
-  images: Pick<ImageRecords, 'allocateId' | 'writeHolds' | 'saveActive' | 'find'> &
-    Pick<ImageRemovals, 'remove'> &
-    Pick<NameClaims, 'settleName'>;
-  objects: ObjectStore;
+export interface UploadAttemptDeps extends UploadClaimsDeps {
+  images: UploadClaimsDeps['images'] & Pick<ImageRemovals, 'remove'>;
   flood: Pick<FloodGuard, 'reserveSlot'>;
-  duplicateGuard: Pick<DuplicateGuard, 'check' | 'rebind' | 'release'>;
-  names: NameClaimer;
-  codecs: IdCodecs;
-  random: RandomSource;
-  rules: { timeZone: string; idScheme: IdScheme };
-  logger: Logger;
-}
-
-/** An earlier image of the same bytes, as this request is answered with it: a delete link of its own included. */
-export interface DuplicateAnswer {
-  record: ImageRecord;
-  idEncoded: string;
-  deleteToken: string;
-}
-
-/** The bytes an upload claims by: their md5 (the duplicate fingerprint), the stored extension, the name sent. */
-export interface ClaimedBytes {
-  md5: string;
-  extension: string;
-  filename: string | undefined;
+  processor: ImageProcessor;
+  /** The operator's blocks, and the classifier's verdict. */
+  gate: Pick<UploadGate, 'checkBytes' | 'checkPicture' | 'checkContent'>;
+  clock: Clock;
+  metrics: Metrics;
 }
 
 /**
- * One upload's hold on the stores: what it takes, what it writes, in the order of the write protocol, and how it is
- * all given back when the upload fails. This is the one place the protocol is told (`docs/reliability.md` shows what
- * each failure leaves):
+ * One upload once its source is known: the order of its work and of its writes, and how it is all given back when the
+ * upload fails. This is the one place the write protocol is told (`docs/reliability.md` shows what each failure leaves):
  *
  * 1. The client's flood slot is taken; the counters' read showing room is enough to start putting the original.
- * 2. The id, the duplicate fingerprint and the name are claimed at once. The name's claim records the upload as
- *    pending and names its three files, before any file is written.
+ * 2. The id, the duplicate fingerprint and the name are claimed at once (`UploadClaims`). The name's claim records the
+ *    upload as pending and names its three files, before any file is written.
  * 3. The original is put as soon as its bytes are final, while the renditions are made; the renditions once made.
  * 4. The record is written alongside the last puts: one round trip after the imaging. A record whose files are not all
  *    there is answered to no one: the upload answers once every write is done, and a duplicate waits for the files.
@@ -73,12 +37,10 @@ export interface ClaimedBytes {
  * which `undo` or, should it fail too, the sweep removes: never a file without a record or a claim naming it.
  */
 export class UploadAttempt {
-  private slot: { room: Promise<void>; reservation: Promise<FloodReservation> } | undefined;
-  /** Real imaging work was done for the upload: a refusal keeps its slot (`spend`). */
+  private readonly slot: { room: Promise<void>; reservation: Promise<FloodReservation> };
+  /** Real imaging work was done for the upload: a refusal keeps its slot (`undo`). */
   private spent = false;
-  private claim: HeldClaim | undefined;
-  /** The name claimed, recording the upload as pending. */
-  private pending: { name: string; keys: ImageKeys } | undefined;
+  private readonly claims: UploadClaims;
   /** The original's put, then the renditions': each waited for before anything is taken back. */
   private readonly files: FilePuts;
   /** The image's record, once its write was tried. */
@@ -91,121 +53,106 @@ export class UploadAttempt {
 
   constructor(
     private readonly deps: UploadAttemptDeps,
-    private readonly clientIp: string,
+    clientIp: string,
     /** When the upload came: its record's creation time, its folder's date, its flood windows. */
-    readonly nowMs: number,
+    private readonly nowMs: number,
   ) {
     this.files = new FilePuts(deps);
+    this.claims = new UploadClaims(deps, clientIp, nowMs);
+    this.slot = deps.flood.reserveSlot(clientIp, nowMs);
   }
 
-  /** Starts taking the client's flood slot (step 1). */
-  takeSlot(): void {
-    this.slot = this.deps.flood.reserveSlot(this.clientIp, this.nowMs);
-  }
-
-  /** The flood slot, once taken. */
+  /** The client's flood slot, once taken (step 1, started with the attempt). */
   get reserved(): Promise<FloodReservation> {
-    if (!this.slot) throw new Error('no flood slot is being taken');
     return this.slot.reservation;
   }
 
-  /**
-   * Marks the imaging's work as begun: from now on a refusal of the upload (too slow to decode, a picture cut short, a
-   * blocked picture) keeps its flood slot, as an answer would, and only a failure of ours gives it back
-   * (`docs/rules.md`): otherwise the costliest uploads would be the ones that never count.
-   */
-  spend(): void {
-    this.spent = true;
-  }
-
-  /** Whether the upload holds its duplicate fingerprint (none when duplicates are allowed, or one in flight took long). */
-  get holdsFingerprint(): boolean {
-    return this.claim !== undefined;
-  }
-
-  /**
-   * Claims the id, the duplicate fingerprint and the name at once (step 2); answers the earlier image instead when the
-   * upload is a duplicate of it, the name claimed then settled unused.
-   */
-  async claimAll(bytes: ClaimedBytes, options: UploadOptions): Promise<Claims | { duplicate: DuplicateAnswer }> {
-    const fingerprint: DuplicateFingerprint = { clientIp: this.clientIp, md5: bytes.md5, width: options.targetWidth };
-    const originalFilename = bytes.filename ?? `${this.deps.random.hex(NAME_SUFFIX_HEX_CHARS)}.${bytes.extension}`;
-    const id = await this.newId();
-    const codec = await this.deps.codecs.codec();
-    const [checked, named] = await Promise.allSettled([
-      this.deps.duplicateGuard.check(fingerprint, id),
-      this.deps.names.claim({
-        baseName: baseNameOf(originalFilename),
-        extension: bytes.extension,
-        folder: formatDateFolder(this.nowMs, this.deps.rules.timeZone),
-        imageId: id,
-        idEncoded: codec.encode(id),
-        nowMs: this.nowMs,
-      }),
-    ]);
-    if (checked.status === 'fulfilled' && 'claim' in checked.value) this.claim = checked.value.claim;
-    if (named.status === 'fulfilled') this.pending = { name: named.value.keys.original, keys: named.value.keys };
-    if (checked.status === 'rejected') throw checked.reason;
-    if (named.status === 'rejected') throw named.reason;
-    let check = checked.value;
-    while ('existing' in check) {
-      const answer = await this.answerDuplicate(check.existing, options);
-      if (answer) {
-        await this.discardName();
-        return { duplicate: { ...answer, idEncoded: codec.encode(check.existing.id) } };
-      }
-      // the image was deleted since it was found: this upload is stored after all
-      check = await this.deps.duplicateGuard.check(fingerprint, id);
-      if ('claim' in check) this.claim = check.claim;
+  /** Stores the upload once its source is there, or gives everything back should it fail: the image to answer with. */
+  async store(source: Promise<SourceBytes>, options: UploadOptions): Promise<AnsweredImage> {
+    try {
+      return await this.storeSource(await source, options);
+    } catch (error) {
+      await this.undo(error);
+      throw error;
     }
-    return { id, name: named.value.name, keys: named.value.keys, originalFilename, fingerprint };
   }
 
-  /** Puts the original once its bytes and md5 are known and the slot has room (step 3). */
-  putOriginal(key: string, original: Promise<{ image: EncodedImage; md5: string }>): void {
-    const room = this.slot?.room ?? Promise.reject(new Error('no flood slot is being taken'));
-    this.files.original(key, original, room);
-  }
-
-  /** Puts the renditions (step 3), before the record is made; `write` waits for them. The name claim names them. */
-  putRenditions(keys: ImageKeys, files: Pick<ProcessedImage, 'thumb' | 'medium'>): void {
-    this.files.renditions(keys, files);
-  }
-
-  /** Writes the record while the files' puts end (step 4); once both are done, the upload is stored (step 5). */
-  async write(record: ImageRecord): Promise<void> {
-    const [put, saved] = await Promise.allSettled([this.files.done(record), this.save(record)]);
-    this.saved = record;
-    if (saved.status === 'rejected') this.saveUnknown = true;
-    if (put.status === 'rejected') throw put.reason;
-    if (saved.status === 'rejected') throw saved.reason;
-    this.pending = undefined;
+  /**
+   * The decode, and meanwhile the md5s, the claims and the original's put; once the pixels are ready, the checks of
+   * the picture, the renditions and the record written at once.
+   */
+  private async storeSource(source: SourceBytes, options: UploadOptions): Promise<AnsweredImage> {
+    const extension = this.deps.processor.storedExtension(source.bytes);
+    const imaging = this.startImaging(source.bytes, { targetWidth: options.targetWidth, cleared: this.reserved });
+    try {
+      // the md5s and the claims run on this thread once the decode is under way, not before it
+      // (`docs/performance.md`, "The handler's own CPU")
+      await imaging.decoding;
+      // A refusal from here on comes after real imaging work (too slow to decode, a picture cut short, a blocked
+      // picture) and keeps its flood slot, as an answer would (`docs/rules.md`): otherwise the costliest uploads
+      // would be the ones that never count.
+      this.spent = true;
+      const sourceMd5 = await md5HexInTurns(source.bytes);
+      const original = awaitedLater(
+        imaging.original.then(async ({ image, asSent }) => ({
+          image,
+          md5: asSent ? sourceMd5 : await md5HexInTurns(image.bytes),
+        })),
+      );
+      // bytes the operator took down with --block may not come back, as sent or as stored: one read, during the decode
+      const bytesAllowed = awaitedLater(original.then(({ md5 }) => this.deps.gate.checkBytes([sourceMd5, md5])));
+      const claims = await this.claims.claimAll({ md5: sourceMd5, extension, filename: source.filename }, options);
+      if ('duplicate' in claims) return await this.answeredAsDuplicate(claims.duplicate, imaging.counted);
+      this.files.original(claims.keys.original, original, this.slot.room);
+      const processed = await imaging.processed;
+      // nor its picture, however re-encoded (`docs/moderation.md`)
+      await bytesAllowed;
+      await this.deps.gate.checkPicture(processed);
+      await this.reserved;
+      // the renditions are put while the classifier scores the picture: its verdict is needed by the record only
+      this.files.renditions(claims.keys, processed);
+      const nsfw = await processed.nsfwScoring;
+      const { flag } = this.deps.gate.checkContent(nsfw?.score);
+      const token = deleteTokens.make(this.deps.random);
+      const record = newRecord(claims, { ...options, nsfw: options.nsfw || flag }, processed, {
+        originalMd5: (await original).md5,
+        tokenHash: token.hash,
+        nowMs: this.nowMs,
+        claimed: this.claims.holdsFingerprint,
+        nsfwScore: nsfw?.score,
+      });
+      await this.write(record);
+      this.countStored(processed);
+      return { record, idEncoded: (await this.deps.codecs.codec()).encode(record.id), deleteToken: token.token };
+    } catch (error) {
+      await settled(imaging.counted);
+      throw error;
+    }
   }
 
   /**
    * Gives back the flood slot (unless the upload was refused after its imaging began) and the duplicate claim, and
    * removes what was written, of an upload that failed with `error`.
    */
-  async undo(error: unknown): Promise<void> {
-    const steps: Array<Promise<void>> = [];
+  private async undo(error: unknown): Promise<void> {
     const refused = error instanceof ServiceError && !(error instanceof DependencyError) && error.kind !== 'KeyNotConfigured';
-    // a slot never taken is nothing to give back
-    if (this.slot && !(this.spent && refused))
+    const steps: Array<Promise<void>> = [this.claims.releaseFingerprint()];
+    if (!(this.spent && refused))
       steps.push(
         this.slot.reservation.then(
           (reservation) => reservation.release(),
           () => undefined,
         ),
       );
-    if (this.claim) steps.push(this.deps.duplicateGuard.release(this.claim));
-    const { pending, saved, saveUnknown } = this;
+    const { saved, saveUnknown } = this;
+    const pending = this.claims.pending;
     if (pending) {
       steps.push(
         this.files.ended().then(async () => {
           // A record written alongside files that failed goes first. Should that fail, the name claim stays pending
           // (naming the files): the sweep then finds the record with a file missing and removes them both.
-          if (saved && (!saveUnknown || (await this.isSaved(saved)))) await this.deps.images.remove(saved.id);
-          await this.discard(pending);
+          if (saved && (!saveUnknown || (await this.claims.isSaved(saved)))) await this.deps.images.remove(saved.id);
+          await this.claims.discard(pending);
         }),
       );
     }
@@ -216,59 +163,46 @@ export class UploadAttempt {
   }
 
   /**
-   * Writes the image's record. A random id that an image holds already (one chance in 2^53 per image) is drawn again
-   * (the files do not depend on it, unless they are named after it: that upload fails and the client tries again).
+   * The imaging, started at once, timed to its end (`ImagingTime`), and the classifier's own time (`ClassifierTime`)
+   * once its score is in; `counted` settles when both are counted, which a duplicate's or a refusal's answer waits for:
+   * the work it started is billed to it, and its figures flushed with it.
    */
-  private async save(record: ImageRecord): Promise<void> {
-    for (let attempt = 1; !(await this.deps.images.saveActive(record)); attempt += 1) {
-      if (attempt >= ID_ATTEMPTS || this.deps.names.followsId) throw new Error(`the id ${record.id} is taken`);
-      record.id = await this.newId();
-      if (this.claim) await this.deps.duplicateGuard.rebind(this.claim, record.id);
-    }
+  private startImaging(bytes: Uint8Array, options: ProcessOptions): ImagingRun & { counted: Promise<void> } {
+    const startedMs = this.deps.clock.nowMs();
+    const imaging = this.deps.processor.start(bytes, options);
+    const { metrics } = this.deps;
+    const counted = imaging.processed.then(async (processed) => {
+      metrics.add(METRIC.imagingTime, 'Milliseconds', this.deps.clock.nowMs() - startedMs);
+      const nsfw = await processed.nsfwScoring;
+      if (nsfw) metrics.add(METRIC.classifierTime, 'Milliseconds', nsfw.runMs);
+    });
+    return { ...imaging, counted: awaitedLater(counted) };
   }
 
-  /** A new id: drawn at random (default), or the next of Chevereto's counter (ID_SCHEME=sequential). */
-  private newId(): Promise<number> {
-    return this.deps.rules.idScheme === 'sequential'
-      ? this.deps.images.allocateId()
-      : Promise.resolve(this.deps.random.safeInteger());
+  /** Writes the record while the files' puts end (step 4); once both are done, the upload is stored (step 5). */
+  private async write(record: ImageRecord): Promise<void> {
+    const [put, saved] = await Promise.allSettled([this.files.done(record), this.claims.save(record)]);
+    this.saved = record;
+    if (saved.status === 'rejected') this.saveUnknown = true;
+    if (put.status === 'rejected') throw put.reason;
+    if (saved.status === 'rejected') throw saved.reason;
+    this.claims.pending = undefined;
   }
 
   /**
-   * The existing image with a hold of its own for this request (`holds.ts`): a delete link, and the end this upload
-   * asks for, which keeps the image at least that long (and no longer: its other holds have their own ends); undefined
-   * when it was deleted in the meantime. Its title, description and sensitive mark stay the first upload's: they are
-   * the image's, and only an operator changes another's picture (`docs/rules.md`).
+   * Nothing is stored, and the decode and scoring already started are let finish unused; the flood slot is kept, as
+   * for any upload answered (`docs/rules.md`: otherwise a client could have the service fetch and decode without
+   * limit).
    */
-  private async answerDuplicate(
-    existing: ImageRecord,
-    options: UploadOptions,
-  ): Promise<{ record: ImageRecord; deleteToken: string } | undefined> {
-    const token = deleteTokens.make(this.deps.random);
-    const endsAtMs = options.expirationSeconds === undefined ? null : this.nowMs + options.expirationSeconds * 1000;
-    const shown = await changeHolds(this.deps.images, existing, (holds) => ({ ...holds, [token.hash]: endsAtMs }));
-    return shown ? { record: shown, deleteToken: token.token } : undefined;
+  private async answeredAsDuplicate(answer: AnsweredImage, imagingCounted: Promise<void>): Promise<AnsweredImage> {
+    await settled(imagingCounted);
+    this.deps.metrics.add(METRIC.uploadDuplicate, 'Count', 1);
+    return answer;
   }
 
-  /** The name claimed goes unused (a duplicate answered): it stays taken, its claim settled. */
-  private async discardName(): Promise<void> {
-    if (!this.pending) return;
-    await this.discard(this.pending);
-    this.pending = undefined;
-  }
-
-  /** Whether this record is in the table (under its id, naming its original: no other upload's can). */
-  private async isSaved(record: ImageRecord): Promise<boolean> {
-    return (await this.deps.images.find(record.id))?.original.key === record.original.key;
-  }
-
-  /** Removes the files a name claim names, and settles the claim (the name stays taken); logged if it cannot. */
-  private async discard({ name, keys }: { name: string; keys: ImageKeys }): Promise<void> {
-    try {
-      await this.deps.objects.deleteMany([keys.original, keys.thumb, keys.medium]);
-      await this.deps.images.settleName(name);
-    } catch (cleanupError) {
-      this.deps.logger.warn('cleanup of a failed upload left a pending name claim for the sweep', { name, cleanupError });
-    }
+  private countStored(processed: ProcessedImage): void {
+    this.deps.metrics.add(METRIC.uploadStored, 'Count', 1);
+    const { original, thumb, medium } = processed;
+    this.deps.metrics.add(METRIC.bytesStored, 'Bytes', original.bytes.length + thumb.bytes.length + medium.bytes.length);
   }
 }
