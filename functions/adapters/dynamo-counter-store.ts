@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DependencyError } from '../core/errors';
 import type { CounterStore, CounterSubject, CounterTake, CountWindow, GuardRuleName } from '../core/ports';
-import { inTwoPhases } from '../core/settle';
 import type { FloodWindow } from '../core/ports';
 import { sendIfCondition, sendOrFail } from './dynamo-calls';
 import { ITEM_PREFIX, TABLE_SCHEMA } from './table-schema';
@@ -43,20 +42,8 @@ export class DynamoCounterStore implements CounterStore {
     private readonly table: string,
   ) {}
 
-  take(subject: CounterSubject, windows: readonly CountWindow[]): CounterTake {
-    const { first, outcome } = inTwoPhases(
-      (hadRoom: (room: boolean) => void) => this.takeInRounds(subject, windows, hadRoom),
-      (answer) => answer.taken,
-    );
-    return { read: first, outcome };
-  }
-
   /** Reads the counters and writes them if every window has room, again while another take wins the write. */
-  private async takeInRounds(
-    subject: CounterSubject,
-    windows: readonly CountWindow[],
-    hadRoom: (room: boolean) => void,
-  ): Promise<{ taken: true } | { taken: false; full: FloodWindow[] }> {
+  async take(subject: CounterSubject, windows: readonly CountWindow[]): Promise<CounterTake> {
     const mark = randomUUID();
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       const stored = await this.read(subject);
@@ -67,7 +54,6 @@ export class DynamoCounterStore implements CounterStore {
         return entry !== undefined && entry.s === startMs && entry.c >= limit;
       });
       if (full.length > 0) return { taken: false, full: full.map(({ window }) => window) };
-      if (round === 0) hadRoom(true);
       const update = counting(stored, windows, 1, true);
       if (await this.setIf('flood counters', subject, marked('take', mark, update))) return { taken: true };
     }

@@ -1,7 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { ServiceError } from './errors';
 import type { CounterStore, CounterTake, CountWindow, CounterSubject } from './ports';
-import { awaitedLater } from './settle';
 import { FLOOD_WINDOWS, type FloodWindow, type GuardRuleName } from './records';
 /** Uploads allowed per client and window; 0 turns a window off. */
 export type FloodLimits = Record<FloodWindow, number>;
@@ -172,45 +171,20 @@ export class FloodGuard {
   ) {}
 
   /** Takes a slot in every window of the client, or refuses with the rule's error. */
-  reserve(ip: string, nowMs: number): Promise<FloodReservation> {
-    return this.reserveSlot(ip, nowMs).reservation;
-  }
-
-  /**
-   * Takes a slot in two phases: `room` once the counters were read and had room (the slot is not surely taken yet:
-   * work that is undone anyway should it be lost can start then), `reservation` once it is taken. Both fail with the
-   * rule's refusal when a window is full.
-   */
-  reserveSlot(ip: string, nowMs: number): { room: Promise<void>; reservation: Promise<FloodReservation> } {
-    const taking = this.limits().then((limits) => this.take(ip, nowMs, limits));
-    const reservation = awaitedLater(taking.then(({ outcome }) => outcome));
-    const room = taking.then(({ read }) => read).then((hadRoom) => (hadRoom ? undefined : reservation.then(() => undefined)));
-    return { room: awaitedLater(room), reservation };
-  }
-
-  private take(ip: string, nowMs: number, limits: FloodLimits): { read: Promise<boolean>; outcome: Promise<FloodReservation> } {
+  async reserve(ip: string, nowMs: number): Promise<FloodReservation> {
+    const limits = await this.limits();
     const subject: CounterSubject = { rule: this.rule.name, client: floodSubject(ip) };
     const windows: CountWindow[] = FLOOD_WINDOWS.filter((window) => limits[window] > 0).map((window) => ({
       window,
       limit: limits[window],
       ...windowBounds(window, nowMs),
     }));
-    const given: FloodReservation = { release: () => Promise.resolve(), add: () => Promise.resolve() };
-    if (windows.length === 0) return { read: Promise.resolve(true), outcome: Promise.resolve(given) };
-    const take = this.counters.take(subject, windows);
-    return {
-      read: take.read,
-      outcome: awaitedLater(take.outcome.then((answer) => this.reservationOf(answer, subject, windows, nowMs))),
-    };
+    if (windows.length === 0) return { release: () => Promise.resolve(), add: () => Promise.resolve() };
+    return this.reservationOf(await this.counters.take(subject, windows), subject, windows, nowMs);
   }
 
   /** The reservation a take won, or the refusal naming the shortest window that was full. */
-  private reservationOf(
-    answer: Awaited<CounterTake['outcome']>,
-    subject: CounterSubject,
-    windows: CountWindow[],
-    nowMs: number,
-  ): FloodReservation {
+  private reservationOf(answer: CounterTake, subject: CounterSubject, windows: CountWindow[], nowMs: number): FloodReservation {
     if (!answer.taken) {
       const tripped = windows.filter(({ window }) => answer.full.includes(window));
       const [first] = tripped;

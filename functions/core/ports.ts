@@ -124,7 +124,12 @@ export interface ImageRecords {
    * `readTokens` (no hold came or went since they were read). Answers the record after; undefined, writing nothing,
    * when they are not, or it is not active.
    */
-  writeHolds(id: number, readTokens: readonly string[], holds: Holds, expiresAtMs: number | null): Promise<ImageRecord | undefined>;
+  writeHolds(
+    id: number,
+    readTokens: readonly string[],
+    holds: Holds,
+    expiresAtMs: number | null,
+  ): Promise<ImageRecord | undefined>;
 }
 
 /** The removal of images: marked, their files gone, kept for a restore, brought back, forgotten. */
@@ -232,19 +237,15 @@ export interface Logger {
  */
 export interface CounterStore {
   /** Adds one to every window when each is below its limit; otherwise adds nothing and answers the full ones. */
-  take(subject: CounterSubject, windows: readonly CountWindow[]): CounterTake;
+  take(subject: CounterSubject, windows: readonly CountWindow[]): Promise<CounterTake>;
   /** Takes one off every window that still is the one taken from (a window over since is left alone). */
   giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void>;
   /** Adds `amount` to every window, whatever its limit: work done already, counted after it (a window over is begun anew). */
   add(subject: CounterSubject, windows: readonly CountWindow[], amount: number): Promise<void>;
 }
 
-/** A take of the counters in its two phases: the read of the counters, then the write that takes the slot. */
-export interface CounterTake {
-  /** Whether every window had room when read, before the write (which another take of the subject may still win). */
-  read: Promise<boolean>;
-  outcome: Promise<{ taken: true } | { taken: false; full: FloodWindow[] }>;
-}
+/** A take of the counters: the slot taken in every window, or the windows that were full. */
+export type CounterTake = { taken: true } | { taken: false; full: FloodWindow[] };
 
 export interface DailyStats {
   add(day: string, figures: Partial<DayFigures>): Promise<void>;

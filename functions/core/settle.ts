@@ -17,20 +17,6 @@ export async function settled(promise: Promise<unknown>): Promise<void> {
   );
 }
 
-/**
- * A run's first phase and its outcome as two promises: `first` settles when the run marks it, or, should the run end
- * without marking it, with `ended` of its outcome (or its failure).
- */
-export function inTwoPhases<T, F>(
-  run: (mark: (value: F) => void) => Promise<T>,
-  ended: (outcome: T) => F,
-): { first: Promise<F>; outcome: Promise<T> } {
-  const first = deferred<F>();
-  const outcome = awaitedLater(run(first.resolve));
-  outcome.then((value) => first.resolve(ended(value)), first.reject);
-  return { first: awaitedLater(first.promise), outcome };
-}
-
 /** A promise with its resolve and reject at hand, for a value that a callback delivers; settling it again changes nothing. */
 export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (reason: unknown) => void } {
   let resolve: (value: T) => void = () => undefined;

@@ -1,5 +1,4 @@
 import type { CounterStore, CounterSubject, CounterTake, CountWindow, FloodWindow } from '../../functions/core/ports';
-import { inTwoPhases } from '../../functions/core/settle';
 import type { Ban, BanList, BlockList } from '../../functions/core/moderation/moderation';
 import {
   NO_PICTURE_BLOCKS,
@@ -35,25 +34,18 @@ export class InMemoryCounterStore implements CounterStore {
   /** Awaited between a take's read and its write, to let a test put another upload in between. */
   beforeWrite: (() => Promise<void>) | undefined;
 
-  take(subject: CounterSubject, windows: readonly CountWindow[]): CounterTake {
-    const { first, outcome } = inTwoPhases(
-      async (hadRoom: (room: boolean) => void) => {
-        const full = this.full(subject, windows);
-        if (full.length > 0) return { taken: false as const, full };
-        hadRoom(true);
-        // the write that takes the slot is a store call of its own: another take may come in between
-        await this.beforeWrite?.();
-        const raced = this.full(subject, windows);
-        if (raced.length > 0) return { taken: false as const, full: raced };
-        for (const { window, startMs } of windows) {
-          const entry = this.counts.get(this.key(subject, window));
-          this.counts.set(this.key(subject, window), { startMs, count: entry?.startMs === startMs ? entry.count + 1 : 1 });
-        }
-        return { taken: true as const };
-      },
-      (answer) => answer.taken,
-    );
-    return { read: first, outcome };
+  async take(subject: CounterSubject, windows: readonly CountWindow[]): Promise<CounterTake> {
+    const full = this.full(subject, windows);
+    if (full.length > 0) return { taken: false, full };
+    // the write that takes the slot is a store call of its own: another take may come in between
+    await this.beforeWrite?.();
+    const raced = this.full(subject, windows);
+    if (raced.length > 0) return { taken: false, full: raced };
+    for (const { window, startMs } of windows) {
+      const entry = this.counts.get(this.key(subject, window));
+      this.counts.set(this.key(subject, window), { startMs, count: entry?.startMs === startMs ? entry.count + 1 : 1 });
+    }
+    return { taken: true };
   }
 
   async giveBack(subject: CounterSubject, windows: readonly CountWindow[]): Promise<void> {

@@ -14,9 +14,9 @@ export class FilePuts {
 
   constructor(private readonly deps: { objects: ObjectStore; logger: Logger }) {}
 
-  /** Puts the original once its bytes and md5 are known and `room` (the flood slot's) settles. */
-  original(key: string, original: Promise<{ image: EncodedImage; md5: string }>, room: Promise<unknown>): void {
-    this.puts.push(awaitedLater(Promise.all([original, room]).then(([{ image, md5 }]) => this.put(key, image, md5))));
+  /** Puts the original once its bytes and md5 are known and the flood slot is taken. */
+  original(key: string, original: Promise<{ image: EncodedImage; md5: string }>, slot: Promise<unknown>): void {
+    this.puts.push(awaitedLater(Promise.all([original, slot]).then(([{ image, md5 }]) => this.put(key, image, md5))));
   }
 
   /** Puts the renditions. */

@@ -13,7 +13,7 @@ import type { SourceBytes, UploadOptions } from './upload-source';
 
 export interface UploadAttemptDeps extends UploadClaimsDeps {
   images: UploadClaimsDeps['images'] & Pick<ImageRemovals, 'remove'>;
-  flood: Pick<FloodGuard, 'reserveSlot'>;
+  flood: Pick<FloodGuard, 'reserve'>;
   processor: ImageProcessor;
   /** The operator's blocks, and the classifier's verdict. */
   gate: Pick<UploadGate, 'checkBytes' | 'checkPicture' | 'checkContent'>;
@@ -25,7 +25,7 @@ export interface UploadAttemptDeps extends UploadClaimsDeps {
  * One upload once its source is known: the order of its work and of its writes, and how it is all given back when the
  * upload fails. This is the one place the write protocol is told (`docs/reliability.md` shows what each failure leaves):
  *
- * 1. The client's flood slot is taken; the counters' read showing room is enough to start putting the original.
+ * 1. The client's flood slot is taken, while the picture decodes.
  * 2. The id, the duplicate fingerprint and the name are claimed at once (`UploadClaims`). The name's claim records the
  *    upload as pending and names its three files, before any file is written.
  * 3. The original is put as soon as its bytes are final, while the renditions are made; the renditions once made.
@@ -37,7 +37,7 @@ export interface UploadAttemptDeps extends UploadClaimsDeps {
  * which `undo` or, should it fail too, the sweep removes: never a file without a record or a claim naming it.
  */
 export class UploadAttempt {
-  private readonly slot: { room: Promise<void>; reservation: Promise<FloodReservation> };
+  private readonly slot: Promise<FloodReservation>;
   /** Real imaging work was done for the upload: a refusal keeps its slot (`undo`). */
   private spent = false;
   private readonly claims: UploadClaims;
@@ -59,12 +59,12 @@ export class UploadAttempt {
   ) {
     this.files = new FilePuts(deps);
     this.claims = new UploadClaims(deps, clientIp, nowMs);
-    this.slot = deps.flood.reserveSlot(clientIp, nowMs);
+    this.slot = awaitedLater(deps.flood.reserve(clientIp, nowMs));
   }
 
   /** The client's flood slot, once taken (step 1, started with the attempt). */
   get reserved(): Promise<FloodReservation> {
-    return this.slot.reservation;
+    return this.slot;
   }
 
   /** Stores the upload once its source is there, or gives everything back should it fail: the image to answer with. */
@@ -103,7 +103,7 @@ export class UploadAttempt {
       const bytesAllowed = awaitedLater(original.then(({ md5 }) => this.deps.gate.checkBytes([sourceMd5, md5])));
       const claims = await this.claims.claimAll({ md5: sourceMd5, extension, filename: source.filename }, options);
       if ('duplicate' in claims) return await this.answeredAsDuplicate(claims.duplicate, imaging.counted);
-      this.files.original(claims.keys.original, original, this.slot.room);
+      this.files.original(claims.keys.original, original, this.slot);
       const processed = await imaging.processed;
       // nor its picture, however re-encoded (`docs/moderation.md`)
       await bytesAllowed;
@@ -139,7 +139,7 @@ export class UploadAttempt {
     const steps: Array<Promise<void>> = [this.claims.releaseFingerprint()];
     if (!(this.spent && refused))
       steps.push(
-        this.slot.reservation.then(
+        this.slot.then(
           (reservation) => reservation.release(),
           () => undefined,
         ),

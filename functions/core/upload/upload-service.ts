@@ -52,7 +52,7 @@ export interface UploadServiceDeps extends Pick<
   images: ImageRecords & Pick<ImageRemovals, 'remove'> & NameClaims;
   objects: ObjectStore;
   processor: ImageProcessor;
-  flood: Pick<FloodGuard, 'reserveSlot'>;
+  flood: Pick<FloodGuard, 'reserve'>;
   duplicates: DuplicateIndex;
   /** The two-step upload's staging and tokens. */
   staged: StagedUploads;

@@ -397,20 +397,21 @@ describe('UploadService: the flood slot', () => {
     expect(kept()).toEqual({ ...STORED, claims: 2 });
   });
 
-  it('puts the original once the counters show room, and removes it when the slot goes to another upload', async () => {
-    const { upload, objects, counters, clock, kept } = serviceUnderTest({ floodLimits: oneAMinute });
-    let putBeforeSlot = 0;
+  it('puts no file before its slot is taken: a slot lost to another upload of the client leaves nothing', async () => {
+    const { upload, images, objects, counters, clock, kept } = serviceUnderTest({ floodLimits: oneAMinute });
+    let putBeforeSlot = -1;
     counters.beforeWrite = async () => {
       counters.beforeWrite = undefined;
-      // the original is put while the slot is not yet written...
-      await until(() => objects.objects.size > 0, 'the original put');
+      // the counters showed room; while this upload's write is on its way, the decode ends and the name is claimed...
+      await until(() => images.claims.size > 0, 'the name claim');
+      await new Promise((resolve) => setTimeout(resolve, 20));
       putBeforeSlot = objects.objects.size;
       // ...and another upload of the same client takes the last slot first
       const minute = { window: 'minute' as const, limit: 1, ...windowBounds('minute', clock.nowMs()) };
-      expect(await counters.take({ rule: 'uploads', client: CLIENT }, [minute]).outcome).toEqual({ taken: true });
+      expect(await counters.take({ rule: 'uploads', client: CLIENT }, [minute])).toEqual({ taken: true });
     };
     await expect(upload()).rejects.toMatchObject({ kind: 'Flooding' });
-    expect(putBeforeSlot).toBe(1);
+    expect(putBeforeSlot).toBe(0);
     expect(kept()).toEqual({ ...GIVEN_BACK, slots: 1 }); // the other upload's slot
   });
 });
