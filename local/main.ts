@@ -1,6 +1,6 @@
 import { ConfigError } from '../functions/config';
 import type { FloodLimits } from '../functions/core/flood';
-import { FLOOD_WINDOWS } from '../functions/core/records';
+import { FLOOD_WINDOWS } from '../functions/core/ports';
 import { UPLOAD_PAGE, uploadUrl } from '../functions/core/links';
 import { startLocalService, type LocalService } from './local-service';
 import type { SettingSource } from './provision';

@@ -20,7 +20,7 @@ import { parameterNames } from '../functions/adapters/parameter-names';
 import { TABLE_SCHEMA } from '../functions/adapters/table-schema';
 import { ConfigError } from '../functions/config';
 import { DEFAULT_FLOOD_LIMITS, parseFloodLimits, type FloodLimits } from '../functions/core/flood';
-import { FLOOD_WINDOWS } from '../functions/core/records';
+import { FLOOD_WINDOWS } from '../functions/core/ports';
 import { STAND_IN_REGION } from './stand-ins';
 
 export interface Endpoints {

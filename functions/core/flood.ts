@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { ServiceError } from './errors';
 import type { CounterStore, CounterTake, CountWindow, CounterSubject } from './ports';
-import { FLOOD_WINDOWS, type FloodWindow, type GuardRuleName } from './records';
+import { FLOOD_WINDOWS, type FloodWindow, type GuardRuleName } from './ports';
 /** Uploads allowed per client and window; 0 turns a window off. */
 export type FloodLimits = Record<FloodWindow, number>;
 

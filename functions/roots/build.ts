@@ -14,7 +14,7 @@ import {
   type FloodLimits,
   type GuardRule,
 } from '../core/flood';
-import type { FloodWindow } from '../core/records';
+import type { FloodWindow } from '../core/ports';
 import type { Metrics } from '../core/metrics';
 import type { ImageProcessor, RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';

@@ -12,7 +12,7 @@ import {
 import { comparableHashes, parseHashList } from '../moderation/moderation';
 import type { BlockedBytes, BlockList, Clock, ObjectStore } from '../ports';
 import type { PictureBlockList, PictureBlockStore } from '../moderation/picture-blocks';
-import type { ImageRecord } from '../records';
+import type { ImageRecord } from '../ports';
 
 export interface BlockAdminDeps {
   moderation: BlockList;

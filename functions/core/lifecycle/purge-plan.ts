@@ -1,4 +1,4 @@
-import type { PurgeRequest } from '../records';
+import type { PurgeRequest } from '../ports';
 
 /**
  * Paths one sweep run sends at most (a wildcard counts as one). CloudFront charges per path past 1,000 a month

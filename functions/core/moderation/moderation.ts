@@ -5,7 +5,7 @@ import { HashIndex } from './hash-index';
 import { isPdqHash, MIN_PDQ_QUALITY, pdqDistance } from './pdq-hash';
 import type { Ban, BanList, BlockList, Clock, ProcessedImage } from '../ports';
 import type { PictureBlockStore } from './picture-blocks';
-import type { ImageRecord } from '../records';
+import type { ImageRecord } from '../ports';
 
 export type { Ban, BanList, BlockList } from '../ports';
 
