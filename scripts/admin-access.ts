@@ -9,7 +9,7 @@ export const ACCESS_VERBS: Record<string, Verb> = {
     summary: 'refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for a time',
     more: '--for DURATION: 30m, 12h, 7d, 2w, or PT10M, P7D.',
     async run({ admin, args, values, print }) {
-      const ban = await admin.ban(args[0] ?? '', values.for === undefined ? undefined : parseDuration(values.for));
+      const ban = await admin.bans.add(args[0] ?? '', values.for === undefined ? undefined : parseDuration(values.for));
       print(`banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (${IN_FORCE})`);
     },
   },
@@ -18,7 +18,7 @@ export const ACCESS_VERBS: Record<string, Verb> = {
     options: [],
     summary: 'lift a ban; says so when a wider ban still covers the range',
     async run({ admin, args, print, warn }) {
-      const { range, stillBannedBy } = await admin.unban(args[0] ?? '');
+      const { range, stillBannedBy } = await admin.bans.lift(args[0] ?? '');
       print(`lifted the ban of ${range} (${IN_FORCE})`);
       if (stillBannedBy.length > 0) {
         const wider = stillBannedBy.map((ban) => ban.range).join(', ');
@@ -33,7 +33,7 @@ export const ACCESS_VERBS: Record<string, Verb> = {
     options: ['json'],
     summary: 'the bans in force',
     async run({ admin, values, print }) {
-      const bans = await admin.bans();
+      const bans = await admin.bans.inForce();
       if (values.json) return print(jsonOf(bans));
       if (bans.length === 0) return print('no bans');
       print('range\tuntil');

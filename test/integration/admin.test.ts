@@ -649,29 +649,29 @@ describe('npm run admin: ban and unban', () => {
   it('refuses uploads from a banned address or range (IPv4 and IPv6) with 403, code 150, until unbanned', async () => {
     const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
     const admin = adminOf(service);
-    expect(await admin.ban('203.0.113.0/24', undefined)).toEqual({ range: '203.0.113.0/24', untilMs: null });
-    expect(await admin.ban('2001:db8:0:0::1/48', 3_600_000)).toMatchObject({ range: '2001:db8::/48' });
+    expect(await admin.bans.add('203.0.113.0/24', undefined)).toEqual({ range: '203.0.113.0/24', untilMs: null });
+    expect(await admin.bans.add('2001:db8:0:0::1/48', 3_600_000)).toMatchObject({ range: '2001:db8::/48' });
     const banned = { status: 403, code: 150, message: 'Uploads from your address are not allowed' };
     expect(await refusal(service, 4, '203.0.113.77')).toEqual(banned);
     expect(await refusal(service, 4, '2001:db8:0:5::9')).toEqual(banned);
     expect(await refusal(service, 4, '::ffff:203.0.113.1')).toEqual(banned);
     await upload(service, 4, '198.51.100.7');
-    expect((await admin.bans()).map((ban) => ban.range).sort()).toEqual(['2001:db8::/48', '203.0.113.0/24']);
-    expect(await admin.unban('203.0.113.0/24')).toEqual({ range: '203.0.113.0/24', stillBannedBy: [] });
+    expect((await admin.bans.inForce()).map((ban) => ban.range).sort()).toEqual(['2001:db8::/48', '203.0.113.0/24']);
+    expect(await admin.bans.lift('203.0.113.0/24')).toEqual({ range: '203.0.113.0/24', stillBannedBy: [] });
     await upload(service, 5, '203.0.113.77');
-    await expect(admin.unban('203.0.113.0/24')).rejects.toThrow('no ban of 203.0.113.0/24');
-    await expect(admin.ban('300.1.1.1', undefined)).rejects.toThrow('not an address or CIDR range');
+    await expect(admin.bans.lift('203.0.113.0/24')).rejects.toThrow('no ban of 203.0.113.0/24');
+    await expect(admin.bans.add('300.1.1.1', undefined)).rejects.toThrow('not an address or CIDR range');
   });
 
   it('lets a ban with an end lapse', async () => {
     const service = await createTestService({ MODERATION_CACHE_SECONDS: '0' });
     const admin = adminOf(service);
-    await admin.ban('198.51.100.9', 1);
+    await admin.bans.add('198.51.100.9', 1);
     await new Promise((resolve) => setTimeout(resolve, 5));
     await upload(service, 6, '198.51.100.9');
-    expect(await admin.bans()).toEqual([]);
+    expect(await admin.bans.inForce()).toEqual([]);
     // the next ban drops the ones that are over from the one item that holds them all
-    await admin.ban('198.51.100.10', undefined);
+    await admin.bans.add('198.51.100.10', undefined);
     const [item] = await service.items('BANS');
     expect(Object.keys(item?.['ranges'] ?? {})).toEqual(['198.51.100.10/32']);
   });

@@ -1,4 +1,5 @@
 import { AdminError } from './admin-error';
+import { BanAdmin } from './ban-admin';
 import { BlockAdmin, TAKEDOWN_PART, takedownReason, type BlockAdminDeps } from './block-admin';
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from '../daily-stats';
 import type { IdCodecs } from '../id-codec';
@@ -7,12 +8,10 @@ import { imageOfReference } from './image-reference';
 import { viewerUrl } from '../links';
 import { reportedImages, type ReportedImage } from '../moderation/reports';
 import {
-  bansCovering,
   canonicalRange,
   comparableHashes,
   inRange,
   PICTURE_MATCH_DISTANCE,
-  type Ban,
   type BanList,
   type BlockList,
 } from '../moderation/moderation';
@@ -83,9 +82,12 @@ export interface ListedUpload {
 export class Admin {
   /** The blocked bytes and pictures: listed, added, lifted. */
   readonly blocks: BlockAdmin;
+  /** The address ranges refused: listed, added, lifted. */
+  readonly bans: BanAdmin;
 
   constructor(private readonly deps: AdminDeps) {
     this.blocks = new BlockAdmin(deps);
+    this.bans = new BanAdmin(deps);
   }
 
   /** The image a reference names (`image-reference.ts`). */
@@ -203,36 +205,6 @@ export class Admin {
     }
   }
 
-  /** Bans a range (an address or CIDR, IPv4 or IPv6) from uploading, for `forMs` or for good. */
-  async ban(rangeText: string, forMs: number | undefined): Promise<Ban> {
-    const range = canonicalRange(rangeText);
-    if (!range) throw new AdminError(notARange(rangeText));
-    const nowMs = this.deps.clock.nowMs();
-    const ban = { range, untilMs: forMs === undefined ? null : nowMs + forMs };
-    await this.deps.moderation.add(ban);
-    // the bans live in one item: the ones over are dropped as new ones come, so that it stays small
-    const over = (await this.deps.moderation.all()).filter((old) => old.untilMs !== null && old.untilMs <= nowMs);
-    for (const old of over) await this.deps.moderation.remove(old.range);
-    return ban;
-  }
-
-  /** Lifts a ban; answers the bans in force that still cover all of its range. */
-  async unban(rangeText: string): Promise<{ range: string; stillBannedBy: Ban[] }> {
-    const range = canonicalRange(rangeText);
-    if (!range) throw new AdminError(notARange(rangeText));
-    if (!(await this.deps.moderation.remove(range))) {
-      const covering = bansCovering(range, await this.bans());
-      const by = covering.length > 0 ? `; it is within the ban of ${covering.map((ban) => ban.range).join(', ')}` : '';
-      throw new AdminError(`no ban of ${range}${by}`);
-    }
-    return { range, stillBannedBy: bansCovering(range, await this.bans()) };
-  }
-
-  async bans(): Promise<Ban[]> {
-    const nowMs = this.deps.clock.nowMs();
-    return (await this.deps.moderation.all()).filter((ban) => ban.untilMs === null || ban.untilMs > nowMs);
-  }
-
   /** Recent uploads, newest first: since `sinceMs`, from one address or range if asked, at most `limit`. */
   async list(options: { sinceMs: number; ip?: string; limit: number }): Promise<ListedUpload[]> {
     const range = options.ip === undefined ? undefined : canonicalRange(options.ip);
@@ -287,12 +259,4 @@ export class Admin {
   async staged(): Promise<StagedUsage> {
     return this.deps.staged.usage();
   }
-}
-
-/** Why a range is refused: an IPv4-mapped one wider than the mapped space is named as such. */
-function notARange(text: string): string {
-  const mapped = /^\s*::ffff:/i.test(text)
-    ? ' (an IPv4-mapped range needs a prefix of 96 or more; give its IPv4 range instead)'
-    : '';
-  return `not an address or CIDR range: ${text}${mapped}`;
 }
