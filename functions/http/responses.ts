@@ -144,3 +144,8 @@ export function uploadUrlResponse(upload: UploadUrl): APIGatewayProxyResult {
   };
   return respond(200, JSON_TYPE, JSON.stringify(body));
 }
+
+/** The response with these headers added; as it is without any. */
+export function withHeaders(response: APIGatewayProxyResult, headers: Record<string, string> | undefined): APIGatewayProxyResult {
+  return headers ? { ...response, headers: { ...response.headers, ...headers } } : response;
+}
