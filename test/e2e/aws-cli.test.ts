@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePng } from '../support/images';
 import { startFreshLocalProcess, type LocalProcess } from '../support/local-process';
+import { motoAvailable, startMoto } from '../support/moto';
 
 /**
  * docs/local.md's AWS CLI lines, run as written with the real AWS CLI against `npm start`'s stand-ins, through their
@@ -102,5 +103,51 @@ suite("docs/local.md's AWS CLI lines, with the real CLI", () => {
     );
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain("it was signed with another secret than this data folder's (endpoints.json)");
+  });
+});
+
+/**
+ * The README's and docs/deployment.md's key lines (`aws ssm get-parameter`, `put-parameter`), as written, against
+ * moto's SSM in place of an account's (`AWS_ENDPOINT_URL`): what the deployed stack's parameter answers to them.
+ */
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const keyLines = [...README.matchAll(/^aws ssm (?:get|put)-parameter .*$/gm)].map((match) => match[0]);
+
+(cliAvailable() && motoAvailable() ? describe : describe.skip)("the README's key lines, against moto's SSM", () => {
+  it('reads the key, and rotates it to the one given', async () => {
+    expect(keyLines).toHaveLength(2);
+    const [read = '', rotate = ''] = keyLines;
+    const moto = await startMoto();
+    const workDir = mkdtempSync(join(tmpdir(), 'readme-key-'));
+    const env = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: workDir,
+      AWS_CONFIG_FILE: join(workDir, 'no-config'),
+      AWS_SHARED_CREDENTIALS_FILE: join(workDir, 'no-credentials'),
+      AWS_ENDPOINT_URL: moto.endpoint,
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+      AWS_DEFAULT_REGION: 'eu-west-1',
+    };
+    const run = (line: string) =>
+      spawnSync('bash', ['-euo', 'pipefail', '-c', line], {
+        cwd: workDir,
+        encoding: 'utf8',
+        timeout: 60_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env,
+      });
+    try {
+      // the stack's parameter, as the setup step makes it
+      expect(run(`${rotate.replace('NEW_KEY', 'first-key-0123456789')}`).status).toBe(0);
+      const first = run(read);
+      expect([first.stdout, first.stderr]).toEqual(['first-key-0123456789\n', '']);
+      const rotated = run(rotate);
+      expect([rotated.status, rotated.stderr]).toEqual([0, '']);
+      expect(run(read).stdout).toBe('NEW_KEY\n');
+    } finally {
+      await moto.stop();
+      rmSync(workDir, { recursive: true, force: true });
+    }
   });
 });

@@ -121,3 +121,14 @@ describe('docs/clients.md', () => {
     expect((await fetch(image.url)).status).toBe(404);
   });
 });
+
+describe('README.md', () => {
+  it("runs the README's curl line against npm start, as a newcomer does", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const line = /^curl .*localhost:3000.*$/m.exec(readme)?.[0];
+    if (!line) throw new Error("no curl line in the README's first steps");
+    const code = line.replaceAll('http://localhost:3000', server.url);
+    const link = imageLink(await run({ language: 'sh', code }));
+    expect((await fetch(link)).status).toBe(200);
+  });
+});
