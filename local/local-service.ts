@@ -106,6 +106,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const handlerEnv: Record<string, string | undefined> = {
     // the stand-in S3 keeps no versions: a removed image's record would be kept for a restore that cannot be
     ...(external ? {} : { KEEP_DELETED_DAYS: '0' }),
+    // one instance, whose stores answer in the same process: a block or a ban from `npm run admin` is in force at its
+    // next upload, rather than within Lambda's 30 s (`docs/local.md`)
+    MODERATION_CACHE_SECONDS: '0',
     ...env,
     BUCKET_NAME: bucket,
     TABLE_NAME: table,
@@ -132,6 +135,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   }, sweepSeconds * 1000);
   sweepTimer.unref();
 
+  const config = loadConfig({ ...handlerEnv, BUCKET_NAME: bucket, TABLE_NAME: table });
   writeFileSync(
     join(dataDir, 'endpoints.json'),
     `${JSON.stringify(
@@ -142,7 +146,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         parameterPrefix,
         // for `npm run admin`: the links it prints, and the id codec's padding
         publicUrl: handlerEnv['PUBLIC_URL'],
-        idPadding: loadConfig({ ...handlerEnv, BUCKET_NAME: bucket, TABLE_NAME: table }).idPadding,
+        idPadding: config.idPadding,
+        // for `npm run admin`: when a block or a ban it makes is in force here
+        moderationCacheSeconds: config.moderationCacheSeconds,
         ...stores.credentials,
       },
       null,

@@ -1,5 +1,5 @@
 import { newApiKey } from '../functions/adapters/operator-parameters';
-import { IN_FORCE, jsonOf, parseDuration, plural, UsageError, utc, type Verb } from './admin-verbs';
+import { jsonOf, parseDuration, plural, UsageError, utc, type Verb } from './admin-verbs';
 
 /** The verbs of who may upload: address bans, and the API key. */
 export const ACCESS_VERBS: Record<string, Verb> = {
@@ -8,18 +8,18 @@ export const ACCESS_VERBS: Record<string, Verb> = {
     options: ['for'],
     summary: 'refuse uploads from an address or CIDR range (IPv4, IPv6), for good or for a time',
     more: '--for DURATION: 30m, 12h, 7d, 2w, or PT10M, P7D.',
-    async run({ admin, args, values, print }) {
+    async run({ admin, args, values, print, inForce }) {
       const ban = await admin.bans.add(args[0] ?? '', values.for === undefined ? undefined : parseDuration(values.for));
-      print(`banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (${IN_FORCE})`);
+      print(`banned ${ban.range} ${ban.untilMs === null ? 'for good' : `until ${utc(ban.untilMs)}`} (${inForce})`);
     },
   },
   unban: {
     args: ['RANGE'],
     options: [],
     summary: 'lift a ban; says so when a wider ban still covers the range',
-    async run({ admin, args, print, warn }) {
+    async run({ admin, args, print, warn, inForce }) {
       const { range, stillBannedBy } = await admin.bans.lift(args[0] ?? '');
-      print(`lifted the ban of ${range} (${IN_FORCE})`);
+      print(`lifted the ban of ${range} (${inForce})`);
       if (stillBannedBy.length > 0) {
         const wider = stillBannedBy.map((ban) => ban.range).join(', ');
         warn(

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { MIN_PDQ_QUALITY } from '../functions/core/moderation/pdq-hash';
-import { IN_FORCE, jsonOf, plural, UsageError, utc, type Verb } from './admin-verbs';
+import { jsonOf, plural, UsageError, utc, type Verb } from './admin-verbs';
 import { readNamedFile } from './named-file';
 import { fieldSafe } from './terminal-text';
 
@@ -26,8 +26,8 @@ export const BLOCK_VERBS: Record<string, Verb> = {
     args: ['HASH|BATCH|MD5'],
     options: [],
     summary: "lift a picture's block (its PDQ hash), a batch's (its number in blocks), or that of bytes (their md5)",
-    async run({ admin, args, print }) {
-      print(`lifted the block of ${await admin.blocks.unblock(args[0] ?? '')} (${IN_FORCE})`);
+    async run({ admin, args, print, inForce }) {
+      print(`lifted the block of ${await admin.blocks.unblock(args[0] ?? '')} (${inForce})`);
     },
   },
   'block-hashes': {
@@ -36,7 +36,7 @@ export const BLOCK_VERBS: Record<string, Verb> = {
     summary: 'block the pictures of a list of PDQ hashes (one a line), as one batch; or lift them',
     more: `import: all of them or, if anything fails, none; a hash of quality under ${MIN_PDQ_QUALITY} is skipped.
 remove: lift the blocks of the pictures of such a list.`,
-    async run({ admin, args, print, progress }) {
+    async run({ admin, args, print, progress, inForce }) {
       const [action, file = ''] = args;
       if (action !== 'import' && action !== 'remove')
         throw new UsageError(`block-hashes: say import or remove, not ${action ?? 'nothing'}`);
@@ -44,10 +44,10 @@ remove: lift the blocks of the pictures of such a list.`,
       const text = readNamedFile(file, 'the hash list');
       if (action === 'remove') {
         const removed = await admin.blocks.removePictureHashes(text);
-        return print(`lifted the blocks of ${plural(removed, 'picture', 'pictures')} (${IN_FORCE})`);
+        return print(`lifted the blocks of ${plural(removed, 'picture', 'pictures')} (${inForce})`);
       }
       const { blocked, listed, skipped } = await admin.blocks.importPictureHashes(text, basename(file), progress);
-      print(`blocked ${plural(blocked, 'picture', 'pictures')} by their PDQ hashes (${IN_FORCE})`);
+      print(`blocked ${plural(blocked, 'picture', 'pictures')} by their PDQ hashes (${inForce})`);
       if (listed > blocked) print(`${plural(listed - blocked, 'hash was', 'hashes were')} blocked already`);
       if (skipped > 0) print(`skipped ${plural(skipped, 'hash', 'hashes')} of quality under ${MIN_PDQ_QUALITY}`);
     },

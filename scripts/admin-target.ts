@@ -13,7 +13,7 @@ import { IdCodecs } from '../functions/core/id-codec';
 import { NO_METRICS } from '../functions/core/metrics';
 import type { Logger } from '../functions/core/ports';
 import { blockedPictureHashes } from '../functions/imaging/fingerprint-copies';
-import { wholeNumber, type KeyParameter } from './admin-verbs';
+import { IN_FORCE, wholeNumber, type KeyParameter } from './admin-verbs';
 import { readNamedFile } from './named-file';
 
 /**
@@ -28,6 +28,8 @@ export interface Target {
   idPadding: number;
   /** The local service's stand-ins (`npm start`), rather than a stack's stores. */
   local?: boolean;
+  /** When a block or a ban made now is in force where the target's uploads are checked. */
+  inForce: string;
 }
 
 /** What the endpoints file must name: the stores and where they answer. */
@@ -75,6 +77,7 @@ export function localTarget(dataDir: string): Target {
     idPadding: Number(endpoints['idPadding'] ?? 999),
     // external stores (AWS_ENDPOINT_URL_* at npm start) are named by their endpoints, not "the local service"
     local: Boolean(endpoints['accessKeyId']),
+    inForce: localInForce(endpoints['moderationCacheSeconds']),
   };
 }
 
@@ -92,6 +95,7 @@ export function stackTarget(outputs: Record<string, string>, idPadding: string |
     publicUrl: (outputs['BaseUrl'] ?? '').replace(/\/+$/, ''),
     // stacks deployed before the output existed: the default, or --id-padding
     idPadding: wholeNumber('--id-padding', idPadding ?? outputs['IdPadding'] ?? '999', 0, 1_000_000),
+    inForce: IN_FORCE,
   };
 }
 
@@ -191,4 +195,11 @@ export function unreachable(error: unknown, target: Target): AdminError | undefi
   const causes = chain.slice(1);
   const last = causes.at(-1);
   return new AdminError(`${error.what} failed: ${last instanceof Error ? last.message || last.name : 'no answer'}`);
+}
+
+/** When `npm start` sees a block or a ban: at its next upload, unless it was started with a moderation cache. */
+function localInForce(seconds: string | number | undefined): string {
+  if (seconds === 0) return 'in force at the next upload: npm start keeps no moderation cache';
+  if (typeof seconds === 'number') return `in force within ${seconds} s, npm start's MODERATION_CACHE_SECONDS`;
+  return IN_FORCE;
 }

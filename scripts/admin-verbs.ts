@@ -40,6 +40,8 @@ export interface Call {
   warn: (line: string) => void;
   /** Whether a CDN is in front of the files (a deployed stack; not the local service). */
   cdn: boolean;
+  /** When a block or a ban made now is in force where the target's uploads are checked (`Target`'s). */
+  inForce: string;
   key: KeyParameter;
 }
 
@@ -64,6 +66,7 @@ export class UsageError extends Error {
 
 export const utc = (epochMs: number): string => `${formatDateTime(epochMs, 'UTC')} UTC`;
 export const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
+/** When a block or a ban is in force in AWS: each instance of the function reads them again after its cache's time. */
 export const IN_FORCE = 'in force within MODERATION_CACHE_SECONDS, 30 s by default';
 
 /** JSON for `--json`: every time (`createdAtMs`, `untilMs`...) as an ISO 8601 date under its name without `Ms`. */
@@ -113,7 +116,7 @@ export const IMAGE_VERBS: Record<string, Verb> = {
 --inside (with --block): and each picture found inside it (a screenshot's, a collage's panels), alone: only when
   every one of them is to be refused (a collage's harmless panel would be blocked for everyone too).
 Nothing is kept for a restore: every version of its files goes.`,
-    async run({ admin, args, values, print, cdn }) {
+    async run({ admin, args, values, print, cdn, inForce }) {
       const done = await admin.takedown(args[0] ?? '', {
         block: values.block === true,
         similar: values.similar === true,
@@ -133,7 +136,7 @@ Nothing is kept for a restore: every version of its files goes.`,
         const crops = done.blockedCrops > 0 ? ` and ${done.blockedCrops} hashes of its crops` : ' (no crop of it says enough)';
         const inside = done.blockedInside > 0 ? `, and ${done.blockedInside} of the pictures found inside it` : '';
         print(
-          `blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}${inside}: edited copies of it are refused too (${IN_FORCE})`,
+          `blocked its picture (PDQ ${done.blockedPictures.join(', ')})${crops}${inside}: edited copies of it are refused too (${inForce})`,
         );
       }
     },

@@ -140,7 +140,15 @@ export async function main(argv: readonly string[], output: Output): Promise<num
       : localTarget(values['data-dir'] ?? process.env['DATA_DIR'] ?? '.data');
   const opened = adminFor(target);
   try {
-    await verb.run({ ...output, admin: opened.admin, args, values, cdn: !target.local, key: opened.key });
+    await verb.run({
+      ...output,
+      admin: opened.admin,
+      args,
+      values,
+      cdn: !target.local,
+      inForce: target.inForce,
+      key: opened.key,
+    });
     return 0;
   } catch (error) {
     throw unreachable(error, target) ?? error;

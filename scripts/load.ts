@@ -46,6 +46,8 @@ async function main(): Promise<void> {
     API_KEY,
     FLOOD_LIMITS: '{"minute":0,"hour":0,"day":0,"week":0,"month":0}',
     POWERTOOLS_LOG_LEVEL: 'WARN',
+    // as the function in AWS keeps it, not npm start's 0
+    MODERATION_CACHE_SECONDS: '30',
     MEMORY_REPORT_SECONDS: '10',
   });
   const pid = server.pid;

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { makePhoto, makePng } from '../support/images';
 import { main as adminMain } from '../../scripts/admin';
 import { UsageError } from '../../scripts/admin-verbs';
@@ -14,7 +15,8 @@ const API_KEY = 'admin-cli-key-0123456789';
 let server: Awaited<ReturnType<typeof startFreshLocalProcess>>;
 
 beforeAll(async () => {
-  server = await startFreshLocalProcess('admin', { API_KEY, MODERATION_CACHE_SECONDS: '0', PARAMETERS_CACHE_SECONDS: '0' });
+  // npm start's own moderation cache (none): a block made here is in force at the next upload
+  server = await startFreshLocalProcess('admin', { API_KEY, PARAMETERS_CACHE_SECONDS: '0' });
 });
 
 afterAll(async () => {
@@ -64,13 +66,20 @@ describe('npm run admin (local service)', () => {
   });
 
   it("blocks a takedown's picture by a batch a part, which blocks and unblock name; lifted whole, they go", async () => {
-    const image = await upload(21, await makePhoto(21, 320, 240));
+    const photo = await makePhoto(21, 320, 240);
+    const image = await upload(21, photo);
     const done = admin('takedown', image.id_encoded, '--block');
     expect([done.status, done.stderr]).toEqual([0, '']);
-    // the picture's block is read by the service every MODERATION_CACHE_SECONDS: it says so, as blocks and bans do
+    // when the block holds, where the tool ran: npm start keeps no moderation cache, so at its next upload
     expect(done.stdout).toMatch(
-      /edited copies of it are refused too \(in force within MODERATION_CACHE_SECONDS, 30 s by default\)\n/,
+      /edited copies of it are refused too \(in force at the next upload: npm start keeps no moderation cache\)\n/,
     );
+    // a copy re-encoded and uploaded at once is refused
+    const copy = await sharp(photo).jpeg({ quality: 70 }).toBuffer();
+    const form = new FormData();
+    form.append('source', new Blob([new Uint8Array(copy)]), 'copy.jpg');
+    const refused = await send(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
+    expect([refused.status, ((await refused.json()) as { error: { code: number } }).error.code]).toEqual([403, 151]);
     // its own hashes, then its crops': two batches, named by the image and the part
     const listed = JSON.parse(admin('blocks', '--json').stdout) as {
       pictures: Array<{ id: number; reason: string; count: number }>;
@@ -391,7 +400,7 @@ describe('npm run admin (local service)', () => {
     writeFileSync(list, `${hashes.map((hash) => `${hash},100`).join('\n')}\n${'5a'.repeat(32)},20\n`);
     const imported = admin('block-hashes', 'import', list);
     expect([imported.status, imported.stderr]).toEqual([0, '']);
-    expect(imported.stdout).toMatch(/^blocked 3 pictures by their PDQ hashes \(in force within /);
+    expect(imported.stdout).toMatch(/^blocked 3 pictures by their PDQ hashes \(in force at the next upload: /);
     expect(imported.stdout).toContain('skipped 1 hash of quality under 50');
     expect(admin('block-hashes', 'import', list).stdout).toContain('blocked 0 pictures by their PDQ hashes');
     const blocks = admin('blocks');
