@@ -26,6 +26,8 @@ export interface Config {
   /** How long the bans and the blocked pictures are kept. */
   moderationCacheSeconds: number;
   timeZone: string;
+  /** The site's name in the pages' header; undefined: the public URL's host name. */
+  siteName: string | undefined;
   maxUploadBytes: number;
   maxUrlUploadBytes: number;
   maxStagedUploadBytes: number;
@@ -141,6 +143,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): R
     bucketName: read.required('BUCKET_NAME'),
     tableName: read.required('TABLE_NAME'),
     originVerify: oneOf('ORIGIN_VERIFY', ['off', 'required']) === 'required',
+    siteName: read.matching('SITE_NAME', /^[^\p{Cc}]{1,60}$/u, 'up to 60 characters, none a control character'),
     originSecretSha256: read.matching('ORIGIN_SECRET_SHA256', /^[0-9a-f]{64}$/, 'a SHA-256 digest in lowercase hex'),
     keepDeletedDays: integer('KEEP_DELETED_DAYS', 0, 365),
     parametersCacheSeconds: integer('PARAMETERS_CACHE_SECONDS', 0, 300),

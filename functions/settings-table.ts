@@ -74,6 +74,12 @@ export const SETTINGS = {
       'how long each function instance keeps the bans and the blocked pictures: a ban, a block or their lifting is in force within this time',
   },
   TIME_ZONE: { default: 'UTC', meaning: 'IANA time zone of `date` and of the date folders' },
+  SITE_NAME: {
+    default: '',
+    meaning:
+      "the site's name in the header of every page, linking home (up to 60 characters; [pages.md](pages.md)); empty: the public URL's host name",
+    shown: "the public URL's host name",
+  },
   MAX_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image accepted, in bytes (decoded)' },
   MAX_URL_UPLOAD_BYTES: { default: '10000000', meaning: 'largest image fetched from a URL source, in bytes' },
   MAX_STAGED_UPLOAD_BYTES: {

@@ -1,4 +1,4 @@
-import { embedCodes } from '../http/embed-codes';
+import { embedCodes, type EmbeddedImage } from '../http/embed-codes';
 import type { UploadedImage } from './api-client';
 import { make } from './dom';
 
@@ -28,6 +28,17 @@ function codeLine(id: string, label: string, value: string, copyLabel = label): 
   return line;
 }
 
+/** What the embed codes are made of, from the API's answer. */
+export function embeddedOf(image: UploadedImage): EmbeddedImage {
+  return {
+    title: image.title,
+    viewerUrl: image.url_viewer,
+    original: { url: image.url },
+    medium: { url: image.medium.url },
+    thumb: { url: image.thumb.url },
+  };
+}
+
 /** An uploaded picture's row: its thumbnail, its links and its embed codes, each with a copy button. */
 export function showResult(item: HTMLLIElement, rowId: number, image: UploadedImage): void {
   const result = make('div', { class: 'result' });
@@ -45,14 +56,7 @@ export function showResult(item: HTMLLIElement, rowId: number, image: UploadedIm
   );
   const more = make('details', { class: 'embed' });
   more.append(make('summary', {}, 'Embed codes'));
-  const view = {
-    title: image.title,
-    viewerUrl: image.url_viewer,
-    original: { url: image.url },
-    medium: { url: image.medium.url },
-    thumb: { url: image.thumb.url },
-  };
-  for (const group of embedCodes(view)) {
+  for (const group of embedCodes(embeddedOf(image))) {
     if (group.title === 'Links') continue;
     const codes = make('div', { class: 'codes' });
     for (const code of group.codes)

@@ -15,23 +15,13 @@ import {
   type Source,
   type UploadedImage,
 } from './api-client';
-import { element, formatBytes, make } from './dom';
+import { BatchSummary } from './batch-summary';
+import { element, make } from './dom';
 import { keyField as keyStore } from './key-field';
 import { showResult } from './results';
+import { newRow, removeRow, type Row } from './rows';
 import { gatherSources } from './picture-sources';
 import { takeShared } from './share-target';
-
-interface Row {
-  id: number;
-  source: Source;
-  /** `held`: shared from another app, waiting for the person to confirm it is theirs (its own button). */
-  state: 'held' | 'ready' | 'queued' | 'uploading' | 'done' | 'failed';
-  options: Options | undefined;
-  item: HTMLLIElement;
-  progress: HTMLProgressElement;
-  status: HTMLParagraphElement;
-  retry: HTMLButtonElement;
-}
 
 const main = element<HTMLElement>('upload');
 /** Files up to this go in one request; larger ones by the two-step upload (the gateway's limit, less the form's room). */
@@ -46,7 +36,10 @@ const urlField = element<HTMLInputElement>('source-url');
 filesField.multiple = true;
 const rows = element<HTMLOListElement>('rows');
 const announcer = element<HTMLParagraphElement>('announce');
+// the styled choose button stands for the file field, which stays there for the keyboard and screen readers
+main.classList.add('scripted');
 const all: Row[] = [];
+const told = new BatchSummary(all, (text) => announce(text));
 let active = 0;
 
 /** Says something to screen readers (the live region) and to everyone (it is shown as the page's status line). */
@@ -62,30 +55,24 @@ const AT_ONCE = 3;
 function addSources(sources: Source[], shared = false): void {
   for (const source of sources) {
     const id = all.length + 1;
-    const name = source.kind === 'file' ? source.file.name || 'pasted picture' : source.url;
-    const item = make('li', { class: 'row', id: `row-${id}` });
-    const head = make('p', { class: 'row-name' }, name);
-    if (source.kind === 'file') head.append(make('span', { class: 'muted' }, ` ${formatBytes(source.file.size)}`));
-    const progress = make('progress', { max: '1', value: '0', 'aria-label': `Upload of ${name}` });
-    const status = make('p', { class: 'row-status' }, shared ? 'Not uploaded: shared from another app' : 'Ready');
-    const retry = make('button', { type: 'button', class: 'retry', 'aria-label': `Retry ${name}` }, 'Retry');
-    retry.hidden = true;
-    item.append(head);
-    // anyone's page can post to the share target: what came that way says so, and goes only by its own button
-    if (shared) item.append(make('p', { class: 'row-shared' }, 'Shared from another app: check it is yours before you upload.'));
-    item.append(progress, status, retry);
-    rows.append(item);
-    const row: Row = { id, source, state: shared ? 'held' : 'ready', options: undefined, item, progress, status, retry };
-    if (shared) item.append(confirmButton(row, name));
-    retry.addEventListener('click', () => {
+    const row = newRow(id, source, shared);
+    rows.append(row.item);
+    if (shared) row.item.append(confirmButton(row, row.name));
+    row.retry.addEventListener('click', () => {
       if (!keyReady()) return;
       key.keep();
       queue([row]);
+    });
+    row.remove.addEventListener('click', () => {
+      removeRow(row);
+      told.update();
+      announce(`Removed. ${told.line()}`);
     });
     all.push(row);
   }
   const ready = all.filter((row) => row.state === 'ready').length;
   if (sources.length > 0 && !shared) announce(`${ready} ${ready === 1 ? 'picture' : 'pictures'} ready: press Upload.`);
+  told.update();
 }
 
 /**
@@ -164,6 +151,7 @@ function queue(chosen: Row[]): void {
     row.status.textContent = 'Waiting';
     row.progress.value = 0;
   }
+  told.update();
   pump();
 }
 
@@ -209,9 +197,10 @@ async function send(row: Row): Promise<void> {
     }
     row.progress.value = 1;
     row.state = 'done';
+    row.image = image;
     row.status.textContent = 'Uploaded';
     showResult(row.item, row.id, image);
-    announce(`${image.title} is uploaded.`);
+    batchEnded();
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);
     row.progress.value = 0;
@@ -220,11 +209,23 @@ async function send(row: Row): Promise<void> {
     announce(`Not uploaded: ${text}`);
     if (error instanceof Refused && error.answer.status === 401) {
       holdForKey(row, text);
+      told.update();
       return;
     }
     row.state = 'failed';
     row.retry.hidden = false;
+    batchEnded(text);
   }
+}
+
+/**
+ * Once no picture is on its way, the batch is told in a line: how many were uploaded, how many failed, and why the
+ * last that failed did.
+ */
+function batchEnded(failure?: string): void {
+  told.update();
+  if (all.some((row) => row.state === 'queued' || row.state === 'uploading')) return;
+  announce(`${told.line()}.${failure === undefined ? '' : ` Not uploaded: ${failure}`}`);
 }
 
 /**

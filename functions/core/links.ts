@@ -20,6 +20,9 @@ export const UPLOAD_PAGE = {
   iconPrefix: '/upload-icon-',
 } as const;
 
+/** The page of the API and the client apps' settings, and under it their files to download (`/apps/sharex.sxcu`). */
+export const APPS_PAGE = '/apps';
+
 /** The upload endpoint of a base URL (a trailing slash or not). */
 export function uploadUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${UPLOAD_PATH}`;
@@ -60,6 +63,8 @@ export type Route =
   | { page: 'upload' }
   | { page: 'share' }
   | { page: 'asset'; path: string }
+  | { page: 'apps' }
+  | { page: 'app-file'; name: string }
   | { page: 'none' };
 
 /**
@@ -74,7 +79,7 @@ function segmentsOf(path: string): string[] | undefined {
 
 /**
  * Reads a request path: `/`, `/api/1/upload`, `/image/{id}` (or `/image/{anything}.{id}`), `/image/{id}/report`,
- * `/image/{id}/delete/{token}`, `/upload`, `/upload/share` and the upload page's files (`/upload-worker.js`...).
+ * `/image/{id}/delete/{token}`, `/apps` and its files, `/upload`, `/upload/share` and the upload page's files (`/upload-worker.js`...).
  */
 export function routeOf(path: string): Route {
   const segments = segmentsOf(path);
@@ -84,6 +89,8 @@ export function routeOf(path: string): Route {
   if (path === UPLOAD_PAGE.page || path === `${UPLOAD_PAGE.page}/`) return { page: 'upload' };
   if (path === UPLOAD_PAGE.share) return { page: 'share' };
   if (segments.length === 1 && first.startsWith('upload') && first.includes('.')) return { page: 'asset', path };
+  if (path === APPS_PAGE || path === `${APPS_PAGE}/`) return { page: 'apps' };
+  if (first === APPS_PAGE.slice(1) && second !== undefined && segments.length === 2) return { page: 'app-file', name: second };
   if (first === 'api') return { page: 'api', version: second, action: third, extra: segments.length > 3 };
   if (first === 'image' && second !== undefined && segments.length === 2) {
     return { page: 'viewer', idEncoded: second.slice(second.lastIndexOf('.') + 1) };

@@ -3,6 +3,7 @@ import { ServiceError } from '../core/errors';
 import { isReportToken } from '../core/moderation/report-tokens';
 import type { ImageReports } from '../core/moderation/reports';
 import { bodyBytes, headerValue } from './api-event';
+import { siteOf } from './page-shell';
 import { reportedPage } from './pages';
 import { clientIp, refuseCrossSite, type OriginSettings } from './request-origin';
 import { pageResponse } from './responses';
@@ -39,5 +40,5 @@ export async function report(
     reason: form.get('reason') ?? undefined,
     note: form.get('note') ?? undefined,
   });
-  return pageResponse(200, reportedPage(outcome), deps.settings.publicUrl);
+  return pageResponse(200, reportedPage(siteOf(deps.settings), outcome), deps.settings.publicUrl);
 }

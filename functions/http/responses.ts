@@ -7,7 +7,9 @@ import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload/upload-request';
 import type { UploadUrl } from '../core/upload/staged-uploads';
 import openapiDocument from './openapi.json';
-import { errorPage, PAGE_SCRIPT_SOURCE, PAGE_STYLE_SOURCE } from './pages';
+import { PAGE_STYLE_SOURCE, siteOf } from './page-shell';
+import { errorPage } from './pages';
+import { PAGE_SCRIPT_SOURCE } from './viewer-page';
 
 export { ERROR_STATUS } from './error-envelope';
 
@@ -62,6 +64,8 @@ export function errorResponse(error: unknown, format: ResponseFormat, logger: Lo
 /** What a page's CSP allows beyond every page's: its script (by hash), where it may connect, its worker and manifest. */
 export interface PageSources {
   script?: string;
+  /** Images from elsewhere than the site: the upload page's previews of the files chosen (`blob:`). */
+  img?: string;
   connect?: string;
   worker?: string;
   manifest?: string;
@@ -74,14 +78,14 @@ export interface PageSources {
  */
 export function pageSecurityHeaders(publicUrl: string, more: PageSources = {}): Headers {
   const origin = new URL(publicUrl).origin;
-  const { script = PAGE_SCRIPT_SOURCE, connect, worker, manifest } = more;
+  const { script = PAGE_SCRIPT_SOURCE, img, connect, worker, manifest } = more;
   const extra = [
     connect === undefined ? '' : `connect-src ${connect}; `,
     worker === undefined ? '' : `worker-src ${worker}; `,
     manifest === undefined ? '' : `manifest-src ${manifest}; `,
   ].join('');
   return {
-    'Content-Security-Policy': `default-src 'none'; img-src ${origin}; style-src ${PAGE_STYLE_SOURCE}; script-src ${script}; ${extra}form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; img-src ${origin}${img === undefined ? '' : ` ${img}`}; style-src ${PAGE_STYLE_SOURCE}; script-src ${script}; ${extra}form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'no-referrer',
     'X-Frame-Options': 'DENY',
   };
@@ -93,9 +97,13 @@ export function pageResponse(status: number, html: string, publicUrl: string, mo
 }
 
 /** The HTML answer of a page request that failed (a store failed): the status of the error, its message. */
-export function errorPageResponse(error: unknown, publicUrl: string, logger: Logger): APIGatewayProxyResult {
+export function errorPageResponse(
+  error: unknown,
+  settings: { publicUrl: string; siteName?: string | undefined },
+  logger: Logger,
+): APIGatewayProxyResult {
   const failed = errorResponse(error, 'txt', logger);
-  return pageResponse(failed.statusCode, errorPage(failed.body), publicUrl);
+  return pageResponse(failed.statusCode, errorPage(siteOf(settings), failed.body), settings.publicUrl);
 }
 
 /** The JSON answer of a delete link for clients that ask for JSON. */

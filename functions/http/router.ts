@@ -6,7 +6,10 @@ import type { ImageReports } from '../core/moderation/reports';
 import { routeOf, UPLOAD_PAGE, type Route } from '../core/links';
 import { headerValue } from './api-event';
 import { api, READ_METHODS, type ApiRouteDeps } from './api-route';
-import { deleteConfirmPage, deletedPage, homePage, notFoundPage, viewerPage } from './pages';
+import { appFile, appsPage } from './apps-page';
+import { siteOf } from './page-shell';
+import { deleteConfirmPage, deletedPage, notFoundPage } from './pages';
+import { viewerPage } from './viewer-page';
 import { countRefusal } from './refusal-count';
 import { report } from './report-route';
 import { logRequest } from './request-log';
@@ -20,6 +23,8 @@ export { viewerAddressIp } from './request-origin';
 
 export interface RouterSettings extends OriginSettings {
   timeZone: string;
+  /** The site's name in the pages' header (`SITE_NAME`); undefined: the public URL's host. */
+  siteName?: string | undefined;
   maxUploadBytes: number;
 }
 
@@ -81,9 +86,13 @@ async function answerOf(deps: RouterDeps, error: unknown, as: Answering): Promis
       return withHeaders(response, as.cors);
     }
     case 'page':
-      return notFound ? page(deps, 404, notFoundPage()) : errorPageResponse(error, deps.settings.publicUrl, deps.logger);
+      return notFound
+        ? page(deps, 404, notFoundPage(siteOf(deps.settings)))
+        : errorPageResponse(error, deps.settings, deps.logger);
     case 'link':
-      return notFound && !as.json ? page(deps, 404, notFoundPage()) : errorResponse(error, as.json ? 'json' : 'txt', deps.logger);
+      return notFound && !as.json
+        ? page(deps, 404, notFoundPage(siteOf(deps.settings)))
+        : errorResponse(error, as.json ? 'json' : 'txt', deps.logger);
   }
 }
 
@@ -103,7 +112,8 @@ const acceptsJson = (event: APIGatewayProxyEvent): boolean =>
 
 /** Every route of the function, as `routeOf` reads a path: the one table of the methods each takes. */
 const ROUTES: RouteTable = {
-  home: { methods: READ_METHODS, handle: (deps) => page(deps, 200, homePage(deps.settings.publicUrl)) },
+  // the home page is where one uploads, as imgBB's is
+  home: { methods: READ_METHODS, handle: uploadPageOf },
   // its methods are its actions' (API_ACTIONS)
   api: { handle: api },
   viewer: { methods: READ_METHODS, answering: () => ({ by: 'page' }), handle: viewer },
@@ -113,9 +123,12 @@ const ROUTES: RouteTable = {
     handle: deleteLink,
   },
   report: { methods: ['POST'], answering: () => ({ by: 'page' }), handle: report },
-  upload: {
+  upload: { methods: READ_METHODS, handle: uploadPageOf },
+  apps: { methods: READ_METHODS, handle: (deps) => page(deps, 200, appsPage(siteOf(deps.settings), deps.settings.publicUrl)) },
+  'app-file': {
     methods: READ_METHODS,
-    handle: async (deps) => uploadPageResponse(deps.settings.publicUrl, await deps.stagingOrigin?.()),
+    handle: (deps, _event, { name }) =>
+      appFile(name, deps.settings.publicUrl) ?? page(deps, 404, notFoundPage(siteOf(deps.settings))),
   },
   // a share target's POST the page's service worker did not take (not installed yet): the page says so
   share: {
@@ -126,9 +139,9 @@ const ROUTES: RouteTable = {
   },
   asset: {
     methods: READ_METHODS,
-    handle: (deps, _event, target) => uploadAsset(target.path) ?? page(deps, 404, notFoundPage()),
+    handle: (deps, _event, target) => uploadAsset(target.path) ?? page(deps, 404, notFoundPage(siteOf(deps.settings))),
   },
-  none: { handle: (deps) => page(deps, 404, notFoundPage()) },
+  none: { handle: (deps) => page(deps, 404, notFoundPage(siteOf(deps.settings))) },
 };
 
 /** Refuses what came around the distribution, then hands the request to the route its path names. */
@@ -140,6 +153,10 @@ async function dispatch(deps: RouterDeps, event: APIGatewayProxyEvent): Promise<
   if (entry.methods && !entry.methods.includes(event.httpMethod)) throw new MethodNotAllowed(entry.methods);
   const answering = entry.answering?.(event) ?? { by: 'envelope' };
   return answeredAs(answering, () => entry.handle(deps, event, target));
+}
+
+async function uploadPageOf(deps: RouterDeps): Promise<APIGatewayProxyResult> {
+  return uploadPageResponse(siteOf(deps.settings), deps.settings.publicUrl, await deps.stagingOrigin?.());
 }
 
 function page(deps: RouterDeps, status: number, html: string): APIGatewayProxyResult {
@@ -155,7 +172,7 @@ async function viewer(
   const image = await deps.access.view(idEncoded);
   const nowMs = Date.now();
   const token = reportToken(await deps.formSecret(), idEncoded, clientIp(event, deps.settings), nowMs);
-  return page(deps, 200, viewerPage(image, deps.settings.timeZone, nowMs, token));
+  return page(deps, 200, viewerPage(siteOf(deps.settings), image, deps.settings.timeZone, nowMs, token));
 }
 
 /** GET shows a confirmation and deletes nothing; POST deletes. JSON for clients that ask for it. */
@@ -165,8 +182,8 @@ async function deleteLink(
   { idEncoded, token }: { idEncoded: string; token: string },
 ): Promise<APIGatewayProxyResult> {
   if (READ_METHODS.includes(event.httpMethod))
-    return page(deps, 200, deleteConfirmPage(await deps.access.deletable(idEncoded, token)));
+    return page(deps, 200, deleteConfirmPage(siteOf(deps.settings), await deps.access.deletable(idEncoded, token)));
   const json = acceptsJson(event);
   const outcome = await deps.access.delete(idEncoded, token);
-  return json ? deletedResponse(outcome) : page(deps, 200, deletedPage(outcome));
+  return json ? deletedResponse(outcome) : page(deps, 200, deletedPage(siteOf(deps.settings), outcome));
 }

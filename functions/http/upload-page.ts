@@ -1,9 +1,11 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { UPLOAD_PAGE, UPLOAD_PATH } from '../core/links';
 import { cspHash } from './csp';
+import { embedCodes } from './embed-codes';
+import { escapeHtml } from './html';
 import { maxBodyBytes } from './edge-contract';
 import { UPLOAD_ICONS, UPLOAD_PAGE_SCRIPT, UPLOAD_WORKER_SCRIPT } from './generated/browser-assets';
-import { htmlPage } from './pages';
+import { htmlPage, type Site } from './page-shell';
 import { pageResponse, respond } from './responses';
 
 /**
@@ -38,23 +40,34 @@ const EXPIRATIONS: ReadonlyArray<[string, string]> = [
 
 const THEME_COLOR = '#0a58ca';
 
-const iconPath = (size: number): string => `${UPLOAD_PAGE.iconPrefix}${size}.png`;
-
-/** The page's script's CSP source, and the page itself: both the same for every request, made once. */
-const UPLOAD_SCRIPT_SOURCE = cspHash(UPLOAD_PAGE_SCRIPT);
-let madePage: string | undefined;
-
-export function uploadPage(): string {
-  madePage ??= makeUploadPage();
-  return madePage;
+/** The links and codes "Copy all" offers, one a picture (the viewer page's, `embed-codes.ts`): their ids and names. */
+function codeOptions(): string {
+  const any = { title: '', viewerUrl: '', original: { url: '' }, medium: { url: '' }, thumb: { url: '' } };
+  return embedCodes(any)
+    .flatMap((group) =>
+      group.codes.map((code) => `<option value="${code.id}">${escapeHtml(`${group.title}: ${code.label}`)}</option>`),
+    )
+    .join('');
 }
 
-function makeUploadPage(): string {
+const iconPath = (size: number): string => `${UPLOAD_PAGE.iconPrefix}${size}.png`;
+
+/** The page's script's CSP source, and the page itself: both the same for every request of a site, made once. */
+const UPLOAD_SCRIPT_SOURCE = cspHash(UPLOAD_PAGE_SCRIPT);
+let madePage: { site: string; html: string } | undefined;
+
+export function uploadPage(site: Site): string {
+  if (madePage?.site !== site.name) madePage = { site: site.name, html: makeUploadPage(site) };
+  return madePage.html;
+}
+
+function makeUploadPage(site: Site): string {
   const expirations = EXPIRATIONS.map(([value, label]) => `<option value="${value}">${label}</option>`).join('');
   return htmlPage({
+    site,
     title: 'Upload pictures',
+    place: 'upload',
     head: `<link rel="manifest" href="${UPLOAD_PAGE.manifest}">
-<link rel="icon" href="${iconPath(192)}">
 <meta name="theme-color" content="${THEME_COLOR}">
 `,
     script: UPLOAD_PAGE_SCRIPT,
@@ -67,10 +80,11 @@ function makeUploadPage(): string {
 <input type="password" id="api-key" name="key" autocomplete="current-password" spellcheck="false" required>
 <div class="inline"><label class="check"><input type="checkbox" id="remember"> Remember on this device</label><button type="button" id="forget" hidden>Forget</button></div>
 </div>
-<div class="field drop">
-<label for="files">Pictures</label>
+<div class="field drop" id="drop">
+<p class="drop-title">Drop pictures here, paste, or choose</p>
 <input type="file" id="files" name="source" accept="image/*">
-<p class="muted">Or drop them anywhere on this page, or paste one (a screenshot: Ctrl+V, or ⌘V).</p>
+<label for="files" class="button primary choose">Choose pictures</label>
+<p class="muted">A screenshot pastes with Ctrl+V (⌘V). Each picture shows here before it is sent, and can be removed.</p>
 </div>
 <div class="field">
 <label for="source-url">Or the address of a picture on the web</label>
@@ -86,6 +100,11 @@ function makeUploadPage(): string {
 </form>
 <p id="announce" class="announce" role="status" aria-live="polite"></p>
 <h2>Uploads</h2>
+<p id="summary" class="summary"></p>
+<div id="copy-all-bar" class="chooser" hidden>
+<select id="copy-all-kind" aria-label="Which link or code Copy all copies">${codeOptions()}</select>
+<button type="button" id="copy-all">Copy all</button>
+</div>
 <ol id="rows" class="rows"></ol>
 <p class="muted">The key goes with each upload and nowhere else; ticked, "Remember on this device" keeps it in this browser's storage until "Forget".</p>
 </div>`,
@@ -96,10 +115,12 @@ function makeUploadPage(): string {
  * The upload page's CSP: the pages' own, with its script's hash, requests to this site and to the store that takes
  * two-step uploads (`stagingOrigin`), and its service worker and manifest.
  */
-export function uploadPageResponse(publicUrl: string, stagingOrigin: string | undefined): APIGatewayProxyResult {
+export function uploadPageResponse(site: Site, publicUrl: string, stagingOrigin: string | undefined): APIGatewayProxyResult {
   const origin = new URL(publicUrl).origin;
-  return pageResponse(200, uploadPage(), publicUrl, {
+  return pageResponse(200, uploadPage(site), publicUrl, {
     script: UPLOAD_SCRIPT_SOURCE,
+    // previews of the pictures chosen, from the files themselves
+    img: 'blob:',
     connect: ["'self'", ...(stagingOrigin && stagingOrigin !== origin ? [stagingOrigin] : [])].join(' '),
     worker: `${origin}${UPLOAD_PAGE.worker}`,
     manifest: "'self'",

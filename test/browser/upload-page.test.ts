@@ -186,10 +186,78 @@ describe('the upload page in a browser', () => {
     expect(await page.locator('#r1-bbcode-full').inputValue()).toBe(`[url=${viewer}][img]${direct}[/img][/url]`);
     await page.click('button[aria-label="Copy BBCode, full size of Harbour at dusk"] >> nth=0');
     await expect(page.evaluate('navigator.clipboard.readText()')).resolves.toBe(`[url=${viewer}][img]${direct}[/img][/url]`);
-    expect(await page.locator('#announce').textContent()).toMatch(/^Harbour at dusk is uploaded\.$/);
+    // the batch told in one line, and every link of it copied at once in the format chosen
+    expect(await page.locator('#announce').textContent()).toBe('4 of 4 uploaded.');
+    expect(await page.locator('#summary').textContent()).toBe('4 of 4 uploaded');
+    await page.selectOption('#copy-all-kind', 'link-viewer');
+    await page.click('#copy-all');
+    const viewers = await Promise.all([1, 2, 3, 4].map(async (row) => (await linksOf(page, row)).viewer));
+    await expect(page.evaluate('navigator.clipboard.readText()')).resolves.toBe(viewers.join('\n'));
+    await page.selectOption('#copy-all-kind', 'markdown-thumb');
+    await page.click('#copy-all');
+    const copied = String(await page.evaluate('navigator.clipboard.readText()')).split('\n');
+    expect(copied).toHaveLength(4);
+    expect(copied[0]).toBe(`[![Harbour at dusk](${await page.locator('#row-1 .thumb img').getAttribute('src')})](${viewers[0]})`);
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: a drop area first, each picture previewed from its file before it is sent and removable, a count of the batch`, async () => {
+      const { context, page, problems } = await openPage({ viewport: { width, height: 900 } });
+      // the drop area says what it takes; the native file field is hidden behind the styled button, still reachable
+      expect(await page.locator('.drop-title').textContent()).toBe('Drop pictures here, paste, or choose');
+      expect(await page.locator('label.choose').isVisible()).toBe(true);
+      expect(
+        await page.locator('#files').evaluate((input) => (input as unknown as { offsetWidth: number }).offsetWidth),
+      ).toBeLessThanOrEqual(1);
+      await page.locator('#files').focus();
+      expect(await page.evaluate('document.activeElement.id')).toBe('files');
+      const drop = await page.locator('#drop').boundingBox();
+      expect(drop?.width).toBeGreaterThan(width * 0.7);
+      await page.fill('#api-key', API_KEY);
+      await page.setInputFiles('#files', [
+        { name: 'keep.png', mimeType: 'image/png', buffer: await png(80, 60) },
+        { name: 'drop-me.png', mimeType: 'image/png', buffer: await png(60, 80) },
+        { name: 'also.png', mimeType: 'image/png', buffer: await png(70, 70) },
+      ]);
+      // a preview of each, drawn from the file itself before anything is sent
+      const previews = page.locator('.row .preview');
+      expect(await previews.count()).toBe(3);
+      const sizes = await previews.evaluateAll((images) =>
+        Promise.all(
+          images.map(async (img) => {
+            const image = img as unknown as PageImage & { src: string; naturalHeight: number };
+            await image.decode();
+            return [image.src.slice(0, 5), image.naturalWidth, image.naturalHeight];
+          }),
+        ),
+      );
+      expect(sizes).toEqual([
+        ['blob:', 80, 60],
+        ['blob:', 60, 80],
+        ['blob:', 70, 70],
+      ]);
+      expect(await page.locator('#summary').textContent()).toBe('0 of 3 uploaded');
+      await page.click('button[aria-label="Remove drop-me.png"]');
+      expect(await page.locator('.row-name').allTextContents()).toEqual([
+        expect.stringMatching(/^keep\.png /),
+        expect.stringMatching(/^also\.png /),
+      ]);
+      expect(await page.locator('#summary').textContent()).toBe('0 of 2 uploaded');
+      const before = storedCount();
+      await page.click('#upload-button');
+      expect(await settledStatuses(page, 2)).toEqual(['Uploaded', 'Uploaded']);
+      expect(storedCount()).toBe(before + 2);
+      expect(await page.locator('#announce').textContent()).toBe('2 of 2 uploaded.');
+      // an uploaded picture is not removed from the list by mistake: its button is gone
+      expect(await page.locator('.row .remove:visible').count()).toBe(0);
+      expect(await page.locator('#copy-all').isVisible()).toBe(true);
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+      expect(problems).toEqual([]);
+      await context.close();
+    });
+  }
 
   it("sends a file over the gateway's limit by the two-step upload, its progress bar moving with the PUT", async () => {
     const { context, page, problems } = await openPage();
@@ -403,7 +471,10 @@ describe('the upload page in a browser', () => {
     );
     expect(await page.evaluate('document.activeElement === document.body')).toBe(true);
     expect(await page.locator('#api-key').inputValue()).toBe(API_KEY);
-    for (const key of ['Enter', ' ', 'Tab', 'Enter']) await page.keyboard.press(key);
+    for (const key of ['Enter', ' ']) await page.keyboard.press(key);
+    // the keyboard's first stop is the header's link home, nothing that uploads (its Enter would leave the page)
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.className')).toBe('brand');
     // nor does Upload take them, the shared URL included: it is shown to be looked at, not fetched
     await page.click('#upload-button');
     expect(await page.locator('#announce').textContent()).toBe(

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -88,6 +88,10 @@ interface PageImage {
   naturalHeight: number;
   decode(): Promise<void>;
 }
+/** An element of the page, as far as its attributes go. */
+interface Attributed {
+  getAttribute(name: string): string | null;
+}
 const clipboardText = (): Promise<string> => (globalThis as unknown as PageWorld).navigator.clipboard.readText();
 
 /**
@@ -137,16 +141,18 @@ describe('the viewer page in a browser', () => {
     const response = await page.goto(image.url_viewer);
     expect(response?.status()).toBe(200);
 
-    // the picture has loaded (its natural size is the medium rendition's) and links to the original
+    // the picture first, from the file the window needs (at 1280 px, wider than the medium: the original), linking to it
     const picture = page.locator('.picture img');
-    await expect(
-      picture.evaluate((img) => (img as unknown as PageImage).complete && (img as unknown as PageImage).naturalWidth),
-    ).resolves.toBe(image.medium.width);
+    await picture.evaluate((img) => (img as unknown as PageImage).decode());
+    expect(await picture.evaluate((img) => (img as unknown as { currentSrc: string }).currentSrc)).toBe(image.url);
     expect(await picture.getAttribute('alt')).toBe('Sunset over the bay');
     expect(await page.locator('.picture a').getAttribute('href')).toBe(image.url);
-    expect(await page.locator('h1').textContent()).toBe('Sunset over the bay');
+    expect(await page.locator('main h1').textContent()).toBe('Sunset over the bay');
     expect(await page.locator('.facts').textContent()).toContain(`${image.width} × ${image.height}`);
     expect(await page.locator('time').first().getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    // Download is the original, as a download
+    const download = page.locator('#download');
+    expect([await download.getAttribute('href'), await download.getAttribute('download')]).toEqual([image.url, '']);
 
     const meta = async (selector: string): Promise<string | null> => page.locator(selector).getAttribute('content');
     expect(await meta('meta[property="og:image"]')).toBe(image.medium.url);
@@ -157,33 +163,42 @@ describe('the viewer page in a browser', () => {
     expect(await meta('meta[property="og:url"]')).toBe(image.url_viewer);
     expect(await meta('meta[name="twitter:card"]')).toBe('summary_large_image');
 
-    // every copy button (shown by the script, which the CSP allowed) puts its field's code on the clipboard
-    const buttons = page.locator('button[data-copy]');
-    expect(await buttons.count()).toBe(13);
+    // one chooser of every code feeding one field and its one copy button (shown by the script the CSP allowed)
+    const options = page.locator('#code-kind option');
+    expect(await options.count()).toBe(13);
+    expect(
+      await page
+        .locator('#code-kind optgroup')
+        .evaluateAll((groups) => groups.map((group) => (group as unknown as Attributed).getAttribute('label'))),
+    ).toEqual(['Links', 'HTML', 'BBCode', 'Markdown']);
+    expect(await page.locator('#code').inputValue()).toBe(image.url_viewer);
+    const copy = page.locator('button[data-copy="code"]');
     for (let index = 0; index < 13; index += 1) {
-      const button = buttons.nth(index);
-      const field = page.locator(`#${await button.getAttribute('data-copy')}`);
-      await button.click();
-      await expect(page.evaluate(clipboardText)).resolves.toBe(await field.inputValue());
-      expect(await button.textContent()).toBe('Copied');
+      const value = (await options.nth(index).getAttribute('value')) ?? '';
+      await page.selectOption('#code-kind', value);
+      const code = await options.nth(index).getAttribute('data-code');
+      expect(await page.locator('#code').inputValue()).toBe(code);
+      await copy.click();
+      await expect(page.evaluate(clipboardText)).resolves.toBe(code);
     }
-    expect(await page.locator('#html-medium').inputValue()).toBe(
+    await page.selectOption('#code-kind', 'html-medium');
+    expect(await page.locator('#code').inputValue()).toBe(
       `<a href="${image.url_viewer}"><img src="${image.medium.url}" alt="Sunset over the bay"></a>`,
     );
-    // and from the keyboard: Tab to a button, Enter
-    await page.locator('#link-viewer').focus();
+    // Copy link: the viewer page's address, from the keyboard (Tab from Download, Enter), with a focus ring
+    await download.focus();
     await page.keyboard.press('Tab');
     expect(
       await page.evaluate(() => (globalThis as unknown as PageWorld).document.activeElement?.getAttribute('data-copy')),
-    ).toBe('link-viewer');
-    // the button the keyboard is on shows a focus ring
+    ).toBe('viewer-link');
     const ring = await page
-      .locator('button[data-copy="link-viewer"]')
+      .locator('button[data-copy="viewer-link"]')
       .evaluate((button) => (globalThis as unknown as PageWorld).getComputedStyle(button).outlineStyle);
     expect(ring).toBe('solid');
     await page.evaluate(() => (globalThis as unknown as PageWorld).navigator.clipboard.writeText(''));
     await page.keyboard.press('Enter');
     await expect(page.evaluate(clipboardText)).resolves.toBe(image.url_viewer);
+    expect(await page.locator('button[data-copy="viewer-link"]').textContent()).toBe('Copied');
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -194,22 +209,24 @@ describe('the viewer page in a browser', () => {
     const page = await context.newPage();
     const problems = watch(page);
     await page.goto(image.url_viewer);
-    expect(await page.title()).toBe(HOSTILE_TITLE);
-    expect(await page.locator('h1').textContent()).toBe(HOSTILE_TITLE);
+    expect(await page.title()).toBe(`${HOSTILE_TITLE} · ${new URL(base).host}`);
+    expect(await page.locator('main h1').textContent()).toBe(HOSTILE_TITLE);
     expect(await page.locator('.description').textContent()).toBe(HOSTILE_TITLE);
     expect(await page.locator('.picture img').getAttribute('alt')).toBe(HOSTILE_TITLE);
     expect(await page.locator('meta[property="og:title"]').getAttribute('content')).toBe(HOSTILE_TITLE);
-    // only the page's own script and image made it into the document
+    // only the page's own script and images (the site's icon, the picture) made it into the document
     expect(await page.locator('script').count()).toBe(1);
-    expect(await page.locator('img').count()).toBe(1);
+    expect(await page.locator('img').count()).toBe(2);
     expect(await page.locator('[onerror]').count()).toBe(0);
     // the HTML code, pasted into another page, is the picture with the title as its alt text, nothing more
-    const code = await page.locator('#html-full').inputValue();
+    await page.selectOption('#code-kind', 'html-full');
+    const code = await page.locator('#code').inputValue();
     const pasted = await context.newPage();
     await pasted.setContent(`<div id="paste">${code}</div>`);
     expect(await pasted.locator('#paste img').getAttribute('alt')).toBe(HOSTILE_TITLE);
     expect(await pasted.locator('#paste *').count()).toBe(2);
-    expect(await page.locator('#markdown-full').inputValue()).toContain(`](${image.url})](${image.url_viewer})`);
+    await page.selectOption('#code-kind', 'markdown-full');
+    expect(await page.locator('#code').inputValue()).toContain(`](${image.url})](${image.url_viewer})`);
     await page.waitForTimeout(300); // an injected handler would have fired by now
     expect(problems).toEqual([]);
     await context.close();
@@ -298,7 +315,8 @@ describe('a phone photo turned by its EXIF orientation', () => {
       });
     await shown.evaluate((img) => (img as unknown as PageImage).decode());
     const onViewer = await upright('.picture img');
-    expect(onViewer).toMatchObject({ width: 400, height: 600 });
+    // upright: 2:3 (the file the window needs, its natural size as srcset scales it to the room it has)
+    expect(onViewer.width / onViewer.height).toBeCloseTo(400 / 600, 2);
     expect([onViewer.topRight > 200, onViewer.topLeft < 100]).toEqual([true, true]);
     expect(problems).toEqual([]);
     // the direct link, opened on its own (the browser's image document styles itself inline, which the files' CSP
@@ -399,16 +417,117 @@ describe('the delete page in a browser', () => {
   });
 });
 
-describe('the home page in a browser', () => {
-  it('says how to upload and shows no key', async () => {
-    const context = await newContext();
+describe('the home page and the API and apps page in a browser', () => {
+  it('the home page is where one uploads; the API page shows the curl line and gives each app its file, with no key', async () => {
+    const context = await newContext({ acceptDownloads: true });
     const page = await context.newPage();
+    const problems = watch(page);
     await page.goto(base);
+    expect(await page.locator('.drop-title').textContent()).toBe('Drop pictures here, paste, or choose');
+    await page.click('header nav >> text=API and apps');
+    expect(page.url()).toBe(`${base}/apps`);
     const text = (await page.locator('main').textContent()) ?? '';
     expect(text).toContain(`curl -F "source=@photo.jpg" -F "key=YOUR_KEY" "${base}/api/1/upload?format=json"`);
-    expect(text).toContain('"FileFormName": "source"');
     expect(text).not.toContain(API_KEY);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('a[href="/apps/sharex.sxcu"]')]);
+    expect(download.suggestedFilename()).toBe('sharex.sxcu');
+    const sxcu = JSON.parse(readFileSync(await download.path(), 'utf8')) as Record<string, unknown>;
+    expect(sxcu).toMatchObject({ RequestURL: `${base}/api/1/upload`, FileFormName: 'source', URL: '{json:image.url}' });
+    expect(JSON.stringify(sxcu)).not.toContain(API_KEY);
+    await page.click('a.brand');
+    expect(page.url()).toBe(`${base}/`);
+    expect(problems).toEqual([]);
     await context.close();
+  });
+});
+
+/** What axe-core finds wrong on the page (WCAG 2.1 A and AA, best practice): each violation's id and nodes. */
+async function axeViolations(page: Page): Promise<Array<{ id: string; nodes: unknown[] }>> {
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const result = await page.evaluate<{ violations: Array<{ id: string; nodes: unknown[] }> }>(
+    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] })",
+  );
+  return result.violations;
+}
+
+describe('the viewer as a product, at a computer and a phone', () => {
+  for (const [width, height, expectedFile] of [
+    [1280, 900, 'original'],
+    [390, 844, 'medium'],
+  ] as const) {
+    it(`at ${width} px: the header, the picture as wide as the window allows from the file it needs, light, no sideways scroll, no axe violation`, async () => {
+      const image = await upload(await sunset(), 'product.jpg', { title: 'Sunset over the bay' });
+      const context = await newContext({ viewport: { width, height }, deviceScaleFactor: 1 });
+      const page = await context.newPage();
+      const problems = watch(page);
+      // what the page weighs: its HTML, styles and scripts, the picture apart
+      const weights: number[] = [];
+      page.on('response', (response) => {
+        if (response.request().resourceType() === 'document') void response.body().then((body) => weights.push(body.length));
+      });
+      await page.goto(image.url_viewer);
+      // the header: the site's name linking home, the upload page and the API and apps page
+      expect(await page.locator('header a.brand').getAttribute('href')).toBe('/');
+      expect(await page.locator('header a.brand').textContent()).toBe(new URL(base).host);
+      expect(
+        await page
+          .locator('header nav a')
+          .evaluateAll((links) => links.map((link) => (link as unknown as Attributed).getAttribute('href'))),
+      ).toEqual(['/', '/apps']);
+      const picture = page.locator('.picture img');
+      await picture.evaluate((img) => (img as unknown as PageImage).decode());
+      const shown = await picture.evaluate((img) => {
+        const element = img as unknown as { currentSrc: string; getBoundingClientRect(): { width: number; height: number } };
+        const box = element.getBoundingClientRect();
+        return { src: element.currentSrc, width: box.width, height: box.height };
+      });
+      // as large as the window allows (the column, its width less the margins, 80% of its height), up to its own size
+      const allowed = Math.min(1100 - 32, width - 32, (0.8 * height * image.width) / image.height, image.width);
+      expect(Math.abs(shown.width - allowed)).toBeLessThanOrEqual(1);
+      expect(shown.src).toBe(expectedFile === 'original' ? image.url : image.medium.url);
+      expect(await page.locator('#download').isVisible()).toBe(true);
+      expect(await page.locator('#code-kind').isVisible()).toBe(true);
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+      expect(weights.reduce((sum, bytes) => sum + bytes, 0)).toBeLessThan(60_000);
+      expect(weights).toHaveLength(1);
+      expect(await axeViolations(page)).toEqual([]);
+      expect(problems).toEqual([]);
+      await context.close();
+    });
+  }
+
+  it('reads the sensitive cover in one or two lines, however small the picture, and works without script', async () => {
+    const small = await upload(await makeJpeg(90, 60), 'tiny.jpg', { nsfw: '1', title: 'Tiny' });
+    for (const javaScriptEnabled of [true, false]) {
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled });
+      const page = await context.newPage();
+      await page.goto(small.url_viewer);
+      const lines = await page.locator('.veil').evaluate((veil) => {
+        const world = globalThis as unknown as { getComputedStyle(element: unknown): { lineHeight: string } };
+        const range = (
+          veil as unknown as {
+            ownerDocument: {
+              createRange(): { selectNodeContents(node: unknown): void; getClientRects(): ArrayLike<{ top: number }> };
+            };
+          }
+        ).ownerDocument.createRange();
+        range.selectNodeContents(veil);
+        const tops = new Set(Array.from(range.getClientRects()).map((rect) => Math.round(rect.top)));
+        return { lines: tops.size, lineHeight: world.getComputedStyle(veil).lineHeight };
+      });
+      expect([javaScriptEnabled, lines.lines]).toEqual([javaScriptEnabled, 2]);
+      const picture = page.locator('.picture img');
+      expect(await picture.evaluate((img) => (globalThis as unknown as PageWorld).getComputedStyle(img).filter)).toMatch(/blur/);
+      await page.locator('.sensitive').click();
+      expect(await picture.evaluate((img) => (globalThis as unknown as PageWorld).getComputedStyle(img).filter)).toBe('none');
+      if (!javaScriptEnabled) {
+        // without script: no chooser, every code in a field of its own, Download still there
+        expect(await page.locator('#chooser').isVisible()).toBe(false);
+        expect(await page.locator('#html-medium').inputValue()).toContain(small.url_viewer);
+        expect(await page.locator('#download').isVisible()).toBe(true);
+      }
+      await context.close();
+    }
   });
 });
 

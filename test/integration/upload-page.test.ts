@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import sharp from 'sharp';
 import { createTestService, PUBLIC_URL, standInEndpoints, type TestService } from '../support/test-service';
-import { PAGE_STYLE_SOURCE } from '../../functions/http/pages';
+import { PAGE_STYLE_SOURCE } from '../../functions/http/page-shell';
 import { cspHash } from '../../functions/http/csp';
 import { directUploadMaxBytes } from '../../functions/http/upload-page';
 import { maxBodyBytes } from '../../functions/http/edge-contract';
@@ -56,7 +56,8 @@ describe('the upload page', () => {
     const staging = new URL(standInEndpoints().s3).origin;
     expect(Object.fromEntries(csp)).toEqual({
       'default-src': "'none'",
-      'img-src': PUBLIC_URL,
+      // the previews of the pictures chosen are the files themselves
+      'img-src': `${PUBLIC_URL} blob:`,
       'style-src': PAGE_STYLE_SOURCE,
       'script-src': cspHash(UPLOAD_PAGE_SCRIPT),
       'connect-src': `'self' ${staging}`,
@@ -135,7 +136,13 @@ describe('the upload page', () => {
       expect([path, (await get(path)).statusCode]).toEqual([path, 404]);
   });
 
-  it('is linked from the home page', async () => {
-    expect((await get('/')).body).toContain('<a href="/upload">Upload from this browser</a>');
+  it('is the home page, whose header links it and the API and apps page', async () => {
+    const home = await get('/');
+    expect(home.statusCode).toBe(200);
+    expect(home.body).toBe((await get('/upload')).body);
+    expect(home.body).toContain('<p class="drop-title">Drop pictures here, paste, or choose</p>');
+    expect(home.body).toContain(
+      '<nav aria-label="Site"><a href="/" aria-current="page">Upload</a><a href="/apps">API and apps</a></nav>',
+    );
   });
 });

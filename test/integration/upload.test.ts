@@ -217,12 +217,24 @@ describe('upload through a real API Gateway event', () => {
     expect((await sharp(thumb.bytes).metadata()).pages).toBe(3);
   });
 
-  it('shows a home page at the base URL that names the API and never the key', async () => {
-    const home = await service.send(new Request(`${PUBLIC_URL}/`));
-    expect(home.statusCode).toBe(200);
-    expect(home.headers?.['Content-Type']).toBe('text/html; charset=utf-8');
-    expect(home.body).toContain(`${PUBLIC_URL}/api/1/upload`);
-    expect(home.body).not.toContain(service.apiKey);
+  it('shows a page of the API and apps that names the API and never the key, and offers the apps as files', async () => {
+    const apps = await service.send(new Request(`${PUBLIC_URL}/apps`));
+    expect(apps.statusCode).toBe(200);
+    expect(apps.headers?.['Content-Type']).toBe('text/html; charset=utf-8');
+    expect(apps.body).toContain(`${PUBLIC_URL}/api/1/upload`);
+    expect(apps.body).not.toContain(service.apiKey);
+    const sharex = await service.send(new Request(`${PUBLIC_URL}/apps/sharex.sxcu`));
+    expect(sharex.headers?.['Content-Disposition']).toBe('attachment; filename="sharex.sxcu"');
+    expect(JSON.parse(sharex.body)).toMatchObject({
+      RequestURL: `${PUBLIC_URL}/api/1/upload`,
+      Headers: { 'X-API-Key': 'YOUR_KEY' },
+    });
+    expect(sharex.body).not.toContain(service.apiKey);
+    for (const file of ['picgo.json', 'flameshot.sh']) {
+      const answer = await service.send(new Request(`${PUBLIC_URL}/apps/${file}`));
+      expect([file, answer.statusCode, answer.body]).toEqual([file, 200, expect.stringContaining(`${PUBLIC_URL}/api/1/upload`)]);
+    }
+    expect((await service.send(new Request(`${PUBLIC_URL}/apps/other.txt`))).statusCode).toBe(404);
   });
 
   it('answers 404 with a page for an unknown or malformed id', async () => {

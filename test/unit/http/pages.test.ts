@@ -3,14 +3,10 @@ import { HtmlRenderer, Parser } from 'commonmark';
 import { createHash } from 'node:crypto';
 import type { ImageView } from '../../../functions/core/lifecycle/image-view';
 import { embedCodes, markdownAltText } from '../../../functions/http/embed-codes';
-import {
-  deleteConfirmPage,
-  homePage,
-  notFoundPage,
-  PAGE_SCRIPT_SOURCE,
-  PAGE_STYLE_SOURCE,
-  viewerPage,
-} from '../../../functions/http/pages';
+import { appsPage } from '../../../functions/http/apps-page';
+import { PAGE_STYLE_SOURCE, siteOf } from '../../../functions/http/page-shell';
+import { deleteConfirmPage, notFoundPage } from '../../../functions/http/pages';
+import { PAGE_SCRIPT_SOURCE, viewerPage as viewerOf } from '../../../functions/http/viewer-page';
 import { pageSecurityHeaders } from '../../../functions/http/responses';
 
 const HOSTILE = `"><script>alert(1)</script><img src=x onerror=alert(2)> ' [x](javascript:alert(3)) & \\] ]]`;
@@ -57,15 +53,27 @@ const attributeNames = (html: string): string[] =>
   );
 const hasHandler = (html: string): boolean => attributeNames(html).some((name) => name.startsWith('on'));
 
+const SITE = siteOf({ publicUrl: 'https://img.example' });
+const viewerPage = (view: ImageView, timeZone: string, nowMs: number): string => viewerOf(SITE, view, timeZone, nowMs);
+
 const sha = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
 describe('the viewer page', () => {
   const html = viewerPage(image(), 'UTC', NOW);
 
-  it('shows the picture at display size linking to the original, with its facts', () => {
+  it('shows the picture first, from the rendition the window needs, linking to the original, with its facts', () => {
     expect(html).toContain(
-      '<a href="https://img.example/images/2026/11/23/sunset.jpg"><img src="https://img.example/images/2026/11/23/sunset.md.jpg" alt="Sunset over the bay" width="500" height="375"></a>',
+      '<a href="https://img.example/images/2026/11/23/sunset.jpg"><img src="https://img.example/images/2026/11/23/sunset.md.jpg" srcset="https://img.example/images/2026/11/23/sunset.md.jpg 500w, https://img.example/images/2026/11/23/sunset.jpg 4000w" sizes="min(1068px, calc(100vw - 32px), calc(80vh * 1.3333))" alt="Sunset over the bay" width="4000" height="3000"></a>',
     );
+    expect(html.indexOf('<div class="picture">')).toBeLessThan(html.indexOf('<h1>'));
+    // a picture no wider than its medium: the one file, no choice
+    const small = viewerPage(image({ medium: file('sunset.jpg', 400), original: file('sunset.jpg', 400) }), 'UTC', NOW);
+    expect(small).toContain('<img src="https://img.example/images/2026/11/23/sunset.jpg" alt="Sunset over the bay" width="400"');
+    expect(html).toContain(
+      '<a class="button primary" id="download" href="https://img.example/images/2026/11/23/sunset.jpg" download>Download</a>',
+    );
+    expect(html).toContain('<input type="hidden" id="viewer-link" value="https://img.example/image/Ab3">');
+    expect(html).toContain('<button type="button" data-copy="viewer-link" hidden>Copy link</button>');
     expect(html).toContain('<dt>Dimensions</dt><dd>4000 × 3000</dd>');
     expect(html).toContain('<dt>Size</dt><dd>400 KB</dd>');
     expect(html).toContain('<dt>Format</dt><dd>JPEG</dd>');
@@ -102,14 +110,25 @@ describe('the viewer page', () => {
     expect(sensitive).toContain('<meta name="twitter:card" content="summary">');
   });
 
-  it('offers every embed code, each in a labelled field with a copy button', () => {
-    const ids = embedCodes(image()).flatMap((group) => group.codes.map((code) => code.id));
+  it('offers every embed code in one chooser feeding one field, and each in a field of its own without script', () => {
+    const groups = embedCodes(image());
+    const ids = groups.flatMap((group) => group.codes.map((code) => code.id));
     expect(ids).toHaveLength(13);
-    for (const id of ids) {
-      expect(html).toContain(`<label for="${id}">`);
-      expect(html).toContain(`id="${id}" readonly value="`);
-      expect(html).toContain(`data-copy="${id}"`);
-    }
+    const noscript = html.slice(html.indexOf('<noscript>'), html.indexOf('</noscript>'));
+    for (const group of groups)
+      for (const code of group.codes) {
+        expect(html).toContain(
+          `<option value="${code.id}" data-code="${code.code.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}">`,
+        );
+        expect(noscript).toContain(`<label for="${code.id}">`);
+        expect(noscript).toContain(`id="${code.id}" readonly value="`);
+      }
+    expect(html.match(/<optgroup /g)).toHaveLength(groups.length);
+    // one field and one copy button, the viewer link in it until another is chosen
+    expect(html).toContain(
+      '<input type="text" id="code" readonly aria-label="The link or code chosen" value="https://img.example/image/Ab3">',
+    );
+    expect(html.match(/data-copy="/g)).toHaveLength(2);
     const codes = Object.fromEntries(embedCodes(image()).flatMap((group) => group.codes.map((code) => [code.id, code.code])));
     expect(codes['html-medium']).toBe(
       '<a href="https://img.example/image/Ab3"><img src="https://img.example/images/2026/11/23/sunset.md.jpg" alt="Sunset over the bay"></a>',
@@ -134,7 +153,7 @@ describe('the viewer page', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(hasHandler(html)).toBe(false);
     // the check reads every tag's attributes, and sees a handler where there is one
-    expect(attributeNames(html)).toEqual(expect.arrayContaining(['data-copy', 'content', 'aria-label', 'readonly']));
+    expect(attributeNames(html)).toEqual(expect.arrayContaining(['data-copy', 'data-code', 'content', 'aria-label', 'readonly']));
     expect(hasHandler(`${html}<a href="#" onclick="x()">`)).toBe(true);
   });
 });
@@ -144,7 +163,7 @@ describe('values from an upload, in every context', () => {
   const pages = {
     viewer: viewerPage(hostile, 'UTC', NOW),
     sensitive: viewerPage({ ...hostile, nsfw: true }, 'UTC', NOW),
-    deletion: deleteConfirmPage(hostile),
+    deletion: deleteConfirmPage(SITE, hostile),
   };
 
   it.each(Object.entries(pages))('the %s page holds no markup from them: no script, tag or handler of theirs', (_name, html) => {
@@ -162,7 +181,7 @@ describe('values from an upload, in every context', () => {
   it('escapes them in text, attributes and meta tags alike', () => {
     const escaped =
       '&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; &#39; [x](javascript:alert(3)) &amp; \\] ]]';
-    expect(pages.viewer).toContain(`<title>${escaped}</title>`);
+    expect(pages.viewer).toContain(`<title>${escaped} · img.example</title>`);
     expect(pages.viewer).toContain(`<h1>${escaped}</h1>`);
     expect(pages.viewer).toContain(`alt="${escaped}"`);
     expect(pages.viewer).toContain(`<meta property="og:title" content="${escaped}">`);
@@ -230,19 +249,32 @@ describe('the Markdown codes, rendered by the CommonMark reference implementatio
 
 describe('the other pages', () => {
   it('the delete page shows what goes and asks for a POST; GET deletes nothing', () => {
-    const html = deleteConfirmPage(image());
+    const html = deleteConfirmPage(SITE, image());
     expect(html).toContain('<img src="https://img.example/images/2026/11/23/sunset.th.jpg" alt="Sunset over the bay"');
     expect(html).toContain('<form method="post"><button type="submit" class="danger">Delete for good</button></form>');
   });
 
-  it('the home page says how to upload, with curl and ShareX, and shows no key', () => {
-    const html = homePage('https://img.example');
+  it('the API and apps page says how to upload with curl, and offers the settings of each app as a file', () => {
+    const html = appsPage(SITE, 'https://img.example');
     expect(html).toContain('curl -F &quot;source=@photo.jpg&quot; -F &quot;key=YOUR_KEY&quot;');
-    expect(html).toContain('&quot;RequestURL&quot;: &quot;https://img.example/api/1/upload&quot;');
-    expect(html).toContain('&quot;FileFormName&quot;: &quot;source&quot;');
+    for (const file of ['sharex.sxcu', 'picgo.json', 'flameshot.sh']) expect(html).toContain(`href="/apps/${file}" download>`);
+    expect(html).toContain('<a href="/apps" aria-current="page">API and apps</a>');
+  });
+
+  it('every page carries the header: the site name (SITE_NAME, or the host) linking home, and the two pages', () => {
+    for (const html of [notFoundPage(SITE), viewerPage(image(), 'UTC', NOW), appsPage(SITE, 'https://img.example')]) {
+      expect(html).toContain(
+        '<a class="brand" href="/"><img src="/upload-icon-192.png" alt="" width="28" height="28">img.example</a>',
+      );
+      expect(html).toContain('<link rel="icon" href="/upload-icon-192.png">');
+      expect(html).toContain('<footer>');
+    }
+    const named = notFoundPage(siteOf({ publicUrl: 'https://img.example', siteName: 'Pix & <Co>' }));
+    expect(named).toContain('height="28">Pix &amp; &lt;Co&gt;</a>');
+    expect(named).toContain('<title>Not found · Pix &amp; &lt;Co&gt;</title>');
   });
 
   it('the not-found page says the image may have expired or been deleted', () => {
-    expect(notFoundPage()).toContain('It may have expired or been deleted.');
+    expect(notFoundPage(SITE)).toContain('It may have expired or been deleted.');
   });
 });
