@@ -101,7 +101,7 @@ function makeUploadPage(site: Site): string {
 <p id="announce" class="announce" role="status" aria-live="polite"></p>
 <h2>Uploads</h2>
 <p id="summary" class="summary"></p>
-<div id="copy-all-bar" class="chooser" hidden>
+<div id="copy-all-bar" class="inline" hidden>
 <select id="copy-all-kind" aria-label="Which link or code Copy all copies">${codeOptions()}</select>
 <button type="button" id="copy-all">Copy all</button>
 </div>

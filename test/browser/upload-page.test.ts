@@ -13,7 +13,7 @@ import { runAdmin, startFreshLocalProcess, type LocalProcess } from '../support/
  * The upload page (`/upload`) in Debian's chromium against `npm start`: every way to give a picture, the two-step
  * path of a large file with its CORS preflight to the store, the key's refusal and a retry, the share target through
  * the service worker, a phone's width, and an accessibility check (axe-core). Functions given to the page are strings:
- * the project compiles without the DOM's types. `UPDATE_SCREENSHOTS=1` also writes docs/screenshots/upload-phone.png.
+ * the project compiles without the DOM's types. `UPDATE_SCREENSHOTS=1` also writes docs/screenshots/upload-phone.png and upload-desktop.png.
  */
 jest.setTimeout(120_000);
 
@@ -254,6 +254,8 @@ describe('the upload page in a browser', () => {
       expect(await page.locator('.row .remove:visible').count()).toBe(0);
       expect(await page.locator('#copy-all').isVisible()).toBe(true);
       expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+      if (process.env['UPDATE_SCREENSHOTS'] && width === 1280)
+        await page.screenshot({ path: join(ROOT, 'docs', 'screenshots', 'upload-desktop.png'), fullPage: true });
       expect(problems).toEqual([]);
       await context.close();
     });

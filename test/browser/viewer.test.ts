@@ -532,7 +532,7 @@ describe('the viewer as a product, at a computer and a phone', () => {
 });
 
 describe('screenshots', () => {
-  it('of the viewer at desktop and phone width (written to docs/ with UPDATE_SCREENSHOTS=1)', async () => {
+  it('of the viewer at desktop and phone width, light and dark (written to docs/ with UPDATE_SCREENSHOTS=1)', async () => {
     const image = await upload(await sunset(), 'sunset.jpg', {
       title: 'Sunset over the bay',
       description: 'From the pier, just before the lights came on.',
@@ -543,7 +543,9 @@ describe('screenshots', () => {
     mkdirSync(folder, { recursive: true });
     for (const [name, viewport, colorScheme] of [
       ['viewer-desktop.png', { width: 1280, height: 900 }, 'light'],
+      ['viewer-desktop-dark.png', { width: 1280, height: 900 }, 'dark'],
       ['viewer-phone.png', { width: 390, height: 844 }, 'dark'],
+      ['viewer-phone-light.png', { width: 390, height: 844 }, 'light'],
     ] as const) {
       const context = await newContext({ viewport, colorScheme, deviceScaleFactor: 1 });
       const page = await context.newPage();
