@@ -1,7 +1,7 @@
 import { ConfigError } from '../functions/config';
 import type { FloodLimits } from '../functions/core/flood';
 import { FLOOD_WINDOWS } from '../functions/core/ports';
-import { UPLOAD_PAGE, uploadUrl } from '../functions/core/links';
+import { uploadUrl } from '../functions/core/links';
 import { startLocalService, type LocalService } from './local-service';
 import type { SettingSource } from './provision';
 
@@ -43,7 +43,7 @@ function banner(service: LocalService): string {
       ? `  Stores:     S3 ${service.externalStores.s3}, DynamoDB ${service.externalStores.dynamodb}, SSM ${service.externalStores.ssm}`
       : `  Data:       ${service.dataDir} (stand-in endpoints in endpoints.json)`,
     `  Upload:     ${curl}`,
-    `  Or:         ${service.publicUrl}${UPLOAD_PAGE.page} (the upload page, in a browser)`,
+    `  Or:         ${service.publicUrl}/ (the upload page, in a browser; the API and apps: /apps)`,
     '',
   ].join('\n');
 }
