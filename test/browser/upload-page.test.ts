@@ -254,6 +254,12 @@ describe('the upload page in a browser', () => {
       expect(await page.locator('.row .remove:visible').count()).toBe(0);
       expect(await page.locator('#copy-all').isVisible()).toBe(true);
       expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+      // with previews, results and the batch's line shown: no accessibility violation at this width either
+      await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+      const axe = await page.evaluate<{ violations: Array<{ id: string; impact: string }> }>(
+        "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] })",
+      );
+      expect(axe.violations.map((violation) => `${violation.impact} ${violation.id}`)).toEqual([]);
       if (process.env['UPDATE_SCREENSHOTS'] && width === 1280)
         await page.screenshot({ path: join(ROOT, 'docs', 'screenshots', 'upload-desktop.png'), fullPage: true });
       expect(problems).toEqual([]);

@@ -498,8 +498,12 @@ describe('the viewer as a product, at a computer and a phone', () => {
 
   it('reads the sensitive cover in one or two lines, however small the picture, and works without script', async () => {
     const small = await upload(await makeJpeg(90, 60), 'tiny.jpg', { nsfw: '1', title: 'Tiny' });
-    for (const javaScriptEnabled of [true, false]) {
-      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled });
+    for (const [javaScriptEnabled, width] of [
+      [true, 390],
+      [false, 390],
+      [true, 1280],
+    ] as const) {
+      const context = await browser.newContext({ viewport: { width, height: 844 }, javaScriptEnabled });
       const page = await context.newPage();
       await page.goto(small.url_viewer);
       const lines = await page.locator('.veil').evaluate((veil) => {
@@ -515,7 +519,7 @@ describe('the viewer as a product, at a computer and a phone', () => {
         const tops = new Set(Array.from(range.getClientRects()).map((rect) => Math.round(rect.top)));
         return { lines: tops.size, lineHeight: world.getComputedStyle(veil).lineHeight };
       });
-      expect([javaScriptEnabled, lines.lines]).toEqual([javaScriptEnabled, 2]);
+      expect([javaScriptEnabled, width, lines.lines]).toEqual([javaScriptEnabled, width, 2]);
       const picture = page.locator('.picture img');
       expect(await picture.evaluate((img) => (globalThis as unknown as PageWorld).getComputedStyle(img).filter)).toMatch(/blur/);
       await page.locator('.sensitive').click();
