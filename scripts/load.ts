@@ -128,7 +128,8 @@ async function main(): Promise<void> {
         if (!viewer) return fetch(`${base}/image/none`);
         const page = await fetch(viewer);
         const html = await page.text();
-        const medium = /<img src="([^"]+)"/.exec(html)?.[1];
+        // the picture's, not the header's icon
+        const medium = /<div class="picture">(?:<a [^>]*>)?<img src="([^"]+)"/.exec(html)?.[1];
         if (medium) await (await fetch(medium)).arrayBuffer();
         return new Response(html, { status: page.status });
       },
