@@ -20,6 +20,12 @@ export class BatchSummary {
     this.copyAll.addEventListener('click', () => this.copy());
   }
 
+  /** Puts the keyboard on the line (after the last row it could go to was removed). */
+  focus(): void {
+    this.summary.tabIndex = -1;
+    this.summary.focus();
+  }
+
   /** The line as it stands. */
   line(): string {
     return this.summary.textContent ?? '';

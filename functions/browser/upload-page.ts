@@ -64,9 +64,15 @@ function addSources(sources: Source[], shared = false): void {
       queue([row]);
     });
     row.remove.addEventListener('click', () => {
+      // the keyboard's place goes to the next row's Remove, or the previous one's, or the batch's line
+      const listed = all.filter((other) => other === row || !other.remove.hidden);
+      const at = listed.indexOf(row);
+      const next = listed[at + 1] ?? listed[at - 1];
       removeRow(row);
       told.update();
       announce(`Removed. ${told.line()}`);
+      if (next) next.remove.focus();
+      else told.focus();
     });
     all.push(row);
   }
@@ -218,14 +224,19 @@ async function send(row: Row): Promise<void> {
   }
 }
 
+/** Why the batch's last failure failed, until the batch is told. */
+let lastFailure: string | undefined;
+
 /**
  * Once no picture is on its way, the batch is told in a line: how many were uploaded, how many failed, and why the
- * last that failed did.
+ * last that failed did (whichever row ended last).
  */
 function batchEnded(failure?: string): void {
+  lastFailure = failure ?? lastFailure;
   told.update();
   if (all.some((row) => row.state === 'queued' || row.state === 'uploading')) return;
-  announce(`${told.line()}.${failure === undefined ? '' : ` Not uploaded: ${failure}`}`);
+  announce(`${told.line()}.${lastFailure === undefined ? '' : ` Not uploaded: ${lastFailure}`}`);
+  lastFailure = undefined;
 }
 
 /**

@@ -47,8 +47,8 @@ a{color:var(--link)}
 .picture img{display:block;margin:0 auto;max-width:100%;max-height:80vh;width:auto;height:auto;background:var(--card);border-radius:4px}
 .sensitive{position:relative;display:inline-flex;align-items:center;justify-content:center;min-width:min(100%,20rem);min-height:9rem;cursor:pointer;overflow:hidden;border-radius:4px;background:var(--card)}
 .sensitive input{position:absolute;opacity:0;width:1px;height:1px}
-.sensitive input:not(:checked)~img{filter:blur(36px)}
-.sensitive .veil{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;padding:.5rem;background:rgba(0,0,0,.45);color:#fff;font-weight:600;text-align:center;line-height:1.3}
+.sensitive input:not(:checked)~img,.sensitive input:not(:checked)~picture img{filter:blur(36px)}
+.sensitive .veil{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;padding:.5rem;background:rgba(0,0,0,.65);color:#fff;font-weight:600;text-align:center;line-height:1.3}
 .sensitive input:checked~.veil{display:none}
 .sensitive input:focus-visible~.veil{outline:3px solid var(--focus);outline-offset:-3px}
 .description{white-space:pre-line;overflow-wrap:anywhere}
@@ -76,8 +76,9 @@ input[type=password],input[type=url],select,textarea{width:100%;min-width:0;padd
 .drop .muted{margin:0}
 .dragging .drop{border-color:var(--focus);background:var(--bg)}
 .scripted .drop input[type=file]{position:absolute;width:1px;height:1px;opacity:0;overflow:hidden}
-.scripted .drop label.choose{display:inline-block}
-.drop label.choose{display:none;font-size:1.05rem;padding:.6rem 1.4rem}
+.drop label.choose{font-size:1.05rem;padding:.6rem 1.4rem}
+.scripted-only{display:none}
+.scripted .scripted-only{display:revert}
 .drop input[type=file]:focus-visible+label{outline:3px solid var(--focus);outline-offset:2px}
 .summary{font-weight:600;margin:.25rem 0}
 .row-head{display:flex;gap:.75rem;align-items:center}

@@ -72,7 +72,7 @@ export interface PageSources {
 }
 
 /**
- * Pages allow their own stylesheet and copy script (by hash: no other inline style or script runs, whatever an upload's
+ * Pages allow their own stylesheet and script (by hash: no other inline style or script runs, whatever an upload's
  * title holds), images from the public base URL, forms to themselves, and no framing (`X-Frame-Options` too, for
  * browsers that know no `frame-ancestors`).
  */

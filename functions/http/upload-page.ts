@@ -81,10 +81,10 @@ function makeUploadPage(site: Site): string {
 <div class="inline"><label class="check"><input type="checkbox" id="remember"> Remember on this device</label><button type="button" id="forget" hidden>Forget</button></div>
 </div>
 <div class="field drop" id="drop">
-<p class="drop-title">Drop pictures here, paste, or choose</p>
+<p class="drop-title scripted-only">Drop pictures here, paste, or choose</p>
 <input type="file" id="files" name="source" accept="image/*">
 <label for="files" class="button primary choose">Choose pictures</label>
-<p class="muted">A screenshot pastes with Ctrl+V (⌘V). Each picture shows here before it is sent, and can be removed.</p>
+<p class="muted scripted-only">A screenshot pastes with Ctrl+V (⌘V). Each picture shows here before it is sent, and can be removed.</p>
 </div>
 <div class="field">
 <label for="source-url">Or the address of a picture on the web</label>

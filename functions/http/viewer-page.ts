@@ -13,12 +13,13 @@ import { htmlPage, type Site } from './page-shell';
  */
 
 /**
- * The viewer's script: shows the copy buttons and the codes' chooser (without script the page lists every code in a
- * field of its own instead), fills the one field with the code chosen, and copies a field, or a button's own text, to
- * the clipboard, selecting the field where the clipboard is refused.
+ * The viewer's script: shows the copy buttons and the codes' chooser in place of the list of every code in a field of
+ * its own (what the page shows without it), fills the one field with the code chosen, and copies a field to the
+ * clipboard; where there is no clipboard (plain http from another machine) or it is refused, the text is put in the
+ * chooser's field, selected, to copy by hand.
  */
-const VIEWER_SCRIPT = `const kind=document.getElementById('code-kind'),field=document.getElementById('code');if(kind){document.getElementById('chooser').hidden=false;kind.addEventListener('change',()=>{field.value=kind.selectedOptions[0].dataset.code})}
-for(const b of document.querySelectorAll('button[data-copy]')){const label=b.textContent;b.hidden=false;b.addEventListener('click',()=>{const f=document.getElementById(b.dataset.copy);const done=()=>{b.textContent='Copied';setTimeout(()=>{b.textContent=label},1500)};navigator.clipboard.writeText(f.value).then(done,()=>{if(f.type!=='hidden'){f.focus();f.select()}})})}`;
+const VIEWER_SCRIPT = `const kind=document.getElementById('code-kind'),field=document.getElementById('code');if(kind){document.getElementById('chooser').hidden=false;document.getElementById('code-list').hidden=true;kind.addEventListener('change',()=>{field.value=kind.selectedOptions[0].dataset.code})}
+for(const b of document.querySelectorAll('button[data-copy]')){const label=b.textContent;b.hidden=false;b.addEventListener('click',()=>{const f=document.getElementById(b.dataset.copy);const done=()=>{b.textContent='Copied';setTimeout(()=>{b.textContent=label},1500)};const select=()=>{const shown=f.type==='hidden'?field:f;shown.value=f.value;shown.focus();shown.select()};if(navigator.clipboard)navigator.clipboard.writeText(f.value).then(done,select);else select()})}`;
 
 /** The source the CSP of a page without a script of its own allows for `script-src`: the viewer's. */
 export const PAGE_SCRIPT_SOURCE = cspHash(VIEWER_SCRIPT);
@@ -38,21 +39,30 @@ function formatName(mime: string): string {
   return (mime.split('/')[1] ?? mime).toUpperCase();
 }
 
+/** Windows this narrow (in CSS pixels: phones, at any density) are shown the medium rendition, never the original. */
+const PHONE_MAX_PX = 700;
+
 /**
  * The picture as large as the window allows, up to its own size: the medium rendition or the original, whichever the
  * window needs (`srcset`; the thumbnail is a square crop, another picture, so it is not one of them), linking to the
- * original. The width the browser reckons with is the column's, the window's, or the one 80% of its height allows.
+ * original. The width the browser reckons with is the least of the column's, the window's, the one 80% of its height
+ * allows, and the picture's own. A phone gets the medium whatever its screen's density (a `<source>` for narrow
+ * windows): a 390 px screen at 3x would otherwise load a 12 MP original to show it 390 px wide.
  */
 function picture(image: ImageView): string {
   const { medium, original } = image;
-  const sources =
+  const ratio = (original.width / original.height).toFixed(4);
+  const img = (sources: string): string =>
+    `<img src="${escapeHtml(medium.url)}"${sources} alt="${escapeHtml(image.title)}" width="${original.width}" height="${original.height}">`;
+  const shown =
     medium.url === original.url
-      ? ''
-      : ` srcset="${escapeHtml(medium.url)} ${medium.width}w, ${escapeHtml(original.url)} ${original.width}w" sizes="min(${COLUMN_PX}px, calc(100vw - ${MARGINS_PX}px), calc(80vh * ${(original.width / original.height).toFixed(4)}))"`;
-  const img = `<img src="${escapeHtml(medium.url)}"${sources} alt="${escapeHtml(image.title)}" width="${original.width}" height="${original.height}">`;
-  if (!image.nsfw) return `<div class="picture"><a href="${escapeHtml(original.url)}">${img}</a></div>`;
+      ? img('')
+      : `<picture><source media="(max-width: ${PHONE_MAX_PX}px)" srcset="${escapeHtml(medium.url)}">${img(
+          ` srcset="${escapeHtml(medium.url)} ${medium.width}w, ${escapeHtml(original.url)} ${original.width}w" sizes="min(${COLUMN_PX}px, calc(100vw - ${MARGINS_PX}px), calc(80vh * ${ratio}), ${original.width}px)"`,
+        )}</picture>`;
+  if (!image.nsfw) return `<div class="picture"><a href="${escapeHtml(original.url)}">${shown}</a></div>`;
   // Blurred until a click (or Space on the focused control) reveals it: a checkbox and CSS, no script.
-  return `<div class="picture"><label class="sensitive"><input type="checkbox" aria-label="Show the sensitive image">${img}<span class="veil">Sensitive image<br>Click to show</span></label></div>`;
+  return `<div class="picture"><label class="sensitive"><input type="checkbox" aria-label="Show the sensitive image">${shown}<span class="veil">Sensitive image<br>Click to show</span></label></div>`;
 }
 
 /** Link-preview tags (Open Graph, Twitter card): the medium rendition as the picture, none for a sensitive image. */
@@ -83,8 +93,8 @@ function previewTags(image: ImageView): string {
 
 /**
  * The codes to share, as imgBB groups them: one chooser of every code (viewer link, direct links, HTML, BBCode,
- * Markdown; full, medium, thumbnail) feeding one field with one copy button. Without script, which the chooser needs,
- * every code in a labelled field of its own.
+ * Markdown; full, medium, thumbnail) feeding one field with one copy button. Until the script shows the chooser (and
+ * without script, which the chooser needs), every code in a labelled field of its own.
  */
 function shareSection(groups: EmbedGroup[]): string {
   const first = groups[0]?.codes[0];
@@ -116,9 +126,9 @@ ${options}
 <input type="text" id="code" readonly aria-label="The link or code chosen" value="${escapeHtml(first?.code ?? '')}">
 <button type="button" data-copy="code" hidden>Copy</button>
 </div>
-<noscript><div class="codes">
+<div id="code-list" class="codes">
 ${fields}
-</div></noscript>
+</div>
 </section>`;
 }
 

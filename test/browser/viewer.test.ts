@@ -172,6 +172,8 @@ describe('the viewer page in a browser', () => {
         .evaluateAll((groups) => groups.map((group) => (group as unknown as Attributed).getAttribute('label'))),
     ).toEqual(['Links', 'HTML', 'BBCode', 'Markdown']);
     expect(await page.locator('#code').inputValue()).toBe(image.url_viewer);
+    // the list of every code, what the page shows without script, gave way to the chooser
+    expect(await page.locator('#code-list').isVisible()).toBe(false);
     const copy = page.locator('button[data-copy="code"]');
     for (let index = 0; index < 13; index += 1) {
       const value = (await options.nth(index).getAttribute('value')) ?? '';
@@ -495,6 +497,34 @@ describe('the viewer as a product, at a computer and a phone', () => {
       await context.close();
     });
   }
+
+  it('gives a phone the medium at any screen density, and never shows a picture wider than itself', async () => {
+    const image = await upload(await sunset(), 'dense.jpg', { title: 'Dense' });
+    const shownOn = async (url: string, width: number, deviceScaleFactor: number) => {
+      const context = await newContext({ viewport: { width, height: 844 }, deviceScaleFactor });
+      const page = await context.newPage();
+      await page.goto(url);
+      const picture = page.locator('.picture img');
+      await picture.evaluate((img) => (img as unknown as PageImage).decode());
+      const shown = await picture.evaluate((img) => {
+        const element = img as unknown as { currentSrc: string; getBoundingClientRect(): { width: number } };
+        return { src: element.currentSrc, width: Math.round(element.getBoundingClientRect().width) };
+      });
+      await context.close();
+      return shown;
+    };
+    // a 390 px phone at 3x: the 500 px medium, not the 1600 px original
+    expect((await shownOn(image.url_viewer, 390, 3)).src).toBe(image.medium.url);
+    // a picture between the medium and the column (700 px) at a computer: its own width, not enlarged to the column
+    const mid = await upload(
+      await sharp(await sunset())
+        .resize({ width: 700 })
+        .jpeg()
+        .toBuffer(),
+      'mid.jpg',
+    );
+    expect(await shownOn(mid.url_viewer, 1280, 1)).toEqual({ src: mid.url, width: 700 });
+  });
 
   it('reads the sensitive cover in one or two lines, however small the picture, and works without script', async () => {
     const small = await upload(await makeJpeg(90, 60), 'tiny.jpg', { nsfw: '1', title: 'Tiny' });

@@ -55,6 +55,15 @@ describe('loadConfig', () => {
       expect(message).toContain(name);
   });
 
+  it("takes a site name of up to 60 characters, none a control character; blank is the host's", () => {
+    expect(loadConfig(REQUIRED).siteName).toBeUndefined();
+    expect(loadConfig({ ...REQUIRED, SITE_NAME: '  ' }).siteName).toBeUndefined();
+    expect(loadConfig({ ...REQUIRED, SITE_NAME: 'Pix & Co' }).siteName).toBe('Pix & Co');
+    expect(loadConfig({ ...REQUIRED, SITE_NAME: 'x'.repeat(60) }).siteName).toHaveLength(60);
+    for (const bad of ['x'.repeat(61), 'two\nlines', 'bell\u0007'])
+      expect(() => loadConfig({ ...REQUIRED, SITE_NAME: bad })).toThrow('SITE_NAME must be up to 60 characters');
+  });
+
   it('takes the digest of the deployed origin secret only as SHA-256 hex', () => {
     const digest = 'ab'.repeat(32);
     expect(loadConfig({ ...REQUIRED, ORIGIN_SECRET_SHA256: digest }).originSecretSha256).toBe(digest);

@@ -63,7 +63,7 @@ describe('the viewer page', () => {
 
   it('shows the picture first, from the rendition the window needs, linking to the original, with its facts', () => {
     expect(html).toContain(
-      '<a href="https://img.example/images/2026/11/23/sunset.jpg"><img src="https://img.example/images/2026/11/23/sunset.md.jpg" srcset="https://img.example/images/2026/11/23/sunset.md.jpg 500w, https://img.example/images/2026/11/23/sunset.jpg 4000w" sizes="min(1068px, calc(100vw - 32px), calc(80vh * 1.3333))" alt="Sunset over the bay" width="4000" height="3000"></a>',
+      '<a href="https://img.example/images/2026/11/23/sunset.jpg"><picture><source media="(max-width: 700px)" srcset="https://img.example/images/2026/11/23/sunset.md.jpg"><img src="https://img.example/images/2026/11/23/sunset.md.jpg" srcset="https://img.example/images/2026/11/23/sunset.md.jpg 500w, https://img.example/images/2026/11/23/sunset.jpg 4000w" sizes="min(1068px, calc(100vw - 32px), calc(80vh * 1.3333), 4000px)" alt="Sunset over the bay" width="4000" height="3000"></picture></a>',
     );
     expect(html.indexOf('<div class="picture">')).toBeLessThan(html.indexOf('<h1>'));
     // a picture no wider than its medium: the one file, no choice
@@ -104,17 +104,19 @@ describe('the viewer page', () => {
 
   it('blurs a sensitive image behind a control and gives previews no picture of it', () => {
     const sensitive = viewerPage(image({ nsfw: true }), 'UTC', NOW);
-    expect(sensitive).toMatch(/<label class="sensitive"><input type="checkbox" aria-label="Show the sensitive image"><img /);
+    expect(sensitive).toMatch(
+      /<label class="sensitive"><input type="checkbox" aria-label="Show the sensitive image"><picture><source [^>]*><img /,
+    );
     expect(sensitive).not.toContain('og:image');
     expect(sensitive).not.toContain('twitter:image');
     expect(sensitive).toContain('<meta name="twitter:card" content="summary">');
   });
 
-  it('offers every embed code in one chooser feeding one field, and each in a field of its own without script', () => {
+  it('offers every embed code in one chooser feeding one field, and each in a field of its own until the script runs', () => {
     const groups = embedCodes(image());
     const ids = groups.flatMap((group) => group.codes.map((code) => code.id));
     expect(ids).toHaveLength(13);
-    const noscript = html.slice(html.indexOf('<noscript>'), html.indexOf('</noscript>'));
+    const noscript = html.slice(html.indexOf('<div id="code-list" class="codes">'), html.indexOf('</section>'));
     for (const group of groups)
       for (const code of group.codes) {
         expect(html).toContain(
