@@ -44,7 +44,7 @@ h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 a{color:var(--link)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 .picture{margin:1rem 0;text-align:center}
-.picture img{display:block;margin:0 auto;max-width:100%;max-height:80vh;width:auto;height:auto;background:var(--card);border-radius:4px}
+.picture img{display:block;margin:0 auto;max-width:100%;max-height:80vh;height:auto;object-fit:contain;background:var(--card);border-radius:4px}
 .sensitive{position:relative;display:inline-flex;align-items:center;justify-content:center;min-width:min(100%,20rem);min-height:9rem;cursor:pointer;overflow:hidden;border-radius:4px;background:var(--card)}
 .sensitive input{position:absolute;opacity:0;width:1px;height:1px}
 .sensitive input:not(:checked)~img,.sensitive input:not(:checked)~picture img{filter:blur(36px)}

@@ -52,8 +52,11 @@ const PHONE_MAX_PX = 700;
 function picture(image: ImageView): string {
   const { medium, original } = image;
   const ratio = (original.width / original.height).toFixed(4);
+  // the room the picture takes before it arrives (no jump when it does): its width in the column, at its proportions
+  const width = Math.min(original.width, COLUMN_PX);
+  const height = Math.max(1, Math.round((width * original.height) / original.width));
   const img = (sources: string): string =>
-    `<img src="${escapeHtml(medium.url)}"${sources} alt="${escapeHtml(image.title)}" width="${original.width}" height="${original.height}">`;
+    `<img src="${escapeHtml(medium.url)}"${sources} alt="${escapeHtml(image.title)}" width="${width}" height="${height}">`;
   const shown =
     medium.url === original.url
       ? img('')

@@ -462,6 +462,13 @@ describe('the viewer as a product, at a computer and a phone', () => {
       const context = await newContext({ viewport: { width, height }, deviceScaleFactor: 1 });
       const page = await context.newPage();
       const problems = watch(page);
+      // the picture's room is kept before it arrives: nothing below it jumps when it does
+      const waiting = await newContext({ viewport: { width, height }, deviceScaleFactor: 1 });
+      const early = await waiting.newPage();
+      await early.route('**/images/**', (route) => route.abort());
+      await early.goto(image.url_viewer);
+      const room = await early.locator('.picture img').boundingBox();
+      await waiting.close();
       // what the page weighs: its HTML, styles and scripts, the picture apart
       const weights: number[] = [];
       page.on('response', (response) => {
@@ -486,6 +493,10 @@ describe('the viewer as a product, at a computer and a phone', () => {
       // as large as the window allows (the column, its width less the margins, 80% of its height), up to its own size
       const allowed = Math.min(1100 - 32, width - 32, (0.8 * height * image.width) / image.height, image.width);
       expect(Math.abs(shown.width - allowed)).toBeLessThanOrEqual(1);
+      expect([Math.round(room?.width ?? 0), Math.round(room?.height ?? 0)]).toEqual([
+        Math.round(shown.width),
+        Math.round(shown.height),
+      ]);
       expect(shown.src).toBe(expectedFile === 'original' ? image.url : image.medium.url);
       expect(await page.locator('#download').isVisible()).toBe(true);
       expect(await page.locator('#code-kind').isVisible()).toBe(true);

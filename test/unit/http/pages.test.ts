@@ -63,7 +63,7 @@ describe('the viewer page', () => {
 
   it('shows the picture first, from the rendition the window needs, linking to the original, with its facts', () => {
     expect(html).toContain(
-      '<a href="https://img.example/images/2026/11/23/sunset.jpg"><picture><source media="(max-width: 700px)" srcset="https://img.example/images/2026/11/23/sunset.md.jpg"><img src="https://img.example/images/2026/11/23/sunset.md.jpg" srcset="https://img.example/images/2026/11/23/sunset.md.jpg 500w, https://img.example/images/2026/11/23/sunset.jpg 4000w" sizes="min(1068px, calc(100vw - 32px), calc(80vh * 1.3333), 4000px)" alt="Sunset over the bay" width="4000" height="3000"></picture></a>',
+      '<a href="https://img.example/images/2026/11/23/sunset.jpg"><picture><source media="(max-width: 700px)" srcset="https://img.example/images/2026/11/23/sunset.md.jpg"><img src="https://img.example/images/2026/11/23/sunset.md.jpg" srcset="https://img.example/images/2026/11/23/sunset.md.jpg 500w, https://img.example/images/2026/11/23/sunset.jpg 4000w" sizes="min(1068px, calc(100vw - 32px), calc(80vh * 1.3333), 4000px)" alt="Sunset over the bay" width="1068" height="801"></picture></a>',
     );
     expect(html.indexOf('<div class="picture">')).toBeLessThan(html.indexOf('<h1>'));
     // a picture no wider than its medium: the one file, no choice
