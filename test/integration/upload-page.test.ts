@@ -140,7 +140,7 @@ describe('the upload page', () => {
     const home = await get('/');
     expect(home.statusCode).toBe(200);
     expect(home.body).toBe((await get('/upload')).body);
-    expect(home.body).toContain('<p class="drop-title">Drop pictures here, paste, or choose</p>');
+    expect(home.body).toContain('<p class="drop-title scripted-only">Drop pictures here, paste, or choose</p>');
     expect(home.body).toContain(
       '<nav aria-label="Site"><a href="/" aria-current="page">Upload</a><a href="/apps">API and apps</a></nav>',
     );
