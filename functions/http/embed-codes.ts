@@ -23,6 +23,11 @@ export interface EmbedGroup {
   codes: EmbedCode[];
 }
 
+/** What a code is called wherever a page names it beside its group ("HTML: medium", "Links: viewer"). */
+export function codeName(group: EmbedGroup, code: EmbedCode): string {
+  return `${group.title}: ${code.label}`;
+}
+
 const SIZES = [
   { key: 'full', label: 'full size' },
   { key: 'medium', label: 'medium' },

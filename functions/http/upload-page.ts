@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { UPLOAD_PAGE, UPLOAD_PATH } from '../core/links';
 import { cspHash } from './csp';
-import { embedCodes } from './embed-codes';
+import { codeName, embedCodes } from './embed-codes';
 import { escapeHtml } from './html';
 import { maxBodyBytes } from './edge-contract';
 import { UPLOAD_ICONS, UPLOAD_PAGE_SCRIPT, UPLOAD_WORKER_SCRIPT } from './generated/browser-assets';
@@ -44,9 +44,7 @@ const THEME_COLOR = '#0a58ca';
 function codeOptions(): string {
   const any = { title: '', viewerUrl: '', original: { url: '' }, medium: { url: '' }, thumb: { url: '' } };
   return embedCodes(any)
-    .flatMap((group) =>
-      group.codes.map((code) => `<option value="${code.id}">${escapeHtml(`${group.title}: ${code.label}`)}</option>`),
-    )
+    .flatMap((group) => group.codes.map((code) => `<option value="${code.id}">${escapeHtml(codeName(group, code))}</option>`))
     .join('');
 }
 

@@ -3,7 +3,7 @@ import type { FileView, ImageView } from '../core/lifecycle/image-view';
 import { reportPath } from '../core/links';
 import { MAX_REPORT_NOTE, REPORT_REASONS } from '../core/moderation/reports';
 import { cspHash } from './csp';
-import { embedCodes, type EmbedGroup } from './embed-codes';
+import { codeName, embedCodes, type EmbedGroup } from './embed-codes';
 import { escapeHtml } from './html';
 import { htmlPage, type Site } from './page-shell';
 
@@ -107,7 +107,7 @@ function shareSection(groups: EmbedGroup[]): string {
         `<optgroup label="${escapeHtml(group.title)}">${group.codes
           .map(
             (code) =>
-              `<option value="${code.id}" data-code="${escapeHtml(code.code)}">${escapeHtml(`${group.title}: ${code.label}`)}</option>`,
+              `<option value="${code.id}" data-code="${escapeHtml(code.code)}">${escapeHtml(codeName(group, code))}</option>`,
           )
           .join('')}</optgroup>`,
     )
@@ -116,7 +116,7 @@ function shareSection(groups: EmbedGroup[]): string {
     .flatMap((group) =>
       group.codes.map(
         (code) =>
-          `<div class="code"><label for="${code.id}">${escapeHtml(`${group.title}: ${code.label}`)}</label><input type="text" id="${code.id}" readonly value="${escapeHtml(code.code)}"></div>`,
+          `<div class="code"><label for="${code.id}">${escapeHtml(codeName(group, code))}</label><input type="text" id="${code.id}" readonly value="${escapeHtml(code.code)}"></div>`,
       ),
     )
     .join('\n');
