@@ -54,20 +54,26 @@ function formsOf(outcome: PdqOutcome, forms: Forms): PdqHash[] {
 
 /**
  * The fingerprint of an upload's pictures (one, or an animation's distinct frames), each hashed in turns of the event
- * loop of a few ms, the deadline checked between them; undefined when no view of any says enough.
+ * loop of a few ms, the deadline checked between them; undefined when no view of any says enough. Without `compared`
+ * (no picture is blocked, so nothing is compared) only the views the record keeps are made, and there are no queries.
  */
-export async function fingerprintOf(pictures: readonly PdqPixels[], deadline: Deadline): Promise<Fingerprint | undefined> {
+export async function fingerprintOf(
+  pictures: readonly PdqPixels[],
+  deadline: Deadline,
+  { compared = true } = {},
+): Promise<Fingerprint | undefined> {
   const hashes: PdqHash[] = [];
   const queries: PdqHash[][] = [];
   let quality = 0;
   for (const pixels of pictures) {
-    const picture = await uploadViews(pixels, deadline);
+    const picture = await uploadViews(pixels, deadline, compared);
     if (!picture) continue;
     if (hashes.length === 0 && picture.kept.length > 0) quality = picture.kept[0]?.quality ?? 0;
     for (const { hash } of picture.kept) if (!hashes.includes(hash)) hashes.push(hash);
-    queries.push([...new Set(picture.queries)]);
+    if (compared) queries.push([...new Set(picture.queries)]);
   }
-  return queries.length === 0 ? undefined : { hashes, quality, queries };
+  const found = compared ? queries.length > 0 : hashes.length > 0;
+  return found ? { hashes, quality, queries } : undefined;
 }
 
 /** Where a picture's crops and the pictures inside it are read: as a viewer sees it, inside its plain border. */
@@ -88,11 +94,12 @@ function innerAreas(viewed: { plane: Plane; area: PdqArea }): PdqArea[] {
 /**
  * One picture's views for an upload: the hashes its record keeps (with their qualities) and its queries. Its own
  * views first (the whole, inside its border, on pages); when none says enough, the washed-out copy alone; else its
- * crops and the pictures inside it too.
+ * crops and the pictures inside it too. Unless `compared`, its own views alone: the others are only compared.
  */
 async function uploadViews(
   pixels: PdqPixels,
   deadline: Deadline,
+  compared: boolean,
 ): Promise<{ kept: Array<{ hash: PdqHash; quality: number }>; queries: PdqHash[] } | undefined> {
   const planes = lumaPictureOf(pixels);
   const pages = planes.alpha ? [onPage(planes, 255), onPage(planes, 0)] : [];
@@ -109,30 +116,31 @@ async function uploadViews(
   ].filter(enough);
   await turn(deadline);
   const kept = own.map(({ outcome }) => ({ hash: hashOf(outcome), quality: outcome.quality }));
+  if (!compared) return { kept, queries: [] };
   const queries = own.flatMap(({ view, outcome }) => formsOf(outcome, VIEWS[view].compared.forms));
   // a whole picture whose hash says too little of it (flat, or washed out on purpose): its stretched copy is compared
   const washed = whole.quality < MIN_PDQ_QUALITY ? stretched(planes.luma) : undefined;
   const washedOut = washed ? pdqOf(washed, [wholeArea(washed)]).filter((outcome) => outcome.quality >= MIN_PDQ_QUALITY) : [];
-  queries.push(...compared(washedOut, 'washedOut'));
+  queries.push(...comparedHashes(washedOut, 'washedOut'));
   if (own.length === 0) return washedOut.length > 0 ? { kept: [], queries } : undefined;
   const viewed = viewedArea(planes, pages);
   // the crops, then the lines of the pictures inside it, then those: each in a turn of its own
   const centred = cropAreas(viewed, VIEWS.centredCrops.compared.margins);
   const crops = pdqOf(viewed.plane, [...centred, ...cropAreas(viewed, VIEWS.sideCrops.compared.margins)]);
   queries.push(
-    ...compared(crops.slice(0, centred.length), 'centredCrops'),
-    ...compared(crops.slice(centred.length), 'sideCrops'),
+    ...comparedHashes(crops.slice(0, centred.length), 'centredCrops'),
+    ...comparedHashes(crops.slice(centred.length), 'sideCrops'),
   );
   await turn(deadline);
   const inner = innerAreas(viewed);
   await turn(deadline);
-  queries.push(...compared(pdqOf(viewed.plane, inner), 'innerPictures'));
+  queries.push(...comparedHashes(pdqOf(viewed.plane, inner), 'innerPictures'));
   await turn(deadline);
   return { kept, queries };
 }
 
 /** The hashes of a view's areas that say enough, as an upload's are compared. */
-function compared(outcomes: readonly PdqOutcome[], view: ViewName): PdqHash[] {
+function comparedHashes(outcomes: readonly PdqOutcome[], view: ViewName): PdqHash[] {
   return outcomes
     .filter((outcome) => outcome.quality >= MIN_PDQ_QUALITY)
     .flatMap((one) => formsOf(one, VIEWS[view].compared.forms));

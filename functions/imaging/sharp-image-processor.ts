@@ -93,6 +93,7 @@ export class SharpImageProcessor implements ImageProcessor {
               ? [await stillCopy(decoded.working, budget)]
               : await frameCopies(decoded.stored, probe, budget),
             budget,
+            { compared: await (options.compared ?? true) },
           );
       const { thumb, medium } = await rendering;
       budget.check();

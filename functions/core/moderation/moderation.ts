@@ -154,6 +154,17 @@ export class UploadGate {
   }
 
   /**
+   * Whether an upload's picture is compared at all: some picture is blocked, or the list could not be read (and
+   * `checkPicture` reads it again). When none is, its fingerprint need not make the views that are only compared.
+   */
+  comparesPictures(): Promise<boolean> {
+    return this.pictures.index().then(
+      (index) => index.size > 0,
+      () => true,
+    );
+  }
+
+  /**
    * The decoded upload's picture: its fingerprint's queries against the blocked pictures' index, a batch (a picture,
    * or a frame of an animation) in each turn of the event loop: a few ms each at a million hashes
    * (`docs/moderation.md`, "Block lists at scale").

@@ -76,6 +76,11 @@ export interface ProcessOptions {
    * nothing past the decode is made before it, nor anything of an animation, whose every stage runs on every frame.
    */
   cleared?: Promise<unknown>;
+  /**
+   * Whether the upload's picture is compared with blocked pictures (some are blocked): when it settles to false, the
+   * fingerprint makes only the views the record keeps (`docs/moderation.md`, "Cost"). Compared when not given.
+   */
+  compared?: Promise<boolean>;
 }
 
 /** Turns uploaded bytes into what is stored. Throws ServiceError for refused input. */

@@ -16,7 +16,7 @@ export interface UploadAttemptDeps extends UploadClaimsDeps {
   flood: Pick<FloodGuard, 'reserve'>;
   processor: ImageProcessor;
   /** The operator's blocks, and the classifier's verdict. */
-  gate: Pick<UploadGate, 'checkBytes' | 'checkPicture' | 'checkContent'>;
+  gate: Pick<UploadGate, 'checkBytes' | 'comparesPictures' | 'checkPicture' | 'checkContent'>;
   clock: Clock;
   metrics: Metrics;
 }
@@ -83,7 +83,11 @@ export class UploadAttempt {
    */
   private async storeSource(source: SourceBytes, options: UploadOptions): Promise<AnsweredImage> {
     const extension = this.deps.processor.storedExtension(source.bytes);
-    const imaging = this.startImaging(source.bytes, { targetWidth: options.targetWidth, cleared: this.reserved });
+    const imaging = this.startImaging(source.bytes, {
+      targetWidth: options.targetWidth,
+      cleared: this.reserved,
+      compared: this.deps.gate.comparesPictures(),
+    });
     try {
       // the md5s and the claims run on this thread once the decode is under way, not before it
       // (`docs/performance.md`, "The handler's own CPU")

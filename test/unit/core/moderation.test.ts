@@ -166,6 +166,20 @@ describe('UploadGate', () => {
     expect(answers.map((answer) => answer.hashes !== undefined)).toEqual([true, true, false]);
   });
 
+  it('compares a picture only once some picture is blocked, or while the list cannot be read', async () => {
+    const clock = new FakeClock();
+    const pictures = new InMemoryPictureBlocks();
+    const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, clock, 30_000);
+    await expect(gate.comparesPictures()).resolves.toBe(false);
+    await pictures.block(['5a'.repeat(32)]);
+    clock.advance(30_000);
+    await expect(gate.comparesPictures()).resolves.toBe(true);
+    const failing = new InMemoryPictureBlocks();
+    jest.spyOn(failing, 'hashes').mockRejectedValueOnce(new Error('store down'));
+    const unread = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), failing, clock, 30_000);
+    await expect(unread.comparesPictures()).resolves.toBe(true);
+  });
+
   it('waits for the list at the picture check, and reads it again there when the read at admission failed', async () => {
     const pictures = new InMemoryPictureBlocks();
     const hash = '5a'.repeat(32);

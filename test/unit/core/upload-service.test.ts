@@ -18,6 +18,7 @@ import type {
   ImagingRun,
   NsfwScore,
   ProcessedImage,
+  ProcessOptions,
   StoredOriginal,
 } from '../../../functions/core/ports';
 import type { UploadRequest } from '../../../functions/core/upload/upload-request';
@@ -82,6 +83,8 @@ class StubProcessor implements ImageProcessor {
   /** The classifier's verdict, when there is one: none by default. */
   nsfwScoring: Promise<NsfwScore> | undefined;
   readonly inputs: Uint8Array[] = [];
+  /** Whether each run was told its picture is compared with blocked ones. */
+  readonly compared: Array<Promise<boolean> | undefined> = [];
 
   constructor(private readonly log: CallLog) {}
 
@@ -89,9 +92,10 @@ class StubProcessor implements ImageProcessor {
     return 'png';
   }
 
-  start(input: Uint8Array): ImagingRun {
+  start(input: Uint8Array, options: ProcessOptions): ImagingRun {
     this.log.record('processor.start');
     this.inputs.push(input);
+    this.compared.push(options.compared);
     const original: Promise<StoredOriginal> = this.decoding.then(() => {
       this.log.record('-- decoding --');
       if (this.failing) throw this.failing;
@@ -172,6 +176,7 @@ function serviceUnderTest(given: { rules?: Partial<UploadRules>; floodLimits?: s
   const limits = async () =>
     JSON.parse(floodLimits) as { minute: number; hour: number; day: number; week: number; month: number };
   const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+  const pictures = new InMemoryPictureBlocks();
   const service = new UploadService({
     rules: {
       publicUrl: 'https://img.example',
@@ -195,7 +200,7 @@ function serviceUnderTest(given: { rules?: Partial<UploadRules>; floodLimits?: s
     urlMegabytes: new FloodGuard(counters, limits, URL_MEGABYTE_RULE),
     urlFetchesAtOnce: new FloodGuard(counters, limits, URL_FETCHES_AT_ONCE_RULE),
     duplicates,
-    gate: new UploadGate(moderation, moderation, new InMemoryPictureBlocks(), clock, 0, given.nsfw ?? NSFW_OFF),
+    gate: new UploadGate(moderation, moderation, pictures, clock, 0, given.nsfw ?? NSFW_OFF),
     staged: new StagedUploads({
       settings,
       staged,
@@ -257,6 +262,7 @@ function serviceUnderTest(given: { rules?: Partial<UploadRules>; floodLimits?: s
     clock,
     settings,
     measured,
+    pictures,
   };
 }
 
@@ -320,6 +326,17 @@ describe('UploadService: what an upload stores and answers', () => {
     processor.decoding = new Promise((resolve) => setTimeout(resolve, 20));
     await upload();
     expect(log.calls.slice(0, log.calls.indexOf('-- decoding --'))).toEqual(['processor.start']);
+  });
+
+  it('tells the imaging whether its picture is compared: only once some picture is blocked', async () => {
+    const { upload, other, processor, pictures } = serviceUnderTest();
+    await upload();
+    await pictures.block(['5a'.repeat(32)]);
+    await upload(other(1));
+    expect(await Promise.all(processor.compared.map((compared) => compared ?? Promise.resolve(undefined)))).toEqual([
+      false,
+      true,
+    ]);
   });
 
   it('records how long the imaging and the classifier took', async () => {

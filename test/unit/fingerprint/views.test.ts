@@ -108,6 +108,26 @@ describe('the views of a picture', () => {
     expect(fingerprint?.queries[0]?.length).toBeLessThanOrEqual(PICTURE_QUERIES);
   });
 
+  it('makes only the views the record keeps when nothing is compared: the same hashes, no queries', async () => {
+    const photo = await sharp(await makePhoto(3, 300, 220))
+      .ensureAlpha(0.8)
+      .png()
+      .toBuffer();
+    const framed = await pixelsOf(sharp(photo).extend({ top: 40, bottom: 40, left: 40, right: 40, background: '#00000000' }));
+    const compared = await fingerprintOf([framed], noDeadline);
+    const kept = await fingerprintOf([framed], noDeadline, { compared: false });
+    expect(kept).toEqual({ hashes: compared?.hashes, quality: compared?.quality, queries: [] });
+    expect(kept?.hashes.length).toBeGreaterThanOrEqual(2);
+    // a picture whose own hash says too little is compared by its washed-out copy alone: nothing to keep, nothing made
+    const washed = await pixelsOf(
+      sharp(await makePhoto(5, 300, 220))
+        .linear(0.06, 120)
+        .removeAlpha(),
+    );
+    expect((await fingerprintOf([washed], noDeadline))?.queries[0]?.length).toBeGreaterThan(0);
+    expect(await fingerprintOf([washed], noDeadline, { compared: false })).toBeUndefined();
+  });
+
   it('blocks each centred crop of a picture in its eight turned and mirrored forms: a framed copy turned is within reach', async () => {
     const photo = await makePhoto(7, 640, 480);
     const blocked = blockedHashesOf(await blockedPictureCopy(photo)).centredCrops ?? [];

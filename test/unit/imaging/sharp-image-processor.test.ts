@@ -344,3 +344,17 @@ describe('SharpImageProcessor: the hashes of a picture inside a plain border', (
     expect(await hashesOf(await onPage(22, 0.9))).toHaveLength(2);
   });
 });
+
+describe('SharpImageProcessor: an upload when no picture is blocked', () => {
+  const processor = new SharpImageProcessor(SERVICE_IMAGING);
+
+  it('keeps the same hashes and makes no queries when told nothing is compared', async () => {
+    const photo = await makePhoto(23, 800, 600);
+    const compared = await processor.process(photo, { targetWidth: undefined, compared: Promise.resolve(true) });
+    const alone = await processor.process(photo, { targetWidth: undefined, compared: Promise.resolve(false) });
+    expect(compared.perceptual?.queries[0]?.length).toBeGreaterThan(8);
+    expect(alone.perceptual).toEqual({ ...compared.perceptual, queries: [] });
+    // compared unless told otherwise
+    expect((await processor.process(photo, { targetWidth: undefined })).perceptual).toEqual(compared.perceptual);
+  });
+});
