@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { benchJpeg } from './fixtures';
 import { median, medianOfRatios } from './median';
 import type { PartsAnswer } from './cpu-parts';
+import type { ThreadCpu } from './cpu-worker';
 
 /**
  * The one-core rig (`BENCH_PART=cpu`): what one 12 MP upload costs in CPU where a 1,769 MB Lambda runs it, on one
@@ -26,6 +27,8 @@ export interface CpuRigSide {
   cpuRatio: number;
   uploadP50: number;
   gcP50: number;
+  /** The upload's CPU p50 of each kind of thread. */
+  threadsP50: ThreadCpu;
 }
 
 export interface CpuRigResult {
@@ -132,7 +135,9 @@ export async function measureCpuRig(rounds: number, warmup: number, partRounds: 
     const input = join(dir, 'input.jpg');
     writeFileSync(input, await benchJpeg());
     for (const [index, root] of roots.entries()) workers.push(await startWorker(root, input, moto.endpoint, index));
-    const answers = workers.map(() => [] as Array<{ uploadCpuMs: number; floorCpuMs: number; uploadMs: number; gcMs: number }>);
+    const answers = workers.map(
+      () => [] as Array<{ uploadCpuMs: number; floorCpuMs: number; uploadMs: number; gcMs: number; threads: ThreadCpu }>,
+    );
     for (let round = 0; round < warmup + rounds; round += 1) {
       // each side in turn, the order turned each round
       const order = round % 2 === 0 ? workers : [...workers].reverse();
@@ -154,6 +159,11 @@ export async function measureCpuRig(rounds: number, warmup: number, partRounds: 
         ),
         uploadP50: median(runs.map((run) => run.uploadMs)),
         gcP50: median(runs.map((run) => run.gcMs)),
+        threadsP50: {
+          main: median(runs.map((run) => run.threads.main)),
+          libvips: median(runs.map((run) => run.threads.libvips)),
+          others: median(runs.map((run) => run.threads.others)),
+        },
       };
     });
     const parts = partRounds > 0 ? ((await workers[0]?.ask({ parts: partRounds })) as PartsAnswer) : undefined;
@@ -171,12 +181,14 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
   const lines = [
     `One 12 MP upload's CPU on one core (the handler held to one core by taskset, the stores in moto_server on the other; ${rounds} uploads each, in turns with the floor job):`,
     '',
-    '| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload wall p50 (ms) | GC pauses p50 (ms) |',
-    '|---|---|---|---|---|---|',
+    "| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload wall p50 (ms) | GC pauses p50 (ms) | main thread's CPU p50 (ms) | libvips' threads' p50 (ms) | other threads' p50 (ms) |",
+    '|---|---|---|---|---|---|---|---|---|',
     ...sides.map(
       (side, index) =>
-        `| ${index === 0 ? 'this one' : side.root} | ${side.uploadCpuP50.toFixed(1)} | ${side.floorCpuP50.toFixed(1)} | ${side.cpuRatio.toFixed(2)} | ${side.uploadP50.toFixed(0)} | ${side.gcP50.toFixed(1)} |`,
+        `| ${index === 0 ? 'this one' : side.root} | ${side.uploadCpuP50.toFixed(1)} | ${side.floorCpuP50.toFixed(1)} | ${side.cpuRatio.toFixed(2)} | ${side.uploadP50.toFixed(0)} | ${side.gcP50.toFixed(1)} | ${side.threadsP50.main.toFixed(1)} | ${side.threadsP50.libvips.toFixed(1)} | ${side.threadsP50.others.toFixed(1)} |`,
     ),
+    '',
+    "libvips' threads are its own workers; the other threads are the classifier's worker, V8's helpers (concurrent marking, sweeping, compiling), libuv's pool (where sharp runs each pipeline, sharing its work with libvips' workers) and any thread that ended during the upload.",
     '',
   ];
   if (parts && here) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -21,6 +21,34 @@ interface RoundAnswer {
   uploadMs: number;
   floorCpuMs: number;
   gcMs: number;
+  /** The upload's CPU by thread: the main thread's, libvips' workers', and the others' (the rest of `uploadCpuMs`). */
+  threads: ThreadCpu;
+}
+
+export interface ThreadCpu {
+  main: number;
+  libvips: number;
+  others: number;
+}
+
+/**
+ * CPU ms of the main thread and of libvips' workers so far (each thread's `schedstat`, in ns); the others' (the
+ * classifier's worker, V8's helpers, libuv's pool where sharp runs its pipelines, threads that ended) are what is
+ * left of the process's CPU.
+ */
+function threadCpuMs(): Omit<ThreadCpu, 'others'> {
+  const counted = { main: 0, libvips: 0 };
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      if (tid === String(process.pid)) counted.main += ns / 1e6;
+      else if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'libvips worker') counted.libvips += ns / 1e6;
+    } catch (error) {
+      // a thread that ended since the folder was listed
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
+  return counted;
 }
 
 /** A module of the checkout under test (tsx loads its TypeScript, and it resolves its own packages). */
@@ -75,22 +103,27 @@ async function main(): Promise<void> {
   /** One upload of a fresh copy of the input (bytes past the image's end: never a duplicate) by a handler of `options`. */
   const uploader = (options: object = {}) => {
     const handler = createHandler(env, { metrics, ...options });
-    return async (round: number): Promise<{ cpuMs: number; ms: number; gcMs: number }> => {
+    return async (round: number): Promise<{ cpuMs: number; ms: number; gcMs: number; threads: ThreadCpu }> => {
       const form = new FormData();
       form.append('source', new Blob([Buffer.concat([input, randomBytes(8)])]), `cpu-${round}.jpg`);
       form.append('key', apiKey);
       const request = new Request('https://img.example.test/api/1/upload', { method: 'POST', body: form });
       const event = await eventOfRequest(request, '203.0.113.9');
       const gcBefore = gcMs;
+      const threadsBefore = threadCpuMs();
       const started = performance.now();
       const cpuStart = process.cpuUsage();
       const answer = await handler(event, localContext(event.requestContext.requestId));
       const cpuMs = cpuMsSince(cpuStart);
       const ms = performance.now() - started;
+      const threadsAfter = threadCpuMs();
+      const main = threadsAfter.main - threadsBefore.main;
+      const libvips = threadsAfter.libvips - threadsBefore.libvips;
+      const threads = { main, libvips, others: cpuMs - main - libvips };
       // the gc entries of the upload are delivered after it, in a later turn
       await new Promise((resolve) => setImmediate(resolve));
       if (answer.statusCode !== 200) throw new Error(`upload failed: ${answer.body}`);
-      return { cpuMs, ms, gcMs: gcMs - gcBefore };
+      return { cpuMs, ms, gcMs: gcMs - gcBefore, threads };
     };
   };
   const upload = uploader();
@@ -110,7 +143,13 @@ async function main(): Promise<void> {
       const floorBefore = floorFirst ? await floor() : 0;
       const uploaded = await upload(round);
       const floorCpuMs = floorFirst ? floorBefore : await floor();
-      const result: RoundAnswer = { uploadCpuMs: uploaded.cpuMs, uploadMs: uploaded.ms, floorCpuMs, gcMs: uploaded.gcMs };
+      const result: RoundAnswer = {
+        uploadCpuMs: uploaded.cpuMs,
+        uploadMs: uploaded.ms,
+        floorCpuMs,
+        gcMs: uploaded.gcMs,
+        threads: uploaded.threads,
+      };
       return result;
     };
     answer().then(
