@@ -38,6 +38,8 @@ const MAX_HEADER_BYTES = 16 * 1024;
  * not Node's parser, tells a long URL (414) from long headers (431).
  */
 const MAX_READ_HEADER_BYTES = 1024 * 1024;
+/** How long an idle connection is kept: longer than clients keep theirs (undici 4 s, browsers up to minutes), as a load balancer's 60 s. */
+export const KEEP_ALIVE_MS = 65_000;
 const IMAGE_KEY = /^images\/[A-Za-z0-9_.\-/]+$/;
 
 /**
@@ -139,6 +141,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       response.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Service unavailable, try again');
     }
   }
+
+  // An idle connection stays open longer than its client keeps it (`docs/local.md`, "Many requests at once"): with
+  // Node's 5 s, a client that reused one just as the server closed it wrote its upload into a closed socket (EPIPE)
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
 
   // Requests Node refuses before any handler (past 1 MiB of request line and headers, broken HTTP) still get the
   // envelope.

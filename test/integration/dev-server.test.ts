@@ -1,6 +1,7 @@
+import { Agent, request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DEFAULT_INVOCATIONS, startDevServer, Turns } from '../../local/dev-server';
+import { DEFAULT_INVOCATIONS, KEEP_ALIVE_MS, startDevServer, Turns } from '../../local/dev-server';
 
 describe('the local server', () => {
   const handler = async () => ({ statusCode: 200, body: 'ok' });
@@ -22,6 +23,35 @@ describe('the local server', () => {
     const everywhere = await startDevServer({ handler, s3, bucket: 'b', port: 0, host: '0.0.0.0' });
     expect(everywhere.host).toBe('0.0.0.0');
     await everywhere.close();
+  });
+
+  it("keeps an idle connection past Node's 5 s, and says for how long: a client reusing it is not met by a closed socket", async () => {
+    const server = await startDevServer({ handler, s3, bucket: 'b', port: 0 });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status: number; reused: boolean; keepAlive: string }>((resolve, reject) => {
+        const sent = request({ host: '127.0.0.1', port: server.port, path: '/', agent }, (response) => {
+          response.resume();
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              reused: sent.reusedSocket,
+              keepAlive: String(response.headers['keep-alive']),
+            }),
+          );
+        });
+        sent.on('error', reject);
+        sent.end();
+      });
+    try {
+      expect(await get()).toEqual({ status: 200, reused: false, keepAlive: `timeout=${KEEP_ALIVE_MS / 1000}` });
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      // with Node's default the server had closed it at 5 s, and the agent would have had to open another
+      expect(await get()).toMatchObject({ status: 200, reused: true });
+    } finally {
+      agent.destroy();
+      await server.close();
+    }
   });
 
   /** A handler that takes 100 ms and answers its path, and the most requests it ever ran at once. */
