@@ -38,7 +38,7 @@ const MAX_HEADER_BYTES = 16 * 1024;
  * not Node's parser, tells a long URL (414) from long headers (431).
  */
 const MAX_READ_HEADER_BYTES = 1024 * 1024;
-/** How long an idle connection is kept: longer than clients keep theirs (undici 4 s, browsers up to minutes), as a load balancer's 60 s. */
+/** How long an idle connection is kept: longer than its client keeps it, as a load balancer keeps one 60 s. */
 export const KEEP_ALIVE_MS = 65_000;
 const IMAGE_KEY = /^images\/[A-Za-z0-9_.\-/]+$/;
 

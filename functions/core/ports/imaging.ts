@@ -78,7 +78,8 @@ export interface ProcessOptions {
   cleared?: Promise<unknown>;
   /**
    * Whether the upload's picture is compared with blocked pictures (some are blocked): when it settles to false, the
-   * fingerprint makes only the views the record keeps (`docs/moderation.md`, "Cost"). Compared when not given.
+   * fingerprint makes only the views the record keeps (`docs/moderation.md`, "The views of a picture, in one table").
+   * Compared when not given.
    */
   compared?: Promise<boolean>;
 }
