@@ -114,6 +114,19 @@ export interface NsfwRule {
 
 export const NSFW_OFF: NsfwRule = { policy: 'off', threshold: 1 };
 
+/** What a picture is compared by: its fingerprint's queries, a batch a picture (a frame of an animation). */
+export interface PictureQueries {
+  perceptual?: Pick<NonNullable<ProcessedImage['perceptual']>, 'queries'> | undefined;
+}
+
+/** One upload's look at the blocked pictures (`UploadGate.pictureCheck`). */
+export interface PictureCheck {
+  /** Whether its picture is compared at all: when not, its fingerprint makes only the views its record keeps. */
+  compared: Promise<boolean>;
+  /** Refuses its picture when one of its queries is within `PICTURE_MATCH_DISTANCE` of a blocked picture. */
+  check(processed: PictureQueries): Promise<void>;
+}
+
 const blocked = (): ServiceError => new ServiceError('Blocked', 'This image was taken down and may not be uploaded again');
 
 /**
@@ -141,7 +154,8 @@ export class UploadGate {
   async admit(ip: string): Promise<void> {
     const nowMs = this.clock.nowMs();
     // the blocked pictures are read (and their index built, when they changed) from the start, while the upload is
-    // read and decoded; `checkPicture` waits for them, and reads them again if this read failed
+    // read and decoded; the upload's `pictureCheck` takes them (the same read while it runs), and reads them again if
+    // it failed
     this.pictures.index().catch(() => undefined);
     const bans = await this.bans.value();
     const banned = bans.some((ban) => (ban.untilMs === null || ban.untilMs > nowMs) && inRange(ip, ban.range));
@@ -154,25 +168,37 @@ export class UploadGate {
   }
 
   /**
-   * Whether an upload's picture is compared at all: some picture is blocked, or the list could not be read (and
-   * `checkPicture` reads it again). When none is, its fingerprint need not make the views that are only compared.
+   * One upload's look at the blocked pictures, read (or taken from the cache) once for both of its questions: whether
+   * its picture is compared at all (some picture is blocked, or the list could not be read), which tells its
+   * fingerprint whether to make the views that are only compared; and the check of its picture, which reads the list
+   * again when that read failed.
    */
-  comparesPictures(): Promise<boolean> {
-    return this.pictures.index().then(
-      (index) => index.size > 0,
-      () => true,
-    );
+  pictureCheck(): PictureCheck {
+    const index = this.pictures.index();
+    return {
+      compared: index.then(
+        (found) => found.size > 0,
+        () => true,
+      ),
+      check: (processed) =>
+        this.checkAgainst(
+          processed,
+          index.catch(() => this.pictures.index()),
+        ),
+    };
+  }
+
+  /** A picture's queries against the blocked pictures, read (or taken from the cache) for it alone: a restored image's. */
+  checkPicture(processed: PictureQueries): Promise<void> {
+    return this.checkAgainst(processed, this.pictures.index());
   }
 
   /**
-   * The decoded upload's picture: its fingerprint's queries against the blocked pictures' index, a batch (a picture,
-   * or a frame of an animation) in each turn of the event loop: a few ms each at a million hashes
-   * (`docs/moderation.md`, "Block lists at scale").
+   * A picture's queries against the blocked pictures' index, a batch (a picture, or a frame of an animation) in each
+   * turn of the event loop: a few ms each at a million hashes (`docs/moderation.md`, "Block lists at scale").
    */
-  async checkPicture(processed: {
-    perceptual?: Pick<NonNullable<ProcessedImage['perceptual']>, 'queries'> | undefined;
-  }): Promise<void> {
-    const index = await this.pictures.index();
+  private async checkAgainst(processed: PictureQueries, reading: Promise<HashIndex>): Promise<void> {
+    const index = await reading;
     for (const [at, batch] of (processed.perceptual?.queries ?? []).entries()) {
       if (at > 0) await nextTurn();
       if (index.anyWithin(batch, PICTURE_MATCH_DISTANCE)) throw blocked();

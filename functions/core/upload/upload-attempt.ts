@@ -16,7 +16,7 @@ export interface UploadAttemptDeps extends UploadClaimsDeps {
   flood: Pick<FloodGuard, 'reserve'>;
   processor: ImageProcessor;
   /** The operator's blocks, and the classifier's verdict. */
-  gate: Pick<UploadGate, 'checkBytes' | 'comparesPictures' | 'checkPicture' | 'checkContent'>;
+  gate: Pick<UploadGate, 'checkBytes' | 'pictureCheck' | 'checkContent'>;
   clock: Clock;
   metrics: Metrics;
 }
@@ -83,10 +83,12 @@ export class UploadAttempt {
    */
   private async storeSource(source: SourceBytes, options: UploadOptions): Promise<AnsweredImage> {
     const extension = this.deps.processor.storedExtension(source.bytes);
+    // the blocked pictures, read once: whether the fingerprint makes the views only compared, and the check itself
+    const pictures = this.deps.gate.pictureCheck();
     const imaging = this.startImaging(source.bytes, {
       targetWidth: options.targetWidth,
       cleared: this.reserved,
-      compared: this.deps.gate.comparesPictures(),
+      compared: pictures.compared,
     });
     try {
       // the md5s and the claims run on this thread once the decode is under way, not before it
@@ -111,7 +113,7 @@ export class UploadAttempt {
       const processed = await imaging.processed;
       // nor its picture, however re-encoded (`docs/moderation.md`)
       await bytesAllowed;
-      await this.deps.gate.checkPicture(processed);
+      await pictures.check(processed);
       await this.reserved;
       // the renditions are put while the classifier scores the picture: its verdict is needed by the record only
       this.files.renditions(claims.keys, processed);

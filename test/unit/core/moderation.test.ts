@@ -170,14 +170,31 @@ describe('UploadGate', () => {
     const clock = new FakeClock();
     const pictures = new InMemoryPictureBlocks();
     const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, clock, 30_000);
-    await expect(gate.comparesPictures()).resolves.toBe(false);
+    await expect(gate.pictureCheck().compared).resolves.toBe(false);
     await pictures.block(['5a'.repeat(32)]);
     clock.advance(30_000);
-    await expect(gate.comparesPictures()).resolves.toBe(true);
+    await expect(gate.pictureCheck().compared).resolves.toBe(true);
     const failing = new InMemoryPictureBlocks();
     jest.spyOn(failing, 'hashes').mockRejectedValueOnce(new Error('store down'));
     const unread = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), failing, clock, 30_000);
-    await expect(unread.comparesPictures()).resolves.toBe(true);
+    await expect(unread.pictureCheck().compared).resolves.toBe(true);
+  });
+
+  it("reads the list once for an upload's two questions, even with no cache, and again only when that read failed", async () => {
+    const pictures = new InMemoryPictureBlocks();
+    const hash = '5a'.repeat(32);
+    await pictures.block([hash]);
+    const reads = jest.spyOn(pictures, 'hashes');
+    const gate = new UploadGate(new InMemoryModeration(), new InMemoryModeration(), pictures, new FakeClock(), 0);
+    const upload = gate.pictureCheck();
+    await expect(upload.compared).resolves.toBe(true);
+    await expect(upload.check({ perceptual: { queries: [[hash]] } })).rejects.toMatchObject({ kind: 'Blocked' });
+    expect(reads).toHaveBeenCalledTimes(1);
+    reads.mockRejectedValueOnce(new Error('store down'));
+    const unlucky = gate.pictureCheck();
+    await expect(unlucky.compared).resolves.toBe(true);
+    await expect(unlucky.check({ perceptual: { queries: [[hash]] } })).rejects.toMatchObject({ kind: 'Blocked' });
+    expect(reads).toHaveBeenCalledTimes(3);
   });
 
   it('waits for the list at the picture check, and reads it again there when the read at admission failed', async () => {
