@@ -15,6 +15,15 @@ async function pixelsOf(image: sharp.Sharp): Promise<PdqPixels> {
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
 
+/** A photo with transparency, in a plain border: its own views, on pages and inside the border all say enough. */
+async function framedPhoto(): Promise<PdqPixels> {
+  const photo = await sharp(await makePhoto(3, 300, 220))
+    .ensureAlpha(0.8)
+    .png()
+    .toBuffer();
+  return pixelsOf(sharp(photo).extend({ top: 40, bottom: 40, left: 40, right: 40, background: '#00000000' }));
+}
+
 /** The hash of pixels, from their luminance plane. */
 const hashOfPixels = (pixels: PdqPixels) => pdqHash(lumaPictureOf(pixels).luma);
 
@@ -95,12 +104,7 @@ describe('the views of a picture', () => {
   });
 
   it("makes a still picture's queries one batch, within the table's count", async () => {
-    // a photo with transparency, in a plain border: its own views, on pages and inside the border all say enough
-    const photo = await sharp(await makePhoto(3, 300, 220))
-      .ensureAlpha(0.8)
-      .png()
-      .toBuffer();
-    const framed = await pixelsOf(sharp(photo).extend({ top: 40, bottom: 40, left: 40, right: 40, background: '#00000000' }));
+    const framed = await framedPhoto();
     const fingerprint = await fingerprintOf([framed], noDeadline);
     expect(fingerprint?.queries).toHaveLength(1);
     expect(fingerprint?.hashes.length).toBeGreaterThanOrEqual(2);
@@ -109,11 +113,7 @@ describe('the views of a picture', () => {
   });
 
   it('makes only the views the record keeps when nothing is compared: the same hashes, no queries', async () => {
-    const photo = await sharp(await makePhoto(3, 300, 220))
-      .ensureAlpha(0.8)
-      .png()
-      .toBuffer();
-    const framed = await pixelsOf(sharp(photo).extend({ top: 40, bottom: 40, left: 40, right: 40, background: '#00000000' }));
+    const framed = await framedPhoto();
     const compared = await fingerprintOf([framed], noDeadline);
     const kept = await fingerprintOf([framed], noDeadline, { compared: false });
     expect(kept).toEqual({ hashes: compared?.hashes, quality: compared?.quality, queries: [] });
