@@ -27,3 +27,12 @@ export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => voi
   });
   return { promise, resolve, reject };
 }
+
+/**
+ * A promise's value when it has settled by now (its callbacks run before the event loop turns), else `otherwise`: for
+ * work that may use a value but must not wait for it. A rejection counts as `otherwise`.
+ */
+export function valueNowOr<T>(promise: Promise<T>, otherwise: T): Promise<T> {
+  const fallback = promise.catch(() => otherwise);
+  return Promise.race([fallback, new Promise<T>((resolve) => setImmediate(() => resolve(otherwise)))]);
+}

@@ -1,7 +1,7 @@
 import sharp, { type Sharp } from 'sharp';
 import { ServiceError } from '../core/errors';
 import type { EncodedImage, ImageProcessor, ImagingRun, ProcessedImage, ProcessOptions } from '../core/ports';
-import { awaitedLater, settled } from '../core/settle';
+import { awaitedLater, settled, valueNowOr } from '../core/settle';
 import { fingerprintOf } from '../fingerprint/fingerprint';
 import { Budget } from './budget';
 import { classify, classifyFrames } from './classifier-input';
@@ -76,6 +76,8 @@ export class SharpImageProcessor implements ImageProcessor {
       void options.cleared?.catch((refusal: unknown) => {
         if (refusal instanceof ServiceError) budget.stop(refusal);
       });
+      // read at the fingerprint, if the imaging gets there; a failure to read the list only means comparing
+      void options.compared?.catch(() => undefined);
       const probe = await probeOf(input, this.settings);
       // a still picture decodes while the client's flood slot is taken; an animation, every stage per frame, after
       if (probe.frames > 1) await options.cleared;
@@ -93,7 +95,8 @@ export class SharpImageProcessor implements ImageProcessor {
               ? [await stillCopy(decoded.working, budget)]
               : await frameCopies(decoded.stored, probe, budget),
             budget,
-            { compared: await (options.compared ?? true) },
+            // the blocked pictures' list is not waited for: a read not done by now (a slow store) means comparing
+            { compared: await valueNowOr(options.compared ?? Promise.resolve(true), true) },
           );
       const { thumb, medium } = await rendering;
       budget.check();

@@ -77,9 +77,10 @@ export interface ProcessOptions {
    */
   cleared?: Promise<unknown>;
   /**
-   * Whether the upload's picture is compared with blocked pictures (some are blocked): when it settles to false, the
-   * fingerprint makes only the views the record keeps (`docs/moderation.md`, "The views of a picture, in one table").
-   * Compared when not given.
+   * Whether the upload's picture is compared with blocked pictures (some are blocked): when it has settled to false by
+   * the time the fingerprint starts, the fingerprint makes only the views the record keeps (`docs/moderation.md`, "The
+   * views of a picture, in one table"). The imaging never waits for it: not settled yet, not given, or failed, the
+   * picture is compared.
    */
   compared?: Promise<boolean>;
 }

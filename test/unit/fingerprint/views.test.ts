@@ -118,6 +118,11 @@ describe('the views of a picture', () => {
     const kept = await fingerprintOf([framed], noDeadline, { compared: false });
     expect(kept).toEqual({ hashes: compared?.hashes, quality: compared?.quality, queries: [] });
     expect(kept?.hashes.length).toBeGreaterThanOrEqual(2);
+    // an animation's frames, each as a still picture: the same kept hashes and quality
+    const other = await pixelsOf(sharp(await makePhoto(9, 300, 220)));
+    const frames = await fingerprintOf([framed, other], noDeadline);
+    expect(await fingerprintOf([framed, other], noDeadline, { compared: false })).toEqual({ ...frames, queries: [] });
+    expect(frames?.queries).toHaveLength(2);
     // a picture whose own hash says too little is compared by its washed-out copy alone: nothing to keep, nothing made
     const washed = await pixelsOf(
       sharp(await makePhoto(5, 300, 220))

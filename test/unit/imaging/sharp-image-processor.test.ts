@@ -357,4 +357,14 @@ describe('SharpImageProcessor: an upload when no picture is blocked', () => {
     // compared unless told otherwise
     expect((await processor.process(photo, { targetWidth: undefined })).perceptual).toEqual(compared.perceptual);
   });
+
+  it('never waits for the blocked list: a read not done, or failed, means comparing, not a slower or refused upload', async () => {
+    const photo = await makePhoto(23, 800, 600);
+    const compared = await processor.process(photo, { targetWidth: undefined, compared: Promise.resolve(true) });
+    // a store that never answers: the imaging ends all the same, within its time limit, and compares
+    const pending = await processor.process(photo, { targetWidth: undefined, compared: new Promise<boolean>(() => undefined) });
+    expect(pending.perceptual).toEqual(compared.perceptual);
+    const failed = await processor.process(photo, { targetWidth: undefined, compared: Promise.reject(new Error('store down')) });
+    expect(failed.perceptual).toEqual(compared.perceptual);
+  });
 });
