@@ -145,7 +145,6 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // An idle connection stays open longer than its client keeps it (`docs/local.md`, "Many requests at once"): with
   // Node's 5 s, a client that reused one just as the server closed it wrote its upload into a closed socket (EPIPE)
   server.keepAliveTimeout = KEEP_ALIVE_MS;
-  server.headersTimeout = KEEP_ALIVE_MS + 1000;
 
   // Requests Node refuses before any handler (past 1 MiB of request line and headers, broken HTTP) still get the
   // envelope.
