@@ -27,10 +27,20 @@ function admin(...args: string[]): { status: number | null; stdout: string; stde
   return runAdmin(['--data-dir', server.dataDir, ...args]);
 }
 
+/**
+ * fetch, after a turn of the loop: the admin runs before it (spawnSync) hold this process's event loop, a dozen of them
+ * in a row for a minute or more on a loaded machine, past the server's keep-alive (`KEEP_ALIVE_MS`); the turn lets
+ * fetch see a connection the server closed meanwhile, rather than write a request to it (EPIPE).
+ */
+async function send(url: string, init?: RequestInit): Promise<Response> {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return fetch(url, init);
+}
+
 async function upload(seed: number, bytes?: Buffer): Promise<{ id_encoded: string; url: string; url_viewer: string }> {
   const form = new FormData();
   form.append('source', new Blob([bytes ?? (await makePng(30 + seed, 30))]), `cli${seed}.png`);
-  const response = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
+  const response = await send(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
   return ((await response.json()) as { image: { id_encoded: string; url: string; url_viewer: string } }).image;
 }
 
@@ -46,8 +56,8 @@ describe('npm run admin (local service)', () => {
     expect([done.status, done.stderr]).toEqual([0, '']);
     expect(done.stdout).toContain(`took down ${image.id_encoded}`);
     expect(done.stdout).toContain('blocked its bytes');
-    expect((await fetch(image.url)).status).toBe(404);
-    expect((await fetch(image.url_viewer)).status).toBe(404);
+    expect((await send(image.url)).status).toBe(404);
+    expect((await send(image.url_viewer)).status).toBe(404);
     const again = admin('takedown', image.url_viewer);
     expect([again.status, again.stderr.trim()]).toEqual([
       1,
@@ -68,7 +78,7 @@ describe('npm run admin (local service)', () => {
     const copy = await sharp(photo).jpeg({ quality: 70 }).toBuffer();
     const form = new FormData();
     form.append('source', new Blob([new Uint8Array(copy)]), 'copy.jpg');
-    const refused = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
+    const refused = await send(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
     expect([refused.status, ((await refused.json()) as { error: { code: number } }).error.code]).toEqual([403, 151]);
     // its own hashes, then its crops': two batches, named by the image and the part
     const listed = JSON.parse(admin('blocks', '--json').stdout) as {
@@ -110,7 +120,7 @@ describe('npm run admin (local service)', () => {
     expect(ban.stdout).toMatch(/^banned 127\.0\.0\.1\/32 until \d{4}-\d\d-\d\d /);
     const form = new FormData();
     form.append('source', new Blob([await makePng(44, 30)]), 'banned.png');
-    const refused = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
+    const refused = await send(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': API_KEY }, body: form });
     expect([refused.status, ((await refused.json()) as { error: { code: number } }).error.code]).toEqual([403, 150]);
     expect(admin('unban', '127.0.0.1').status).toBe(0);
     expect(admin('ban', '198.51.100.0/24', '--for', 'P7D').stdout).toMatch(/^banned 198\.51\.100\.0\/24 until /);
@@ -253,7 +263,7 @@ describe('npm run admin (local service)', () => {
   it('shows all that is kept of an image, and its reports in the singular; JSON dates in ISO 8601', async () => {
     // a photo: its picture has a PDQ hash
     const image = await upload(11, await makePhoto(11, 240, 180));
-    await fetch(`${server.url}/image/${image.id_encoded}/report`, {
+    await send(`${server.url}/image/${image.id_encoded}/report`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin', Origin: server.url },
       body: new URLSearchParams({ reason: 'spam', note: 'ads' }).toString(),
@@ -299,7 +309,7 @@ describe('npm run admin (local service)', () => {
     // the service takes the new key (PARAMETERS_CACHE_SECONDS is 0 here), then the suite's own again
     const form = new FormData();
     form.append('source', new Blob([await makePng(90, 30)]), 'rotated.png');
-    const sent = await fetch(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': fresh }, body: form });
+    const sent = await send(`${server.url}/api/1/upload`, { method: 'POST', headers: { 'X-API-Key': fresh }, body: form });
     expect(sent.status).toBe(200);
     expect(admin('key', 'rotate', API_KEY).status).toBe(0);
 
@@ -350,7 +360,7 @@ describe('npm run admin (local service)', () => {
   it('prints stored and imported text with its control and bidi characters escaped', async () => {
     const image = await upload(7);
     const note = 'see \u009b31mred\u001b[2J \u202eevil\u2028next';
-    const sent = await fetch(`${server.url}/image/${image.id_encoded}/report`, {
+    const sent = await send(`${server.url}/image/${image.id_encoded}/report`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin', Origin: server.url },
       body: new URLSearchParams({ reason: 'spam', note }).toString(),
