@@ -79,7 +79,8 @@ function segmentsOf(path: string): string[] | undefined {
 
 /**
  * Reads a request path: `/`, `/api/1/upload`, `/image/{id}` (or `/image/{anything}.{id}`), `/image/{id}/report`,
- * `/image/{id}/delete/{token}`, `/apps` and its files, `/upload`, `/upload/share` and the upload page's files (`/upload-worker.js`...).
+ * `/image/{id}/delete/{token}`, `/apps` and its files, `/upload`, `/upload/share` and the upload page's files
+ * (`/upload-worker.js`...).
  */
 export function routeOf(path: string): Route {
   const segments = segmentsOf(path);

@@ -1,9 +1,9 @@
 import { uploadUrl } from '../core/links';
 
 /**
- * Ready configurations of the clients people upload with, for one host: the API and apps page (`apps-page.ts`) offers each as a file, and
- * `npm run client-config` prints each. The key goes in the `X-API-Key` header (never in a URL, where logs and
- * histories keep it).
+ * Ready configurations of the clients people upload with, for one host: the API and apps page (`apps-page.ts`) offers
+ * each as a file, and `npm run client-config` prints each. The key goes in the `X-API-Key` header (never in a URL,
+ * where logs and histories keep it).
  */
 
 export const KEY_PLACEHOLDER = 'YOUR_KEY';

@@ -86,13 +86,9 @@ async function answerOf(deps: RouterDeps, error: unknown, as: Answering): Promis
       return withHeaders(response, as.cors);
     }
     case 'page':
-      return notFound
-        ? page(deps, 404, notFoundPage(siteOf(deps.settings)))
-        : errorPageResponse(error, deps.settings, deps.logger);
+      return notFound ? notFoundAnswer(deps) : errorPageResponse(error, deps.settings, deps.logger);
     case 'link':
-      return notFound && !as.json
-        ? page(deps, 404, notFoundPage(siteOf(deps.settings)))
-        : errorResponse(error, as.json ? 'json' : 'txt', deps.logger);
+      return notFound && !as.json ? notFoundAnswer(deps) : errorResponse(error, as.json ? 'json' : 'txt', deps.logger);
   }
 }
 
@@ -127,8 +123,7 @@ const ROUTES: RouteTable = {
   apps: { methods: READ_METHODS, handle: (deps) => page(deps, 200, appsPage(siteOf(deps.settings), deps.settings.publicUrl)) },
   'app-file': {
     methods: READ_METHODS,
-    handle: (deps, _event, { name }) =>
-      appFile(name, deps.settings.publicUrl) ?? page(deps, 404, notFoundPage(siteOf(deps.settings))),
+    handle: (deps, _event, { name }) => appFile(name, deps.settings.publicUrl) ?? notFoundAnswer(deps),
   },
   // a share target's POST the page's service worker did not take (not installed yet): the page says so
   share: {
@@ -139,9 +134,9 @@ const ROUTES: RouteTable = {
   },
   asset: {
     methods: READ_METHODS,
-    handle: (deps, _event, target) => uploadAsset(target.path) ?? page(deps, 404, notFoundPage(siteOf(deps.settings))),
+    handle: (deps, _event, target) => uploadAsset(target.path) ?? notFoundAnswer(deps),
   },
-  none: { handle: (deps) => page(deps, 404, notFoundPage(siteOf(deps.settings))) },
+  none: { handle: notFoundAnswer },
 };
 
 /** Refuses what came around the distribution, then hands the request to the route its path names. */
@@ -161,6 +156,11 @@ async function uploadPageOf(deps: RouterDeps): Promise<APIGatewayProxyResult> {
 
 function page(deps: RouterDeps, status: number, html: string): APIGatewayProxyResult {
   return pageResponse(status, html, deps.settings.publicUrl);
+}
+
+/** The not-found page, for a path that names nothing, or an image not shown. */
+function notFoundAnswer(deps: RouterDeps): APIGatewayProxyResult {
+  return page(deps, 404, notFoundPage(siteOf(deps.settings)));
 }
 
 /** The viewer page (GET, HEAD); 404 for an image not shown (anymore). */
