@@ -1,9 +1,9 @@
 import { parameterNames, type SettingsParameters } from './adapters/parameter-names';
-import { isValidTimeZone } from './core/formatting';
+import { isValidTimeZone } from './core/image/formatting';
 import type { NsfwRule } from './core/moderation/moderation';
 import type { NamingMode } from './core/upload/naming';
 import type { DuplicatePolicy } from './core/upload/duplicate-guard';
-import type { IdScheme } from './core/id-codec';
+import type { IdScheme } from './core/image/id-codec';
 import { parseExpirationSeconds } from './core/upload/upload-request';
 import { REPLACED_SETTINGS, SETTINGS, type SettingName } from './settings-table';
 

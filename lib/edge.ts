@@ -8,7 +8,7 @@ import { CloudFrontTarget } from 'aws-cdk-lib/aws-route53-targets';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { SettingsParameters } from '../functions/adapters/parameter-names';
-import { IMAGES_PREFIX } from '../functions/core/links';
+import { IMAGES_PREFIX } from '../functions/core/image/links';
 import { ORIGIN_VERIFY_HEADER, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import type { EdgeGuardStack } from './edge-guard-stack';
 import type { Construct } from 'constructs';

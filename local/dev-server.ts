@@ -7,8 +7,8 @@ import type { ApiHandler } from '../functions/roots/handler';
 import { MAX_EVENT_BYTES, maxBodyBytes, requestTooLargeMessage, VIEWER_IMAGE_HEADERS } from '../functions/http/edge-contract';
 import { errorEnvelope, respond } from '../functions/http/responses';
 import { eventBytes, localContext, toApiGatewayEvent } from './api-gateway-event';
-import { IMAGES_PREFIX, routeOf } from '../functions/core/links';
-import { isStoredMimeType } from '../functions/core/stored-formats';
+import { IMAGES_PREFIX, routeOf } from '../functions/core/image/links';
+import { isStoredMimeType } from '../functions/core/image/stored-formats';
 
 export interface DevServerOptions {
   handler: ApiHandler;

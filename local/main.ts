@@ -1,7 +1,7 @@
 import { ConfigError } from '../functions/config';
 import type { FloodLimits } from '../functions/core/flood';
 import { FLOOD_WINDOWS } from '../functions/core/ports';
-import { uploadUrl } from '../functions/core/links';
+import { uploadUrl } from '../functions/core/image/links';
 import { startLocalService, type LocalService } from './local-service';
 import type { SettingSource } from './provision';
 

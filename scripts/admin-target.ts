@@ -9,7 +9,7 @@ import { loadConfig } from '../functions/config';
 import { Admin } from '../functions/core/admin/admin';
 import { AdminError } from '../functions/core/admin/admin-error';
 import { DependencyError } from '../functions/core/errors';
-import { IdCodecs } from '../functions/core/id-codec';
+import { IdCodecs } from '../functions/core/image/id-codec';
 import { NO_METRICS } from '../functions/core/metrics';
 import type { Logger } from '../functions/core/ports';
 import { blockedPictureHashes } from '../functions/imaging/fingerprint-copies';

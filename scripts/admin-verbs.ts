@@ -1,5 +1,5 @@
 import type { Admin } from '../functions/core/admin/admin';
-import { formatDateTime, formatSize } from '../functions/core/formatting';
+import { formatDateTime, formatSize } from '../functions/core/image/formatting';
 import { parseIsoDuration } from '../functions/core/upload/upload-request';
 import { AdminError } from '../functions/core/admin/admin-error';
 import { fieldSafe } from './terminal-text';

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { basename } from 'node:path';
-import { formatSize } from '../functions/core/formatting';
+import { formatSize } from '../functions/core/image/formatting';
 import { readCommandLine } from './command-line';
 import { terminalSafe } from './terminal-text';
 

@@ -1,4 +1,4 @@
-import { IMAGES_PREFIX } from '../core/links';
+import { IMAGES_PREFIX } from '../core/image/links';
 
 /**
  * The bucket's places: the stored files under `images/` (the only prefix CloudFront serves), the two-step upload's

@@ -3,7 +3,7 @@
  * `functions/http/generated/browser-assets.ts`, which the page embeds under its CSP hash. Every text of an upload or of
  * an answer reaches the page as text (`textContent`, `value`), never as HTML.
  */
-import { UPLOAD_PAGE } from '../core/links';
+import { UPLOAD_PAGE } from '../core/image/links';
 import {
   API_UPLOAD,
   expectImage,

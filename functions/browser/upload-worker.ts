@@ -4,7 +4,7 @@
  * lists them for the operator to upload with the key; every other request goes to the network untouched.
  * Bundled by `npm run build:browser` with the page's script.
  */
-import { UPLOAD_PAGE } from '../core/links';
+import { UPLOAD_PAGE } from '../core/image/links';
 import { SHARE_CACHE, sharedEntry } from './share-target';
 
 /** The parts of the service worker's global scope used here (the project's types are the page's, not a worker's). */

@@ -1,4 +1,4 @@
-import { formatSize } from './formatting';
+import { formatSize } from './image/formatting';
 
 /** Every way an operation can fail that a client is told about. The HTTP layer maps each kind to a status and code. */
 export type ServiceErrorKind =

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RefusalCounter } from '../core/daily-stats';
-import type { Route } from '../core/links';
+import type { Route } from '../core/image/links';
 import type { Logger } from '../core/ports';
 import type { Metrics } from '../core/metrics';
 import type { UploadService } from '../core/upload/upload-service';

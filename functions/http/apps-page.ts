@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { APPS_PAGE, UPLOAD_PAGE, uploadUrl } from '../core/links';
+import { APPS_PAGE, UPLOAD_PAGE, uploadUrl } from '../core/image/links';
 import { clientConfig, KEY_PLACEHOLDER, type ClientName } from './client-configs';
 import { escapeHtml } from './html';
 import { htmlPage, type Site } from './page-shell';

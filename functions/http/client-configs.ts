@@ -1,4 +1,4 @@
-import { uploadUrl } from '../core/links';
+import { uploadUrl } from '../core/image/links';
 
 /**
  * Ready configurations of the clients people upload with, for one host: the API and apps page (`apps-page.ts`) offers

@@ -1,4 +1,4 @@
-import { formatSize } from '../core/formatting';
+import { formatSize } from '../core/image/formatting';
 
 /**
  * What the edge in front of the function (CloudFront, API Gateway, or the local server standing in for both) and the

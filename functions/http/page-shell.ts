@@ -1,4 +1,4 @@
-import { APPS_PAGE, UPLOAD_PAGE } from '../core/links';
+import { APPS_PAGE, UPLOAD_PAGE } from '../core/image/links';
 import { cspHash } from './csp';
 import { escapeHtml } from './html';
 

@@ -1,4 +1,4 @@
-import { formatSize } from '../core/formatting';
+import { formatSize } from '../core/image/formatting';
 import type { ImageView } from '../core/lifecycle/image-view';
 import { escapeHtml } from './html';
 import { htmlPage, type Site } from './page-shell';

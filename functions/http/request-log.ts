@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { redactedPath } from '../core/links';
+import { redactedPath } from '../core/image/links';
 import type { Logger } from '../core/ports';
 import { queryParameters } from './api-event';
 

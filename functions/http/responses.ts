@@ -2,7 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ServiceError } from '../core/errors';
 import { ENVELOPE_HEADERS, envelopeJson, ERROR_STATUS } from './error-envelope';
 import { RequestError } from './request-errors';
-import type { ImageObject } from '../core/image-object';
+import type { ImageObject } from '../core/image/image-object';
 import type { Logger } from '../core/ports';
 import type { ResponseFormat } from '../core/upload/upload-request';
 import type { UploadUrl } from '../core/upload/staged-uploads';

@@ -3,7 +3,7 @@ import { ServiceError } from '../core/errors';
 import type { ImageAccess } from '../core/lifecycle/image-access';
 import { reportToken } from '../core/moderation/report-tokens';
 import type { ImageReports } from '../core/moderation/reports';
-import { routeOf, UPLOAD_PAGE, type Route } from '../core/links';
+import { routeOf, UPLOAD_PAGE, type Route } from '../core/image/links';
 import { headerValue } from './api-event';
 import { api, READ_METHODS, type ApiRouteDeps } from './api-route';
 import { appFile, appsPage } from './apps-page';

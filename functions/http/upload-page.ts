@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { UPLOAD_PAGE, UPLOAD_PATH } from '../core/links';
+import { UPLOAD_PAGE, UPLOAD_PATH } from '../core/image/links';
 import { cspHash } from './csp';
 import { codeName, embedCodes } from './embed-codes';
 import { escapeHtml } from './html';

@@ -1,6 +1,6 @@
-import { formatDateTime, formatSize, howLongAgo, howLongUntil } from '../core/formatting';
+import { formatDateTime, formatSize, howLongAgo, howLongUntil } from '../core/image/formatting';
 import type { FileView, ImageView } from '../core/lifecycle/image-view';
-import { reportPath } from '../core/links';
+import { reportPath } from '../core/image/links';
 import { MAX_REPORT_NOTE, REPORT_REASONS } from '../core/moderation/reports';
 import { cspHash } from './csp';
 import { codeName, embedCodes, type EmbedGroup } from './embed-codes';

@@ -1,6 +1,6 @@
 import sharp, { type Metadata, type SharpOptions } from 'sharp';
 import { ServiceError } from '../core/errors';
-import { STORED_FORMATS, type StoredFormat } from '../core/stored-formats';
+import { STORED_FORMATS, type StoredFormat } from '../core/image/stored-formats';
 import { jpegScanCount } from './containers/jpeg';
 import { gifFramesWhole } from './containers/gif-frames';
 import { readBmpHeader } from './decode-foreign';

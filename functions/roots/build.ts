@@ -18,7 +18,7 @@ import type { FloodWindow } from '../core/ports';
 import type { Metrics } from '../core/metrics';
 import type { ImageProcessor, RandomSource, SettingsStore } from '../core/ports';
 import { cryptoRandom } from '../adapters/crypto-random';
-import { IdCodecs } from '../core/id-codec';
+import { IdCodecs } from '../core/image/id-codec';
 import { ImageAccess } from '../core/lifecycle/image-access';
 import { ImageReports } from '../core/moderation/reports';
 import { StagedUploads } from '../core/upload/staged-uploads';

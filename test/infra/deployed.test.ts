@@ -56,7 +56,7 @@ import {
   type TemplateJson,
 } from '../support/iam-twin';
 import { eventFrom, multipartUpload, PUBLIC_URL, urlencodedUpload } from '../support/test-service';
-import type { ImageObject } from '../../functions/core/image-object';
+import type { ImageObject } from '../../functions/core/image/image-object';
 
 const ROOT = join(__dirname, '..', '..');
 

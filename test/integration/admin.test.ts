@@ -1,6 +1,6 @@
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store';
 import { createSweepHandler } from '../../functions/roots/sweep';
-import type { ImageObject } from '../../functions/core/image-object';
+import type { ImageObject } from '../../functions/core/image/image-object';
 import { NO_METRICS } from '../../functions/core/metrics';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -10,7 +10,7 @@ import { buildStores, STORE_CALL_LIMITS, type StoreCallLimits } from '../../func
 import { loadConfig } from '../../functions/config';
 import { Admin } from '../../functions/core/admin/admin';
 import { blockedPictureHashes } from '../../functions/imaging/fingerprint-copies';
-import { IdCodec, IdCodecs } from '../../functions/core/id-codec';
+import { IdCodec, IdCodecs } from '../../functions/core/image/id-codec';
 import { NO_METRICS, type Metrics } from '../../functions/core/metrics';
 import { eventOfRequest, localContext } from '../../local/api-gateway-event';
 import { localClients, provision, type LocalClients } from '../../local/provision';

@@ -2,10 +2,10 @@ import { AdminError } from './admin-error';
 import { BanAdmin } from './ban-admin';
 import { BlockAdmin, TAKEDOWN_PART, takedownReason, type BlockAdminDeps } from './block-admin';
 import { dayOf, NO_FIGURES, type DailyStats, type DayFigures } from '../daily-stats';
-import type { IdCodecs } from '../id-codec';
+import type { IdCodecs } from '../image/id-codec';
 import { imageInfo, type ImageInfo } from './image-info';
 import { imageOfReference } from './image-reference';
-import { viewerUrl } from '../links';
+import { viewerUrl } from '../image/links';
 import { reportedImages, type ReportedImage } from '../moderation/reports';
 import {
   canonicalRange,

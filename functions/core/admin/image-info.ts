@@ -1,6 +1,6 @@
 import { holdsOf } from '../lifecycle/holds';
-import type { IdCodecs } from '../id-codec';
-import { viewerUrl } from '../links';
+import type { IdCodecs } from '../image/id-codec';
+import { viewerUrl } from '../image/links';
 import type { ImageRecord, Report, ReportList, StoredFile } from '../ports';
 import { summarize } from '../moderation/reports';
 

@@ -1,6 +1,6 @@
 import { AdminError } from './admin-error';
-import type { IdCodecs } from '../id-codec';
-import { IMAGES_PREFIX, routeOf } from '../links';
+import type { IdCodecs } from '../image/id-codec';
+import { IMAGES_PREFIX, routeOf } from '../image/links';
 import type { ImageRecord, ImageRecords, NameClaims } from '../ports';
 
 export interface ReferenceDeps {

@@ -1,7 +1,7 @@
-import { deleteTokens } from '../delete-tokens';
+import { deleteTokens } from '../image/delete-tokens';
 import { changeHolds } from './holds';
 import { ServiceError } from '../errors';
-import type { IdCodecs } from '../id-codec';
+import type { IdCodecs } from '../image/id-codec';
 import { toImageView, type ImageView } from './image-view';
 import { isLive } from './lifecycle';
 import type { Clock, ImageRecord, ImageRecords, ImageRemovals } from '../ports';

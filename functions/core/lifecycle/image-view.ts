@@ -1,4 +1,4 @@
-import { objectUrl, viewerUrl } from '../links';
+import { objectUrl, viewerUrl } from '../image/links';
 import type { ImageRecord, StoredFile } from '../ports';
 
 /** A file of an image as a page shows it. */

@@ -1,8 +1,8 @@
 import { dayOf } from '../daily-stats';
 import { ServiceError } from '../errors';
 import type { FloodGuard } from '../flood';
-import type { IdCodecs } from '../id-codec';
-import { viewerUrl } from '../links';
+import type { IdCodecs } from '../image/id-codec';
+import { viewerUrl } from '../image/links';
 import type { Clock, DailyStats, ImageRecords, Logger, Report, ReportList } from '../ports';
 
 /** Why a viewer may report an image, as the form offers it (`docs/moderation.md`, "Reports"). */

@@ -1,5 +1,5 @@
 import { PENDING_GRACE_MS } from '../lifecycle/lifecycle';
-import { objectKey } from '../links';
+import { objectKey } from '../image/links';
 import { sanitizeName, type NamingMode } from './naming';
 import type { ImageKeys, NameClaims, RandomSource } from '../ports';
 

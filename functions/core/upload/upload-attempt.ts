@@ -1,4 +1,4 @@
-import { deleteTokens } from '../delete-tokens';
+import { deleteTokens } from '../image/delete-tokens';
 import { DependencyError, ServiceError } from '../errors';
 import { FilePuts } from './file-puts';
 import type { FloodGuard, FloodReservation } from '../flood';

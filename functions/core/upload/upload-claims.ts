@@ -1,7 +1,7 @@
-import { deleteTokens } from '../delete-tokens';
+import { deleteTokens } from '../image/delete-tokens';
 import type { DuplicateGuard, HeldClaim } from './duplicate-guard';
-import { formatDateFolder } from '../formatting';
-import type { IdCodecs, IdScheme } from '../id-codec';
+import { formatDateFolder } from '../image/formatting';
+import type { IdCodecs, IdScheme } from '../image/id-codec';
 import { changeHolds } from '../lifecycle/holds';
 import type { NameClaimer } from './name-claimer';
 import { baseNameOf } from './naming';

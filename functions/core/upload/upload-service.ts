@@ -1,8 +1,8 @@
 import { ApiKeyCheck } from './api-key';
 import { DuplicateGuard, type DuplicatePolicy } from './duplicate-guard';
 import type { FloodGuard } from '../flood';
-import type { IdCodecs, IdScheme } from '../id-codec';
-import { toImageObject, type ImageObject } from '../image-object';
+import type { IdCodecs, IdScheme } from '../image/id-codec';
+import { toImageObject, type ImageObject } from '../image/image-object';
 import type { Metrics } from '../metrics';
 import type { UploadGate } from '../moderation/moderation';
 import { NameClaimer } from './name-claimer';

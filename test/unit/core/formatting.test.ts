@@ -1,4 +1,10 @@
-import { formatDateFolder, formatDateTime, formatSize, howLongAgo, isValidTimeZone } from '../../../functions/core/formatting';
+import {
+  formatDateFolder,
+  formatDateTime,
+  formatSize,
+  howLongAgo,
+  isValidTimeZone,
+} from '../../../functions/core/image/formatting';
 
 describe('formatSize', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { IdCodec } from '../../../functions/core/id-codec';
+import { IdCodec } from '../../../functions/core/image/id-codec';
 
 describe('IdCodec', () => {
   it.each([

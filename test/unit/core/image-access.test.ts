@@ -1,4 +1,4 @@
-import { IdCodecs } from '../../../functions/core/id-codec';
+import { IdCodecs } from '../../../functions/core/image/id-codec';
 import { ImageAccess } from '../../../functions/core/lifecycle/image-access';
 import type { ImageRecord, StoredFile } from '../../../functions/core/ports';
 import {

@@ -1,6 +1,6 @@
 import { Admin } from '../../../functions/core/admin/admin';
 import { parseHashList } from '../../../functions/core/moderation/moderation';
-import { IdCodecs } from '../../../functions/core/id-codec';
+import { IdCodecs } from '../../../functions/core/image/id-codec';
 import type { ImageRecord } from '../../../functions/core/ports';
 import { restoreImage } from '../../../functions/core/lifecycle/restore-image';
 import { Sweeper } from '../../../functions/core/lifecycle/sweeper';

@@ -9,7 +9,7 @@ import {
 } from '../../../functions/core/flood';
 import { StagedUploads, UPLOAD_URL_SECONDS } from '../../../functions/core/upload/staged-uploads';
 import { NSFW_OFF, UploadGate, type NsfwRule } from '../../../functions/core/moderation/moderation';
-import { IdCodecs } from '../../../functions/core/id-codec';
+import { IdCodecs } from '../../../functions/core/image/id-codec';
 import { ServiceError } from '../../../functions/core/errors';
 import { METRIC, type Metrics } from '../../../functions/core/metrics';
 import type {

@@ -1,4 +1,4 @@
-import { routeOf } from '../../../functions/core/links';
+import { routeOf } from '../../../functions/core/image/links';
 
 describe('the routes of the API and apps page', () => {
   it('reads /apps and one file under it, and nothing deeper or around it', () => {

@@ -1,6 +1,6 @@
 import { formatDateTime, formatSize, howLongAgo } from './formatting';
 import { deleteUrl, objectUrl, viewerUrl } from './links';
-import type { ImageRecord, StoredFile } from './ports';
+import type { ImageRecord, StoredFile } from '../ports';
 
 /** A rendition (`thumb`, `medium`) as clients see it. */
 export interface RenditionObject {

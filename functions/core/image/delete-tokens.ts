@@ -1,5 +1,5 @@
-import { sha256Hex } from './hashes';
-import type { RandomSource } from './ports';
+import { sha256Hex } from '../hashes';
+import type { RandomSource } from '../ports';
 
 const TOKEN_HEX_CHARS = 48;
 const TOKEN_PATTERN = /^[0-9a-f]{48}$/;

@@ -1,4 +1,4 @@
-import { sha256Hex } from './hashes';
+import { sha256Hex } from '../hashes';
 
 const BASE_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const RADIX = BASE_ALPHABET.length;
