@@ -162,6 +162,7 @@ export async function measureCpuRig(rounds: number, warmup: number, partRounds: 
         threadsP50: {
           main: median(runs.map((run) => run.threads.main)),
           libvips: median(runs.map((run) => run.threads.libvips)),
+          v8: median(runs.map((run) => run.threads.v8)),
           others: median(runs.map((run) => run.threads.others)),
         },
       };
@@ -181,23 +182,24 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
   const lines = [
     `One 12 MP upload's CPU on one core (the handler held to one core by taskset, the stores in moto_server on the other; ${rounds} uploads each, in turns with the floor job):`,
     '',
-    "| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload wall p50 (ms) | GC pauses p50 (ms) | main thread's CPU p50 (ms) | libvips' threads' p50 (ms) | other threads' p50 (ms) |",
-    '|---|---|---|---|---|---|---|---|---|',
+    "| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload wall p50 (ms) | GC pauses p50 (ms) | main thread's CPU p50 (ms) | libvips' threads' p50 (ms) | V8's helpers' p50 (ms) | other threads' p50 (ms) |",
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...sides.map(
       (side, index) =>
-        `| ${index === 0 ? 'this one' : side.root} | ${side.uploadCpuP50.toFixed(1)} | ${side.floorCpuP50.toFixed(1)} | ${side.cpuRatio.toFixed(2)} | ${side.uploadP50.toFixed(0)} | ${side.gcP50.toFixed(1)} | ${side.threadsP50.main.toFixed(1)} | ${side.threadsP50.libvips.toFixed(1)} | ${side.threadsP50.others.toFixed(1)} |`,
+        `| ${index === 0 ? 'this one' : side.root} | ${side.uploadCpuP50.toFixed(1)} | ${side.floorCpuP50.toFixed(1)} | ${side.cpuRatio.toFixed(2)} | ${side.uploadP50.toFixed(0)} | ${side.gcP50.toFixed(1)} | ${side.threadsP50.main.toFixed(1)} | ${side.threadsP50.libvips.toFixed(1)} | ${side.threadsP50.v8.toFixed(1)} | ${side.threadsP50.others.toFixed(1)} |`,
     ),
     '',
-    "libvips' threads are its own workers; the other threads are the classifier's worker, V8's helpers (concurrent marking, sweeping, compiling), libuv's pool (where sharp runs each pipeline, sharing its work with libvips' workers) and any thread that ended during the upload.",
+    "libvips' threads are its own workers; V8's helpers are the threads of its platform, where it marks and sweeps the heap beside the main thread (and compiles in the background); the other threads are the classifier's worker, libuv's pool (where sharp runs each pipeline, sharing its work with libvips' workers) and any thread that ended during the upload.",
     '',
   ];
   if (parts && here) {
     const row = (what: string, ms: number): string => `| ${what} | ${ms.toFixed(1)} | ${(ms / here.floorCpuP50).toFixed(2)} |`;
     const sdk = parts.profiled.sdk;
+    const helpers = here.threadsP50.v8;
     const rest =
-      here.uploadCpuP50 - here.floorCpuP50 - parts.fingerprintMs - parts.classifierMs - parts.md5sMs - sdk - here.gcP50;
+      here.uploadCpuP50 - here.floorCpuP50 - parts.fingerprintMs - parts.classifierMs - parts.md5sMs - sdk - here.gcP50 - helpers;
     lines.push(
-      "Where this checkout's upload CPU goes, by part: the floor, the fingerprint, the classifier and the md5s each run alone on the same core, on the copies an upload makes; the SDK's JavaScript from a CPU profile of uploads whose imaging was done already (its times scaled to those uploads' CPU measured without the profiler); garbage collection as the uploads above paused for it; the rest is what is left of the upload's CPU p50:",
+      "Where this checkout's upload CPU goes, by part: the floor, the fingerprint, the classifier and the md5s each run alone on the same core, on the copies an upload makes; the SDK's JavaScript from a CPU profile of uploads whose imaging was done already (its times scaled to those uploads' CPU measured without the profiler); garbage collection as the uploads above paused for it, and V8's helper threads as they ran beside them; the rest is what is left of the upload's CPU p50:",
       '',
       '| part of the upload | CPU ms per upload | in floors |',
       '|---|---|---|',
@@ -208,6 +210,7 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
       row('the md5s (as sent, as stored)', parts.md5sMs),
       row("the SDK's calls (their JavaScript)", sdk),
       row('garbage collection (pauses of the main thread)', here.gcP50),
+      row("V8's helper threads (marking and sweeping beside the main thread, compiling)", helpers),
       row('the rest: the imaging past the floor, the parse, the rules, sockets', rest),
       '',
       `With some picture blocked, the fingerprint also makes the views that are only compared: ${parts.comparedFingerprintMs.toFixed(1)} ms alone (${(parts.comparedFingerprintMs / here.floorCpuP50).toFixed(2)} floors) in place of ${parts.fingerprintMs.toFixed(1)}.`,
