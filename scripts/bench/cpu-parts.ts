@@ -8,6 +8,7 @@ import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
 import { fingerprintOf } from '../../functions/fingerprint/fingerprint';
 import { stillCopy } from '../../functions/imaging/fingerprint-copies';
 import { median } from './median';
+import { cpuOutsideHelpersMs, type ThreadCpu } from './thread-cpu';
 import { defaultProcessor } from './processor';
 
 /** What the parts of one upload cost on the rig's core (`cpu-rig.ts`): `measureParts`. */
@@ -23,6 +24,8 @@ export interface PartsAnswer {
   md5sMs: number;
   /** CPU of an upload whose imaging is done already: the service's own work, the md5s and the SDK's calls. */
   withoutImagingMs: number;
+  /** The main thread's share of that, which the profile's times are scaled to. */
+  withoutImagingMainMs: number;
   /** Main-thread ms per upload of those, from a CPU profile, by part. */
   profiled: Record<ProfiledPart, number>;
 }
@@ -41,9 +44,9 @@ const PARTS: Array<{ part: ProfiledPart; url?: RegExp; name?: RegExp }> = [
   { part: 'sharp', url: /node_modules\/sharp\// },
 ];
 
-function cpuMs(start: NodeJS.CpuUsage): number {
-  const { user, system } = process.cpuUsage(start);
-  return (user + system) / 1000;
+/** CPU ms since `start` (a `cpuOutsideHelpersMs()`), V8's helpers' left to their own line of the table. */
+function cpuMsSince(start: number): number {
+  return cpuOutsideHelpersMs() - start;
 }
 
 interface ProfileNode {
@@ -89,13 +92,13 @@ function byPart(profile: { nodes: ProfileNode[]; samples?: number[]; timeDeltas?
   return totals;
 }
 
-type Uploader = (options?: object) => (round: number) => Promise<{ cpuMs: number }>;
+type Uploader = (options?: object) => (round: number) => Promise<{ cpuMs: number; threads: ThreadCpu }>;
 
 /**
  * The parts of an upload of `input`, over `rounds` runs each. The classifier, the fingerprint and the md5s run alone on
- * the copies an upload makes. The SDK's share comes from a CPU profile of uploads by a handler whose imaging is done
- * already (its answer made once, handed back at once): with no libvips thread taking the core meanwhile, the profile's
- * time is the main thread's CPU.
+ * the copies an upload makes, their CPU counted but V8's helpers' (the rig counts those for the whole upload). The
+ * SDK's share comes from a CPU profile of uploads by a handler whose imaging is done already (its answer made once,
+ * handed back at once): with no libvips thread taking the core meanwhile, the profile's time is the main thread's.
  */
 export async function measureParts(input: Buffer, rounds: number, uploader: Uploader): Promise<PartsAnswer> {
   const processor = await defaultProcessor();
@@ -119,24 +122,25 @@ export async function measureParts(input: Buffer, rounds: number, uploader: Uplo
     comparedFingerprint: [] as number[],
     md5s: [] as number[],
     service: [] as number[],
+    serviceMain: [] as number[],
   };
   const fingerprintCpu = async (compared: boolean): Promise<number> => {
-    const start = process.cpuUsage();
+    const start = cpuOutsideHelpersMs();
     const budget = new Budget(10);
     await fingerprintOf([await stillCopy(working, budget)], budget, { compared });
-    return cpuMs(start);
+    return cpuMsSince(start);
   };
   for (let round = 0; round < rounds + 2; round += 1) {
-    let start = process.cpuUsage();
+    let start = cpuOutsideHelpersMs();
     await classifier.score({ data, width: info.width, height: info.height, channels: info.channels });
-    const classifierMs = cpuMs(start);
+    const classifierMs = cpuMsSince(start);
     const fingerprintMs = await fingerprintCpu(false);
     const comparedFingerprintMs = await fingerprintCpu(true);
-    start = process.cpuUsage();
+    start = cpuOutsideHelpersMs();
     md5Hex(input);
     md5Hex(processed.original.bytes);
-    const md5sMs = cpuMs(start);
-    const { cpuMs: serviceMs } = await uploadWithoutImaging(round);
+    const md5sMs = cpuMsSince(start);
+    const { cpuMs: serviceMs, threads } = await uploadWithoutImaging(round);
     // the first two warm up
     if (round < 2) continue;
     alone.classifier.push(classifierMs);
@@ -144,6 +148,7 @@ export async function measureParts(input: Buffer, rounds: number, uploader: Uplo
     alone.comparedFingerprint.push(comparedFingerprintMs);
     alone.md5s.push(md5sMs);
     alone.service.push(serviceMs);
+    alone.serviceMain.push(threads.main);
   }
   const session = new Session();
   session.connect();
@@ -155,10 +160,11 @@ export async function measureParts(input: Buffer, rounds: number, uploader: Uplo
   session.disconnect();
   // BENCH_PROFILE=FILE: the profile itself, for Chrome's DevTools or `node --cpu-prof`'s readers
   if (process.env['BENCH_PROFILE']) writeFileSync(process.env['BENCH_PROFILE'], JSON.stringify(profile));
-  // the profiler's own work slows what it samples: its times are scaled to the uploads' CPU measured without it
+  // the profiler's own work slows what it samples, and it samples the main thread's time while other threads have the
+  // core: its times are scaled to the uploads' main-thread CPU measured without it
   const totals = byPart(profile as Parameters<typeof byPart>[0]);
   const sampled = Object.values(totals).reduce((sum, ms) => sum + ms, 0) / rounds;
-  const scale = median(alone.service) / sampled;
+  const scale = median(alone.serviceMain) / sampled;
   const profiled = Object.fromEntries(Object.entries(totals).map(([part, ms]) => [part, (ms / rounds) * scale])) as Record<
     ProfiledPart,
     number
@@ -169,6 +175,7 @@ export async function measureParts(input: Buffer, rounds: number, uploader: Uplo
     comparedFingerprintMs: median(alone.comparedFingerprint),
     md5sMs: median(alone.md5s),
     withoutImagingMs: median(alone.service),
+    withoutImagingMainMs: median(alone.serviceMain),
     profiled,
   };
 }

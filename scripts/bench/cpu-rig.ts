@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { benchJpeg } from './fixtures';
 import { median, medianOfRatios } from './median';
 import type { PartsAnswer } from './cpu-parts';
-import type { ThreadCpu } from './cpu-worker';
+import type { ThreadCpu } from './thread-cpu';
 
 /**
  * The one-core rig (`BENCH_PART=cpu`): what one 12 MP upload costs in CPU where a 1,769 MB Lambda runs it, on one
@@ -199,7 +199,7 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
     const rest =
       here.uploadCpuP50 - here.floorCpuP50 - parts.fingerprintMs - parts.classifierMs - parts.md5sMs - sdk - here.gcP50 - helpers;
     lines.push(
-      "Where this checkout's upload CPU goes, by part: the floor, the fingerprint, the classifier and the md5s each run alone on the same core, on the copies an upload makes; the SDK's JavaScript from a CPU profile of uploads whose imaging was done already (its times scaled to those uploads' CPU measured without the profiler); garbage collection as the uploads above paused for it, and V8's helper threads as they ran beside them; the rest is what is left of the upload's CPU p50:",
+      "Where this checkout's upload CPU goes, by part: the floor, the fingerprint, the classifier and the md5s each run alone on the same core, on the copies an upload makes (the three parts' CPU but V8's helpers'); the SDK's JavaScript from a CPU profile of uploads whose imaging was done already (its times scaled to those uploads' main-thread CPU measured without the profiler); garbage collection as the uploads above paused for it, and V8's helper threads as they ran beside them; the rest is what is left of the upload's CPU p50:",
       '',
       '| part of the upload | CPU ms per upload | in floors |',
       '|---|---|---|',
@@ -215,7 +215,7 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
       '',
       `With some picture blocked, the fingerprint also makes the views that are only compared: ${parts.comparedFingerprintMs.toFixed(1)} ms alone (${(parts.comparedFingerprintMs / here.floorCpuP50).toFixed(2)} floors) in place of ${parts.fingerprintMs.toFixed(1)}.`,
       '',
-      `An upload whose imaging was done already takes ${parts.withoutImagingMs.toFixed(1)} ms of CPU; its profile, per upload: the SDK ${sdk.toFixed(1)} ms, the md5s ${parts.profiled.md5s.toFixed(1)}, garbage collection ${parts.profiled.gc.toFixed(1)}, sharp's JavaScript ${parts.profiled.sharp.toFixed(1)}, the rest of the main thread ${parts.profiled.other.toFixed(1)}.`,
+      `An upload whose imaging was done already takes ${parts.withoutImagingMs.toFixed(1)} ms of CPU, ${parts.withoutImagingMainMs.toFixed(1)} of them on the main thread; that thread's profile, per upload: the SDK ${sdk.toFixed(1)} ms, the md5s ${parts.profiled.md5s.toFixed(1)}, garbage collection ${parts.profiled.gc.toFixed(1)}, sharp's JavaScript ${parts.profiled.sharp.toFixed(1)}, the rest of the main thread ${parts.profiled.other.toFixed(1)}.`,
       '',
     );
   }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { threadCpuMs, type ThreadCpu } from './thread-cpu';
 
 /**
  * One side of the one-core CPU rig (`cpu-rig.ts`): a handler of the checkout at `BENCH_ROOT` (this one, or another,
@@ -26,55 +27,6 @@ interface RoundAnswer {
    * `uploadCpuMs`).
    */
   threads: ThreadCpu;
-}
-
-export interface ThreadCpu {
-  main: number;
-  libvips: number;
-  v8: number;
-  others: number;
-}
-
-/** The threads of V8's platform Node makes at its start: a scheduler of delayed tasks and four workers (`--v8-pool-size`). */
-const V8_PLATFORM_THREADS = 5;
-
-/**
- * V8's helper threads, where it marks and sweeps the heap beside the main thread (and compiles in the background):
- * Node makes its V8 platform before it runs any script, so they are the first threads started after the main one
- * (by start time, then id). Read once, as this process starts; Node 20 names no thread apart.
- */
-const V8_HELPERS: ReadonlySet<string> = (() => {
-  const started = (tid: string): number => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    // the fields after the name, which may hold spaces; the 22nd of the whole line is the start time
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-  };
-  const others = readdirSync('/proc/self/task')
-    .filter((tid) => tid !== String(process.pid))
-    .map((tid) => ({ tid, at: started(tid) }))
-    .sort((a, b) => a.at - b.at || Number(a.tid) - Number(b.tid));
-  return new Set(others.slice(0, V8_PLATFORM_THREADS).map(({ tid }) => tid));
-})();
-
-/**
- * CPU ms of the main thread, of libvips' workers and of V8's helpers so far (each thread's `schedstat`, in ns); the
- * others' (the classifier's worker, libuv's pool where sharp runs its pipelines, threads that ended) are what is left
- * of the process's CPU.
- */
-function threadCpuMs(): Omit<ThreadCpu, 'others'> {
-  const counted = { main: 0, libvips: 0, v8: 0 };
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      if (tid === String(process.pid)) counted.main += ns / 1e6;
-      else if (V8_HELPERS.has(tid)) counted.v8 += ns / 1e6;
-      else if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'libvips worker') counted.libvips += ns / 1e6;
-    } catch (error) {
-      // a thread that ended since the folder was listed
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-    }
-  }
-  return counted;
 }
 
 /** A module of the checkout under test (tsx loads its TypeScript, and it resolves its own packages). */
