@@ -21,6 +21,8 @@ interface RoundAnswer {
   uploadCpuMs: number;
   uploadMs: number;
   floorCpuMs: number;
+  /** V8's helpers' share of that: the parts table counts the floor without it, as it counts every part. */
+  floorHelpersMs: number;
   gcMs: number;
   /**
    * The upload's CPU by thread: the main thread's, libvips' workers', V8's helpers', and the others' (the rest of
@@ -106,10 +108,11 @@ async function main(): Promise<void> {
     };
   };
   const upload = uploader();
-  const floor = async (): Promise<number> => {
+  const floor = async (): Promise<{ cpuMs: number; helpersMs: number }> => {
+    const helpersBefore = threadCpuMs().v8;
     const cpuStart = process.cpuUsage();
     await floorJob(input);
-    return cpuMsSince(cpuStart);
+    return { cpuMs: cpuMsSince(cpuStart), helpersMs: threadCpuMs().v8 - helpersBefore };
   };
   process.on('message', (message: { round?: number; parts?: number; stop?: boolean }) => {
     const answer = async (): Promise<unknown> => {
@@ -119,13 +122,14 @@ async function main(): Promise<void> {
       }
       const round = message.round ?? 0;
       const floorFirst = round % 2 === 0;
-      const floorBefore = floorFirst ? await floor() : 0;
+      const floorBefore = floorFirst ? await floor() : undefined;
       const uploaded = await upload(round);
-      const floorCpuMs = floorFirst ? floorBefore : await floor();
+      const floored = floorBefore ?? (await floor());
       const result: RoundAnswer = {
         uploadCpuMs: uploaded.cpuMs,
         uploadMs: uploaded.ms,
-        floorCpuMs,
+        floorCpuMs: floored.cpuMs,
+        floorHelpersMs: floored.helpersMs,
         gcMs: uploaded.gcMs,
         threads: uploaded.threads,
       };
