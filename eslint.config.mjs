@@ -17,6 +17,11 @@ const boundaries = [
   { files: ['functions/core/**/*.ts'], patterns: CORE },
   // the shared kernel (the core's root) serves the capabilities in its sub-folders, and reads none of them
   { files: ['functions/core/*.ts'], patterns: [...CORE, './upload/*', './moderation/*', './lifecycle/*', './admin/*'] },
+  // and so does its part on the image as clients see it (its links, ids, Image object)
+  {
+    files: ['functions/core/image/*.ts'],
+    patterns: [...CORE, '../upload/*', '../moderation/*', '../lifecycle/*', '../admin/*'],
+  },
   // imaging makes pixels: it hands them to the fingerprint, and knows nothing of moderation's policy
   {
     files: ['functions/imaging/**/*.ts'],

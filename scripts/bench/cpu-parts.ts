@@ -8,7 +8,7 @@ import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
 import { fingerprintOf } from '../../functions/fingerprint/fingerprint';
 import { stillCopy } from '../../functions/imaging/fingerprint-copies';
 import { median } from './median';
-import { cpuOutsideHelpersMs, type ThreadCpu } from './thread-cpu';
+import { cpuOutsideHelpers, type ThreadCpu } from './thread-cpu';
 import { defaultProcessor } from './processor';
 
 /** What the parts of one upload cost on the rig's core (`cpu-rig.ts`): `measureParts`. */
@@ -43,11 +43,6 @@ const PARTS: Array<{ part: ProfiledPart; url?: RegExp; name?: RegExp }> = [
   { part: 'sdk', url: /node_modules\/(@aws-sdk|@smithy|@aws-crypto|fast-xml-parser)\// },
   { part: 'sharp', url: /node_modules\/sharp\// },
 ];
-
-/** CPU ms since `start` (a `cpuOutsideHelpersMs()`), V8's helpers' left to their own line of the table. */
-function cpuMsSince(start: number): number {
-  return cpuOutsideHelpersMs() - start;
-}
 
 interface ProfileNode {
   id: number;
@@ -125,21 +120,21 @@ export async function measureParts(input: Buffer, rounds: number, uploader: Uplo
     serviceMain: [] as number[],
   };
   const fingerprintCpu = async (compared: boolean): Promise<number> => {
-    const start = cpuOutsideHelpersMs();
+    const span = cpuOutsideHelpers();
     const budget = new Budget(10);
     await fingerprintOf([await stillCopy(working, budget)], budget, { compared });
-    return cpuMsSince(start);
+    return span.ms();
   };
   for (let round = 0; round < rounds + 2; round += 1) {
-    let start = cpuOutsideHelpersMs();
+    let span = cpuOutsideHelpers();
     await classifier.score({ data, width: info.width, height: info.height, channels: info.channels });
-    const classifierMs = cpuMsSince(start);
+    const classifierMs = span.ms();
     const fingerprintMs = await fingerprintCpu(false);
     const comparedFingerprintMs = await fingerprintCpu(true);
-    start = cpuOutsideHelpersMs();
+    span = cpuOutsideHelpers();
     md5Hex(input);
     md5Hex(processed.original.bytes);
-    const md5sMs = cpuMsSince(start);
+    const md5sMs = span.ms();
     const { cpuMs: serviceMs, threads } = await uploadWithoutImaging(round);
     // the first two warm up
     if (round < 2) continue;

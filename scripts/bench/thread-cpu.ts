@@ -12,8 +12,15 @@ export interface ThreadCpu {
   others: number;
 }
 
-/** The threads of V8's platform Node makes at its start: a scheduler of delayed tasks and four workers (`--v8-pool-size`). */
-const V8_PLATFORM_THREADS = 5;
+/**
+ * The threads of V8's platform Node makes at its start: a scheduler of delayed tasks and its workers, four unless
+ * `--v8-pool-size` says otherwise (on the command line or in `NODE_OPTIONS`).
+ */
+const V8_PLATFORM_THREADS = (() => {
+  const flags = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)];
+  const size = flags.map((flag) => /^--v8-pool-size=(\d+)$/.exec(flag)?.[1]).find((value) => value !== undefined);
+  return 1 + (size === undefined || size === '0' ? 4 : Number(size));
+})();
 
 /**
  * V8's helper threads, where it marks and sweeps the heap beside the main thread (and compiles in the background):
@@ -54,8 +61,30 @@ export function threadCpuMs(): Omit<ThreadCpu, 'others'> {
   return counted;
 }
 
-/** CPU ms of the process so far but V8's helpers': a part measured alone leaves its garbage's marking to their line. */
-export function cpuOutsideHelpersMs(): number {
+/** CPU ms of V8's helpers so far: only their own `schedstat` read, so that counting them costs the span little. */
+function helpersCpuMs(): number {
+  let ns = 0;
+  for (const tid of V8_HELPERS) ns += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  return ns / 1e6;
+}
+
+function processCpuMs(): number {
   const { user, system } = process.cpuUsage();
-  return (user + system) / 1000 - threadCpuMs().v8;
+  return (user + system) / 1000;
+}
+
+/**
+ * A span's CPU but V8's helpers' (a part measured alone leaves its garbage's marking to their line): this at its
+ * start, then its `ms()` at its end. The helpers are read outside the process's two readings, so that reading them
+ * is not counted in the span.
+ */
+export function cpuOutsideHelpers(): { ms: () => number } {
+  const helpersBefore = helpersCpuMs();
+  const before = processCpuMs();
+  return {
+    ms: () => {
+      const after = processCpuMs();
+      return after - before - (helpersCpuMs() - helpersBefore);
+    },
+  };
 }
