@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { threadCpuMs, type ThreadCpu } from './thread-cpu';
+import { helpersCpuMs, threadCpuMs, type ThreadCpu } from './thread-cpu';
 
 /**
  * One side of the one-core CPU rig (`cpu-rig.ts`): a handler of the checkout at `BENCH_ROOT` (this one, or another,
@@ -109,10 +109,10 @@ async function main(): Promise<void> {
   };
   const upload = uploader();
   const floor = async (): Promise<{ cpuMs: number; helpersMs: number }> => {
-    const helpersBefore = threadCpuMs().v8;
+    const helpersBefore = helpersCpuMs();
     const cpuStart = process.cpuUsage();
     await floorJob(input);
-    return { cpuMs: cpuMsSince(cpuStart), helpersMs: threadCpuMs().v8 - helpersBefore };
+    return { cpuMs: cpuMsSince(cpuStart), helpersMs: helpersCpuMs() - helpersBefore };
   };
   process.on('message', (message: { round?: number; parts?: number; stop?: boolean }) => {
     const answer = async (): Promise<unknown> => {

@@ -62,7 +62,7 @@ export function threadCpuMs(): Omit<ThreadCpu, 'others'> {
 }
 
 /** CPU ms of V8's helpers so far: only their own `schedstat` read, so that counting them costs the span little. */
-function helpersCpuMs(): number {
+export function helpersCpuMs(): number {
   let ns = 0;
   for (const tid of V8_HELPERS) ns += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
   return ns / 1e6;
