@@ -88,15 +88,21 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
  * `waitForFunction` is refused by the page's CSP, as it should be.)
  */
 async function settledStatuses(page: Page, rows: number): Promise<string[]> {
-  const read = async (): Promise<{ statuses: string[]; failed: number }> => ({
-    statuses: await page.locator('.row-status').allTextContents(),
-    failed: await page.locator('.row-status.failed').count(),
-  });
-  const { statuses } = await until(
+  // Each line's text and whether it failed are read in one step: read apart, a line could fail between the two reads
+  // and be counted failed while its text still said it was on its way.
+  type Line = { text: string; failed: boolean };
+  const read = (): Promise<Line[]> =>
+    page.locator('.row-status').evaluateAll((elements) =>
+      elements.map((element) => {
+        const line = element as unknown as { textContent: string | null; classList: { contains(name: string): boolean } };
+        return { text: line.textContent ?? '', failed: line.classList.contains('failed') };
+      }),
+    );
+  const lines = await until(
     read,
-    ({ statuses, failed }) => statuses.length === rows && statuses.filter((text) => text === 'Uploaded').length + failed === rows,
+    (lines) => lines.length === rows && lines.every((line) => line.text === 'Uploaded' || line.failed),
   );
-  return statuses;
+  return lines.map((line) => line.text);
 }
 
 /** The values of a row's link fields: direct, viewer, delete. */
