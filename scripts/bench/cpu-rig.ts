@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { benchJpeg } from './fixtures';
-import { median, medianOfRatios } from './median';
+import { median, medianOfRatios, ratioOfSums } from './median';
 import type { PartsAnswer } from './cpu-parts';
 import type { ThreadCpu } from './thread-cpu';
 
@@ -27,6 +27,8 @@ export interface CpuRigSide {
   floorHelpersP50: number;
   /** Median of the ratios of each upload's CPU to the floor's run beside it. */
   cpuRatio: number;
+  /** Every upload's CPU over every floor's: what many uploads cost together, major collections and all. */
+  cpuRatioOfSums: number;
   uploadP50: number;
   gcP50: number;
   /** The upload's CPU p50 of each kind of thread. */
@@ -44,10 +46,13 @@ interface Worker {
   ask(message: object): Promise<unknown>;
 }
 
+/** `BENCH_TRACE_GC=1`: each side prints V8's collections, and what started each marking, among the tables. */
+const GC_TRACE = process.env['BENCH_TRACE_GC'] ? ['--trace-gc', '--trace-incremental-marking'] : [];
+
 function startWorker(root: string, input: string, endpoint: string, index: number): Promise<Worker> {
   const child = spawn(
     'taskset',
-    ['-c', RIG_CORES.service, process.execPath, '--import', 'tsx', join(__dirname, 'cpu-worker.ts')],
+    ['-c', RIG_CORES.service, process.execPath, ...GC_TRACE, '--import', 'tsx', join(__dirname, 'cpu-worker.ts')],
     {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -168,6 +173,10 @@ export async function measureCpuRig(rounds: number, warmup: number, partRounds: 
           runs.map((run) => run.uploadCpuMs),
           runs.map((run) => run.floorCpuMs),
         ),
+        cpuRatioOfSums: ratioOfSums(
+          runs.map((run) => run.uploadCpuMs),
+          runs.map((run) => run.floorCpuMs),
+        ),
         uploadP50: median(runs.map((run) => run.uploadMs)),
         gcP50: median(runs.map((run) => run.gcMs)),
         threadsP50: {
@@ -193,11 +202,11 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
   const lines = [
     `One 12 MP upload's CPU on one core (the handler held to one core by taskset, the stores in moto_server on the other; ${rounds} uploads each, in turns with the floor job):`,
     '',
-    "| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload wall p50 (ms) | GC pauses p50 (ms) | main thread's CPU p50 (ms) | libvips' threads' p50 (ms) | V8's helpers' p50 (ms) | other threads' p50 (ms) |",
-    '|---|---|---|---|---|---|---|---|---|---|',
+    "| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload / floor (sums) | upload wall p50 (ms) | GC pauses p50 (ms) | main thread's CPU p50 (ms) | libvips' threads' p50 (ms) | V8's helpers' p50 (ms) | other threads' p50 (ms) |",
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...sides.map(
       (side, index) =>
-        `| ${index === 0 ? 'this one' : side.root} | ${side.uploadCpuP50.toFixed(1)} | ${side.floorCpuP50.toFixed(1)} | ${side.cpuRatio.toFixed(2)} | ${side.uploadP50.toFixed(0)} | ${side.gcP50.toFixed(1)} | ${side.threadsP50.main.toFixed(1)} | ${side.threadsP50.libvips.toFixed(1)} | ${side.threadsP50.v8.toFixed(1)} | ${side.threadsP50.others.toFixed(1)} |`,
+        `| ${index === 0 ? 'this one' : side.root} | ${side.uploadCpuP50.toFixed(1)} | ${side.floorCpuP50.toFixed(1)} | ${side.cpuRatio.toFixed(2)} | ${side.cpuRatioOfSums.toFixed(2)} | ${side.uploadP50.toFixed(0)} | ${side.gcP50.toFixed(1)} | ${side.threadsP50.main.toFixed(1)} | ${side.threadsP50.libvips.toFixed(1)} | ${side.threadsP50.v8.toFixed(1)} | ${side.threadsP50.others.toFixed(1)} |`,
     ),
     '',
     "libvips' threads are its own workers; V8's helpers are the threads of its platform, where it marks and sweeps the heap beside the main thread (and compiles in the background); the other threads are the classifier's worker, libuv's pool (where sharp runs each pipeline, sharing its work with libvips' workers) and any thread that ended during the upload.",

@@ -9,3 +9,9 @@ export function median(values: readonly number[]): number {
 export function medianOfRatios(values: readonly number[], others: readonly number[]): number {
   return median(values.map((value, index) => value / (others[index] ?? value)));
 }
+
+/** The ratio of two sums of measurements taken side by side: what they cost together, as a bill counts it. */
+export function ratioOfSums(values: readonly number[], others: readonly number[]): number {
+  const sum = (list: readonly number[]): number => list.reduce((total, value) => total + value, 0);
+  return sum(values) / sum(others);
+}
