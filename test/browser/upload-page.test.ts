@@ -98,10 +98,11 @@ async function settledStatuses(page: Page, rows: number): Promise<string[]> {
         return { text: line.textContent ?? '', failed: line.classList.contains('failed') };
       }),
     );
-  const lines = await until(
-    read,
-    (lines) => lines.length === rows && lines.every((line) => line.text === 'Uploaded' || line.failed),
-  );
+  const settled = (lines: Line[]): boolean =>
+    lines.length === rows && lines.every((line) => line.text === 'Uploaded' || line.failed);
+  const lines = await until(read, settled);
+  // a refusal the page did not mark as failed never settles: said here, not passed on the texts alone
+  if (!settled(lines)) throw new Error(`the rows did not settle: ${JSON.stringify(lines)}`);
   return lines.map((line) => line.text);
 }
 
