@@ -46,7 +46,10 @@ interface Worker {
   ask(message: object): Promise<unknown>;
 }
 
-/** `BENCH_TRACE_GC=1`: each side prints V8's collections, and what started each marking, among the tables. */
+/**
+ * `BENCH_TRACE_GC=1`: each side prints V8's collections, and what started each marking, as its rounds run; its lines
+ * carry its pid, which the rig names on stderr. Printing costs the side CPU: figures of a traced run are not compared.
+ */
 const GC_TRACE = process.env['BENCH_TRACE_GC'] ? ['--trace-gc', '--trace-incremental-marking'] : [];
 
 function startWorker(root: string, input: string, endpoint: string, index: number): Promise<Worker> {
@@ -76,6 +79,7 @@ function startWorker(root: string, input: string, endpoint: string, index: numbe
     },
   );
   let waiting: { settle: (message: Record<string, unknown>) => void; fail: (error: Error) => void } | undefined;
+  if (GC_TRACE.length > 0) process.stderr.write(`cpu rig: ${root} runs in pid ${child.pid ?? '?'}\n`);
   child.on('message', (message: Record<string, unknown>) => {
     const waiter = waiting;
     waiting = undefined;
@@ -202,7 +206,7 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
   const lines = [
     `One 12 MP upload's CPU on one core (the handler held to one core by taskset, the stores in moto_server on the other; ${rounds} uploads each, in turns with the floor job):`,
     '',
-    "| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload / floor (sums) | upload wall p50 (ms) | GC pauses p50 (ms) | main thread's CPU p50 (ms) | libvips' threads' p50 (ms) | V8's helpers' p50 (ms) | other threads' p50 (ms) |",
+    "| checkout | upload CPU p50 (ms) | floor CPU p50 (ms) | upload / floor (median of pairs) | upload / floor (ratio of sums) | upload wall p50 (ms) | GC pauses p50 (ms) | main thread's CPU p50 (ms) | libvips' threads' p50 (ms) | V8's helpers' p50 (ms) | other threads' p50 (ms) |",
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...sides.map(
       (side, index) =>
