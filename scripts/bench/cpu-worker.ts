@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { helpersCpuMs, threadCpuMs, type ThreadCpu } from './thread-cpu';
+import { cpuMsSince, helpersCpuMs, threadCpuMs, type ThreadCpu } from './thread-cpu';
 
 /**
  * One side of the one-core CPU rig (`cpu-rig.ts`): a handler of the checkout at `BENCH_ROOT` (this one, or another,
@@ -36,11 +36,6 @@ async function fromRoot<T>(...candidates: string[]): Promise<T> {
   const found = candidates.map((path) => join(ROOT, `${path}.ts`)).find((path) => existsSync(path));
   if (!found) throw new Error(`${ROOT} has none of ${candidates.join(', ')}`);
   return (await import(pathToFileURL(found).href)) as T;
-}
-
-function cpuMsSince(start: NodeJS.CpuUsage): number {
-  const { user, system } = process.cpuUsage(start);
-  return (user + system) / 1000;
 }
 
 async function main(): Promise<void> {

@@ -49,10 +49,10 @@ export function threadCpuMs(): Omit<ThreadCpu, 'others'> {
   const counted = { main: 0, libvips: 0, v8: 0 };
   for (const tid of readdirSync('/proc/self/task')) {
     try {
-      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      if (tid === String(process.pid)) counted.main += ns / 1e6;
-      else if (V8_HELPERS.has(tid)) counted.v8 += ns / 1e6;
-      else if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'libvips worker') counted.libvips += ns / 1e6;
+      const ms = threadMs(tid);
+      if (tid === String(process.pid)) counted.main += ms;
+      else if (V8_HELPERS.has(tid)) counted.v8 += ms;
+      else if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'libvips worker') counted.libvips += ms;
     } catch (error) {
       // a thread that ended since the folder was listed
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
@@ -63,13 +63,19 @@ export function threadCpuMs(): Omit<ThreadCpu, 'others'> {
 
 /** CPU ms of V8's helpers so far: only their own `schedstat` read, so that counting them costs the span little. */
 export function helpersCpuMs(): number {
-  let ns = 0;
-  for (const tid of V8_HELPERS) ns += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-  return ns / 1e6;
+  let ms = 0;
+  for (const tid of V8_HELPERS) ms += threadMs(tid);
+  return ms;
 }
 
-function processCpuMs(): number {
-  const { user, system } = process.cpuUsage();
+/** CPU ms of one thread so far: the first field of its `schedstat`, in ns. */
+function threadMs(tid: string): number {
+  return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+}
+
+/** CPU ms of the whole process, every thread, since `start` (a `process.cpuUsage()`). */
+export function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
   return (user + system) / 1000;
 }
 
@@ -80,11 +86,11 @@ function processCpuMs(): number {
  */
 export function cpuOutsideHelpers(): { ms: () => number } {
   const helpersBefore = helpersCpuMs();
-  const before = processCpuMs();
+  const start = process.cpuUsage();
   return {
     ms: () => {
-      const after = processCpuMs();
-      return after - before - (helpersCpuMs() - helpersBefore);
+      const spent = cpuMsSince(start);
+      return spent - (helpersCpuMs() - helpersBefore);
     },
   };
 }
