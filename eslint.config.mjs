@@ -7,6 +7,10 @@ const OUTSIDE = ['**/adapters/**', '**/imaging/**', '**/roots/**', '**/config', 
 /** What the core never imports: the outside world. */
 const CORE = [...FUNCTIONS, ...OUTSIDE, '**/http/**', 'aws-lambda'];
 
+/** The core's capabilities, each in a sub-folder of its own, which the core's shared parts never import. */
+const CAPABILITIES = ['upload', 'moderation', 'lifecycle', 'admin'];
+const capabilitiesFrom = (folder) => CAPABILITIES.map((capability) => `${folder}/${capability}/*`);
+
 /**
  * Folders that must not reach into others (see docs/architecture.md). A file takes the patterns of the last entry
  * that matches it (ESLint's flat config replaces a rule's options, it does not merge them): each entry lists all of
@@ -16,12 +20,9 @@ const boundaries = [
   { files: ['functions/**/*.ts'], patterns: FUNCTIONS },
   { files: ['functions/core/**/*.ts'], patterns: CORE },
   // the shared kernel (the core's root) serves the capabilities in its sub-folders, and reads none of them
-  { files: ['functions/core/*.ts'], patterns: [...CORE, './upload/*', './moderation/*', './lifecycle/*', './admin/*'] },
+  { files: ['functions/core/*.ts'], patterns: [...CORE, ...capabilitiesFrom('.')] },
   // and so does its part on the image as clients see it (its links, ids, Image object)
-  {
-    files: ['functions/core/image/*.ts'],
-    patterns: [...CORE, '../upload/*', '../moderation/*', '../lifecycle/*', '../admin/*'],
-  },
+  { files: ['functions/core/image/*.ts'], patterns: [...CORE, ...capabilitiesFrom('..')] },
   // imaging makes pixels: it hands them to the fingerprint, and knows nothing of moderation's policy
   {
     files: ['functions/imaging/**/*.ts'],
