@@ -25,7 +25,10 @@ describe('ids', () => {
       expect((sorted[index] ?? 0) - (sorted[index - 1] ?? 0)).toBeGreaterThan(1_000_000);
     }
     expect(sorted[0]).toBeGreaterThan(2 ** 32);
-    for (const { encoded } of ids) expect(encoded.length).toBeGreaterThanOrEqual(9);
+    // With the default padding (999) an id drawn from 2^53 encodes to 10 characters or more but for 0.15% of draws,
+    // and to 8 or fewer for 2.4e-5 of them: one run in a thousand holds one such id, so one is let pass (two: 5e-7).
+    expect(ids.filter(({ encoded }) => encoded.length < 9).length).toBeLessThanOrEqual(1);
+    expect(ids.filter(({ encoded }) => encoded.length >= 10).length).toBeGreaterThan(30);
     expect(await service.items('COUNTER#')).toEqual([]);
   });
 
