@@ -8,7 +8,7 @@ import { loadNsfwClassifier } from '../../functions/imaging/nsfw-classifier';
 import { fingerprintOf } from '../../functions/fingerprint/fingerprint';
 import { stillCopy } from '../../functions/imaging/fingerprint-copies';
 import { median } from './median';
-import { cpuOutsideHelpers, type ThreadCpu } from './thread-cpu';
+import { cpuOutsideHelpers, type Span, type ThreadCpu } from './thread-cpu';
 import { defaultProcessor } from './processor';
 
 /** What the parts of one upload cost on the rig's core (`cpu-rig.ts`): `measureParts`. */
@@ -50,8 +50,18 @@ interface ProfileNode {
   children?: number[];
 }
 
-/** The main thread's time of a profile, by part (ms); idle time is left out. */
-function byPart(profile: { nodes: ProfileNode[]; samples?: number[]; timeDeltas?: number[] }): Record<ProfiledPart, number> {
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+}
+
+/**
+ * The main thread's time of a profile, by part (ms), in `spans` only (the handler's own: the rig's making of each
+ * event, between them, is not the upload's); idle time is left out.
+ */
+function byPart(profile: Profile, spans: readonly Span[]): Record<ProfiledPart, number> {
   const parent = new Map<number, number>();
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
@@ -79,7 +89,10 @@ function byPart(profile: { nodes: ProfileNode[]; samples?: number[]; timeDeltas?
   const totals: Record<ProfiledPart, number> = { fingerprint: 0, md5s: 0, sdk: 0, gc: 0, sharp: 0, other: 0 };
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
+  let at = profile.startTime;
   for (let i = 0; i < samples.length; i += 1) {
+    at += deltas[i] ?? 0;
+    if (!spans.some(({ fromUs, toUs }) => at >= fromUs && at < toUs)) continue;
     const part = classify(samples[i] ?? 0);
     // a sample's time is the delta to the next one
     if (part !== 'idle') totals[part] += (deltas[i + 1] ?? 0) / 1000;
@@ -87,13 +100,14 @@ function byPart(profile: { nodes: ProfileNode[]; samples?: number[]; timeDeltas?
   return totals;
 }
 
-type Uploader = (options?: object) => (round: number) => Promise<{ cpuMs: number; threads: ThreadCpu }>;
+type Uploader = (options?: object) => (round: number) => Promise<{ cpuMs: number; threads: ThreadCpu; span: Span }>;
 
 /**
  * The parts of an upload of `input`, over `rounds` runs each. The classifier, the fingerprint and the md5s run alone on
  * the copies an upload makes, their CPU counted but V8's helpers' (the rig counts those for the whole upload). The
  * SDK's share comes from a CPU profile of uploads by a handler whose imaging is done already (its answer made once,
- * handed back at once): with no libvips thread taking the core meanwhile, the profile's time is the main thread's.
+ * handed back at once), its samples taken while the handler ran (not while the rig made the next event): with no
+ * libvips thread taking the core meanwhile, the profile's time is the main thread's.
  */
 export async function measureParts(input: Buffer, rounds: number, uploader: Uploader): Promise<PartsAnswer> {
   const processor = await defaultProcessor();
@@ -150,14 +164,15 @@ export async function measureParts(input: Buffer, rounds: number, uploader: Uplo
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 1000 });
   await session.post('Profiler.start');
-  for (let round = 0; round < rounds; round += 1) await uploadWithoutImaging(rounds + round);
+  const spans: Span[] = [];
+  for (let round = 0; round < rounds; round += 1) spans.push((await uploadWithoutImaging(rounds + round)).span);
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
   // BENCH_PROFILE=FILE: the profile itself, for Chrome's DevTools or `node --cpu-prof`'s readers
   if (process.env['BENCH_PROFILE']) writeFileSync(process.env['BENCH_PROFILE'], JSON.stringify(profile));
   // the profiler's own work slows what it samples, and it samples the main thread's time while other threads have the
   // core: its times are scaled to the uploads' main-thread CPU measured without it
-  const totals = byPart(profile as Parameters<typeof byPart>[0]);
+  const totals = byPart(profile as Profile, spans);
   const sampled = Object.values(totals).reduce((sum, ms) => sum + ms, 0) / rounds;
   const scale = median(alone.serviceMain) / sampled;
   const profiled = Object.fromEntries(Object.entries(totals).map(([part, ms]) => [part, (ms / rounds) * scale])) as Record<

@@ -225,7 +225,7 @@ export function cpuRigTables({ sides, parts }: CpuRigResult, rounds: number): st
     const rest =
       here.uploadCpuP50 - floorOwn - parts.fingerprintMs - parts.classifierMs - parts.md5sMs - sdk - here.gcP50 - helpers;
     lines.push(
-      "Where this checkout's upload CPU goes, by part: the floor, the fingerprint, the classifier and the md5s each run alone on the same core, on the copies an upload makes (their CPU but V8's helpers'); the SDK's JavaScript from a CPU profile of uploads whose imaging was done already (its times scaled to those uploads' main-thread CPU measured without the profiler); garbage collection as the uploads above paused for it, and V8's helper threads as they ran beside them; the rest is what is left of the upload's CPU p50:",
+      "Where this checkout's upload CPU goes, by part: the floor, the fingerprint, the classifier and the md5s each run alone on the same core, on the copies an upload makes (their CPU but V8's helpers'); the SDK's JavaScript from a CPU profile of uploads whose imaging was done already (its samples taken while their handler ran, its times scaled to those uploads' main-thread CPU measured without the profiler); garbage collection as the uploads above paused for it, and V8's helper threads as they ran beside them; the rest is what is left of the upload's CPU p50:",
       '',
       '| part of the upload | CPU ms per upload | in floors |',
       '|---|---|---|',

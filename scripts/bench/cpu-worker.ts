@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { cpuMsSince, helpersCpuMs, threadCpuMs, type ThreadCpu } from './thread-cpu';
+import { cpuMsSince, helpersCpuMs, monotonicUs, threadCpuMs, type Span, type ThreadCpu } from './thread-cpu';
 
 /**
  * One side of the one-core CPU rig (`cpu-rig.ts`): a handler of the checkout at `BENCH_ROOT` (this one, or another,
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   /** One upload of a fresh copy of the input (bytes past the image's end: never a duplicate) by a handler of `options`. */
   const uploader = (options: object = {}) => {
     const handler = createHandler(env, { metrics, ...options });
-    return async (round: number): Promise<{ cpuMs: number; ms: number; gcMs: number; threads: ThreadCpu }> => {
+    return async (round: number): Promise<{ cpuMs: number; ms: number; gcMs: number; threads: ThreadCpu; span: Span }> => {
       const form = new FormData();
       form.append('source', new Blob([Buffer.concat([input, randomBytes(8)])]), `cpu-${round}.jpg`);
       form.append('key', apiKey);
@@ -90,9 +90,11 @@ async function main(): Promise<void> {
       const gcBefore = gcMs;
       const threadsBefore = threadCpuMs();
       const started = performance.now();
+      const fromUs = monotonicUs();
       const cpuStart = process.cpuUsage();
       const answer = await handler(event, localContext(event.requestContext.requestId));
       const cpuMs = cpuMsSince(cpuStart);
+      const span = { fromUs, toUs: monotonicUs() };
       const ms = performance.now() - started;
       const threadsAfter = threadCpuMs();
       const main = threadsAfter.main - threadsBefore.main;
@@ -102,7 +104,7 @@ async function main(): Promise<void> {
       // the gc entries of the upload are delivered after it, in a later turn
       await new Promise((resolve) => setImmediate(resolve));
       if (answer.statusCode !== 200) throw new Error(`upload failed: ${answer.body}`);
-      return { cpuMs, ms, gcMs: gcMs - gcBefore, threads };
+      return { cpuMs, ms, gcMs: gcMs - gcBefore, threads, span };
     };
   };
   const upload = uploader();

@@ -94,3 +94,14 @@ export function cpuOutsideHelpers(): { ms: () => number } {
     },
   };
 }
+
+/** A stretch of time on the monotonic clock, in µs: the clock V8's CPU profiles time their samples by. */
+export interface Span {
+  fromUs: number;
+  toUs: number;
+}
+
+/** Now on the monotonic clock, in µs (`process.hrtime`, which reads the clock V8's profiler reads). */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
