@@ -52,31 +52,53 @@ interface Worker {
  */
 const GC_TRACE = process.env['BENCH_TRACE_GC'] ? ['--trace-gc', '--trace-incremental-marking'] : [];
 
-function startWorker(root: string, input: string, endpoint: string, index: number): Promise<Worker> {
+/** The environment of one side's processes: its checkout, its stores in moto, one vCPU's pools. */
+function sideEnv(root: string, input: string, endpoint: string, index: number): NodeJS.ProcessEnv {
+  return {
+    // the stores are moto's alone: no endpoint of the caller's (a test run's stand-ins) may take precedence
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_'))),
+    BENCH_ROOT: root,
+    BENCH_INPUT: input,
+    BENCH_NAMES: JSON.stringify({ bucket: `rig-${index}`, table: `rig-table-${index}`, parameterPrefix: `/rig-${index}` }),
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'rig',
+    AWS_SECRET_ACCESS_KEY: 'rig',
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    // one vCPU: libvips' and libuv's pools sized as on such a Lambda
+    VIPS_CONCURRENCY: '1',
+  };
+}
+
+/** Makes a side's stores in a process of its own (`cpu-provision.ts`), and answers their API key. */
+function provisionSide(env: NodeJS.ProcessEnv): Promise<string> {
+  const root = env['BENCH_ROOT'] ?? '';
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'cpu-provision.ts')], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env,
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  return new Promise((settle, fail) => {
+    child.on('error', fail);
+    child.on('exit', (code) => {
+      if (code !== 0) fail(new Error(`${root}: provisioning the rig's stores exited with ${code}`));
+      else settle((JSON.parse(out) as { apiKey: string }).apiKey);
+    });
+  });
+}
+
+async function startWorker(root: string, input: string, endpoint: string, index: number): Promise<Worker> {
+  const env = sideEnv(root, input, endpoint, index);
+  env['BENCH_API_KEY'] = await provisionSide(env);
   const child = spawn(
     'taskset',
     ['-c', RIG_CORES.service, process.execPath, ...GC_TRACE, '--import', 'tsx', join(__dirname, 'cpu-worker.ts')],
-    {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: {
-        // the stores are moto's alone: no endpoint of the caller's (a test run's stand-ins) may take precedence
-        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_'))),
-        BENCH_ROOT: root,
-        BENCH_INPUT: input,
-        BENCH_NAMES: JSON.stringify({ bucket: `rig-${index}`, table: `rig-table-${index}`, parameterPrefix: `/rig-${index}` }),
-        AWS_ENDPOINT_URL: endpoint,
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'rig',
-        AWS_SECRET_ACCESS_KEY: 'rig',
-        AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
-        AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        POWERTOOLS_LOG_LEVEL: 'SILENT',
-        // one vCPU: libvips' and libuv's pools sized as on such a Lambda
-        VIPS_CONCURRENCY: '1',
-      },
-    },
+    { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env },
   );
   let waiting: { settle: (message: Record<string, unknown>) => void; fail: (error: Error) => void } | undefined;
   if (GC_TRACE.length > 0) process.stderr.write(`cpu rig: ${root} runs in pid ${child.pid ?? '?'}\n`);

@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { fromRoot } from './side-modules';
 import { cpuMsSince, helpersCpuMs, monotonicUs, threadCpuMs, type Span, type ThreadCpu } from './thread-cpu';
 
 /**
  * One side of the one-core CPU rig (`cpu-rig.ts`): a handler of the checkout at `BENCH_ROOT` (this one, or another,
- * for a side-by-side run), on stores in moto_server, in a process that `taskset` holds to one core as a 1,769 MB
- * Lambda has one vCPU. Driven by messages: `{ round }` runs the floor job and one upload (in turns which first) and
- * answers their CPU; `{ parts }` answers what the parts of an upload cost alone (`cpu-parts.ts`, this checkout only).
- * Only the modules every checkout of the project has are loaded from `BENCH_ROOT`, so that an older main runs here too.
+ * for a side-by-side run), on stores in moto_server made for it beforehand (`cpu-provision.ts`, whose API key
+ * `BENCH_API_KEY` hands over), in a process that `taskset` holds to one core as a 1,769 MB Lambda has one vCPU. Driven
+ * by messages: `{ round }` runs the floor job and one upload (in turns which first) and answers their CPU; `{ parts }`
+ * answers what the parts of an upload cost alone (`cpu-parts.ts`, this checkout only). Only the modules every checkout
+ * of the project has are loaded from `BENCH_ROOT`, so that an older main runs here too.
  */
 const ROOT = process.env['BENCH_ROOT'] ?? join(__dirname, '..', '..');
 const INPUT = process.env['BENCH_INPUT'] ?? '';
@@ -31,36 +32,19 @@ interface RoundAnswer {
   threads: ThreadCpu;
 }
 
-/** A module of the checkout under test (tsx loads its TypeScript, and it resolves its own packages). */
-async function fromRoot<T>(...candidates: string[]): Promise<T> {
-  const found = candidates.map((path) => join(ROOT, `${path}.ts`)).find((path) => existsSync(path));
-  if (!found) throw new Error(`${ROOT} has none of ${candidates.join(', ')}`);
-  return (await import(pathToFileURL(found).href)) as T;
-}
-
 async function main(): Promise<void> {
   const { createHandler } = await fromRoot<{ createHandler: (env: Record<string, string>, options: object) => Handler }>(
+    ROOT,
     'functions/roots/handler',
     'functions/api/handler',
   );
-  const { provision, externalClients } = await fromRoot<{
-    provision: (options: object) => Promise<{ apiKey: string }>;
-    externalClients: () => unknown;
-  }>('local/provision');
   const { eventOfRequest, localContext } = await fromRoot<{
     eventOfRequest: (request: Request, ip: string) => Promise<{ requestContext: { requestId: string } }>;
     localContext: (id: string) => unknown;
-  }>('local/api-gateway-event');
-  const { floorJob } = await fromRoot<{ floorJob: (input: Buffer) => Promise<void> }>('scripts/bench/floor');
+  }>(ROOT, 'local/api-gateway-event');
+  const { floorJob } = await fromRoot<{ floorJob: (input: Buffer) => Promise<void> }>(ROOT, 'scripts/bench/floor');
   const names = JSON.parse(process.env['BENCH_NAMES'] ?? '{}') as { bucket: string; table: string; parameterPrefix: string };
-  const endpoint = process.env['AWS_ENDPOINT_URL'] ?? '';
-  const endpoints = { s3: endpoint, dynamodb: endpoint, ssm: endpoint };
-  const { apiKey } = await provision({
-    endpoints,
-    clients: externalClients(),
-    ...names,
-    floodLimits: '{"minute":100000,"hour":100000,"day":100000,"week":100000,"month":100000}',
-  });
+  const apiKey = process.env['BENCH_API_KEY'] ?? '';
   const env = {
     BUCKET_NAME: names.bucket,
     TABLE_NAME: names.table,
