@@ -52,6 +52,8 @@ async function main(): Promise<void> {
     PUBLIC_URL: 'https://img.example.test',
     PARAMETERS_CACHE_SECONDS: '300',
     MODERATION_CACHE_SECONDS: '300',
+    // BENCH_NSFW_POLICY=off: both sides without the classifier, to weigh the rest apart from it
+    ...(process.env['BENCH_NSFW_POLICY'] ? { NSFW_POLICY: process.env['BENCH_NSFW_POLICY'] } : {}),
   };
   const metrics = { add: () => undefined, flush: () => undefined };
   const input = readFileSync(INPUT);

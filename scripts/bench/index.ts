@@ -240,6 +240,6 @@ async function main(): Promise<void> {
 }
 
 commandLine(
-  'usage: npm run bench   (settings in the environment: BENCH_ITERATIONS, BENCH_ONLY, BENCH_LATENCIES, BENCH_BLOCK_LISTS, BENCH_SKIP_HANDLER, BENCH_PART, BENCH_AGAINST, BENCH_PROFILE, BENCH_TRACE_GC, BENCH_SMOKE; docs/performance.md) (exit codes: 0 done, 1 failed, 2 usage)',
+  'usage: npm run bench   (settings in the environment: BENCH_ITERATIONS, BENCH_ONLY, BENCH_LATENCIES, BENCH_BLOCK_LISTS, BENCH_SKIP_HANDLER, BENCH_PART, BENCH_AGAINST, BENCH_PROFILE, BENCH_TRACE_GC, BENCH_NSFW_POLICY, BENCH_SMOKE; docs/performance.md) (exit codes: 0 done, 1 failed, 2 usage)',
 );
 void main();
