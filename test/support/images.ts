@@ -2,6 +2,9 @@ import sharp from 'sharp';
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import type { ImagingSettings } from '../../functions/imaging/sharp-image-processor';
 
+// read once: in jest's vm context each read of a global is slow (`docs/decisions.md`, "Globals in jest's vm context")
+const { PI, ceil, cos, floor, hypot, imul, log, max, min, round, sin, sqrt } = Math;
+
 /** Test images made from code: a gradient with a marker in the top-left corner, so orientation can be checked. */
 function gradient(width: number, height: number, channels: 3 | 4 = 3): Buffer {
   const pixels = Buffer.alloc(width * height * channels);
@@ -9,8 +12,8 @@ function gradient(width: number, height: number, channels: 3 | 4 = 3): Buffer {
     for (let x = 0; x < width; x += 1) {
       const offset = (y * width + x) * channels;
       const marker = x < width / 4 && y < height / 4;
-      pixels[offset] = marker ? 255 : Math.round((x / width) * 200);
-      pixels[offset + 1] = marker ? 0 : Math.round((y / height) * 200);
+      pixels[offset] = marker ? 255 : round((x / width) * 200);
+      pixels[offset + 1] = marker ? 0 : round((y / height) * 200);
       pixels[offset + 2] = marker ? 0 : 128;
       if (channels === 4) pixels[offset + 3] = x < width / 2 ? 255 : 128;
     }
@@ -68,9 +71,9 @@ export async function makeAnimated(
   for (let frame = 0; frame < frames; frame += 1) {
     const pixels = gradient(width, height, 4);
     // a white bar that moves one step a frame, so no two frames are alike
-    const barX = Math.floor((frame * width) / frames);
+    const barX = floor((frame * width) / frames);
     for (let y = 0; y < height; y += 1) {
-      for (let x = barX; x < Math.min(width, barX + Math.max(1, Math.floor(width / frames))); x += 1) {
+      for (let x = barX; x < min(width, barX + max(1, floor(width / frames))); x += 1) {
         pixels.fill(255, (y * width + x) * 4, (y * width + x) * 4 + 4);
       }
     }
@@ -208,7 +211,7 @@ export function makeBmp(width: number, height: number, bits: 8 | 24 | 32, option
   const pixels = gradient(width, height, 4);
   const infoSize = bits === 32 ? 56 : 40;
   const paletteBytes = bits === 8 ? 256 * 4 : 0;
-  const rowBytes = Math.floor((bits * width + 31) / 32) * 4;
+  const rowBytes = floor((bits * width + 31) / 32) * 4;
   const dataOffset = 14 + infoSize + paletteBytes;
   const file = Buffer.alloc(dataOffset + rowBytes * height);
   file.write('BM', 0, 'latin1');
@@ -248,7 +251,7 @@ export function makeBmp(width: number, height: number, bits: 8 | 24 | 32, option
  * decoder (bmp-ts) a JavaScript step.
  */
 export function makeMonochromeBmp(width: number, height: number): Buffer {
-  const rowBytes = Math.floor((width + 31) / 32) * 4;
+  const rowBytes = floor((width + 31) / 32) * 4;
   const dataOffset = 14 + 40 + 2 * 4;
   const file = Buffer.alloc(dataOffset + rowBytes * height, 0x0f);
   file.fill(0, 0, dataOffset);
@@ -280,8 +283,8 @@ function seeded(seed: number): () => number {
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    t = imul(t ^ (t >>> 15), t | 1);
+    t ^= t + imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
@@ -292,13 +295,13 @@ function seeded(seed: number): () => number {
  */
 export async function makePhoto(seed: number, width = 800, height = 600): Promise<Buffer> {
   // drawn at a quarter of the size, then scaled up smoothly (as fast in a test as the picture needs)
-  const w = Math.ceil(width / 4);
-  const h = Math.ceil(height / 4);
+  const w = ceil(width / 4);
+  const h = ceil(height / 4);
   const random = seeded(seed);
   const waves = Array.from({ length: 6 }, () => ({
     fx: (random() * 6 + 0.5) / w,
     fy: (random() * 6 + 0.5) / h,
-    phase: random() * Math.PI * 2,
+    phase: random() * PI * 2,
     weight: [random() * 90, random() * 90, random() * 90],
   }));
   const blobs = Array.from({ length: 8 }, () => ({
@@ -312,14 +315,14 @@ export async function makePhoto(seed: number, width = 800, height = 600): Promis
     for (let x = 0; x < w; x += 1) {
       const colour = [128, 128, 128];
       for (const wave of waves) {
-        const value = Math.sin(2 * Math.PI * (wave.fx * x + wave.fy * y) + wave.phase);
+        const value = sin(2 * PI * (wave.fx * x + wave.fy * y) + wave.phase);
         for (let c = 0; c < 3; c += 1) colour[c] = (colour[c] ?? 0) + value * (wave.weight[c] ?? 0) * 0.4;
       }
       for (const blob of blobs) {
-        const near = Math.max(0, 1 - Math.hypot(x - blob.x, y - blob.y) / blob.r);
+        const near = max(0, 1 - hypot(x - blob.x, y - blob.y) / blob.r);
         for (let c = 0; c < 3; c += 1) colour[c] = (colour[c] ?? 0) * (1 - near) + (blob.colour[c] ?? 0) * near;
       }
-      for (let c = 0; c < 3; c += 1) pixels[(y * w + x) * 3 + c] = Math.max(0, Math.min(255, Math.round(colour[c] ?? 0)));
+      for (let c = 0; c < 3; c += 1) pixels[(y * w + x) * 3 + c] = max(0, min(255, round(colour[c] ?? 0)));
     }
   }
   return sharp(pixels, { raw: { width: w, height: h, channels: 3 } })
@@ -339,8 +342,8 @@ export function makeNoise(width: number, height: number, channels: 3 | 4 = 3, se
   for (let pixel = 0; pixel < width * height; pixel += 1) {
     // Box-Muller, a value for each colour channel
     for (let channel = 0; channel < 3; channel += 1) {
-      const value = 128 + 60 * Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-      data[pixel * channels + channel] = Math.max(0, Math.min(255, Math.round(value)));
+      const value = 128 + 60 * sqrt(-2 * log(1 - random())) * cos(2 * PI * random());
+      data[pixel * channels + channel] = max(0, min(255, round(value)));
     }
   }
   return sharp(data, { raw: { width, height, channels } }).png().toBuffer();
