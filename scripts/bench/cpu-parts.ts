@@ -110,7 +110,9 @@ type Uploader = (options?: object) => (round: number) => Promise<{ cpuMs: number
  * libvips thread taking the core meanwhile, the profile's time is the main thread's.
  */
 export async function measureParts(input: Buffer, rounds: number, uploader: Uploader): Promise<PartsAnswer> {
-  const processor = await defaultProcessor();
+  // the uploads run without the classifier (`BENCH_NSFW_POLICY=off`): then its part is none, and no process holds it
+  const policy = process.env['BENCH_NSFW_POLICY'];
+  const processor = await defaultProcessor(policy ? { NSFW_POLICY: policy } : {});
   const processed = await processor.process(input, { targetWidth: undefined });
   await processed.nsfwScoring;
   const done: ImageProcessor = {
@@ -124,8 +126,7 @@ export async function measureParts(input: Buffer, rounds: number, uploader: Uplo
   const uploadWithoutImaging = uploader({ imageProcessor: () => Promise.resolve(done) });
   const { data, info } = await sharp(input).autoOrient().resize({ width: 500 }).raw().toBuffer({ resolveWithObject: true });
   const working = { data, info, depth: 'uchar' as const };
-  // the uploads run without the classifier (`BENCH_NSFW_POLICY=off`): its part is none
-  const classifier = process.env['BENCH_NSFW_POLICY'] === 'off' ? undefined : await loadNsfwClassifier();
+  const classifier = policy === 'off' ? undefined : await loadNsfwClassifier();
   const alone = {
     classifier: [] as number[],
     fingerprint: [] as number[],

@@ -85,9 +85,16 @@ function provisionSide(env: NodeJS.ProcessEnv): Promise<string> {
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return new Promise((settle, fail) => {
     child.on('error', fail);
-    child.on('exit', (code) => {
-      if (code !== 0) fail(new Error(`${root}: provisioning the rig's stores exited with ${code}`));
-      else settle((JSON.parse(out) as { apiKey: string }).apiKey);
+    // 'close', not 'exit': its output is all read by then
+    child.on('close', (code, signal) => {
+      const failed = (why: string) => fail(new Error(`${root}: provisioning the rig's stores ${why}`));
+      if (code !== 0) return failed(`ended with ${signal ?? `exit code ${code}`}`);
+      try {
+        // its last line: the key (a warning of a package's may come before it)
+        settle((JSON.parse(out.trim().split('\n').at(-1) ?? '') as { apiKey: string }).apiKey);
+      } catch {
+        failed(`printed no key: ${out.trim().slice(-200)}`);
+      }
     });
   });
 }
