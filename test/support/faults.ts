@@ -30,13 +30,13 @@ const itemKind = (pk: unknown): string => String(pk).replace(/#.*/s, '#');
  */
 export function callOf(client: unknown, command: unknown): string {
   const name = `${(client as object).constructor.name}:${(command as object).constructor.name}`;
-  const input = ((command as { input?: CallInput }).input ?? {});
+  const input = (command as { input?: CallInput }).input ?? {};
   const kinds = (pks: unknown[]): string => [...new Set(pks.map(itemKind))].sort().join('+');
   let about: string | undefined;
   if (typeof input.Key === 'string')
     about = /\.th\.[^./]+$/.test(input.Key) ? 'thumb' : /\.md\.[^./]+$/.test(input.Key) ? 'medium' : 'object';
   else if (input.Item?.pk !== undefined) about = itemKind(input.Item.pk);
-  else if (input.Key && typeof input.Key === 'object' && 'pk' in input.Key) about = itemKind((input.Key).pk);
+  else if (input.Key && typeof input.Key === 'object' && 'pk' in input.Key) about = itemKind(input.Key.pk);
   else if (input.RequestItems)
     about = kinds(Object.values(input.RequestItems).flatMap((table) => (table.Keys ?? []).map((key) => key.pk)));
   else if (input.TransactItems)
