@@ -104,8 +104,7 @@ export async function startStandIns(options: { dataDir?: string } = {}): Promise
     ...(dataDir ? { file: join(dataDir, 'ssm-parameters.json') } : {}),
   });
 
-  const gate = (socketPath: string, s3 = false) =>
-    startSignatureGate({ socketPath, credentials, region: STAND_IN_REGION, s3 });
+  const gate = (socketPath: string, s3 = false) => startSignatureGate({ socketPath, credentials, region: STAND_IN_REGION, s3 });
   const gates = await Promise.all([gate(s3Socket, true), gate(dynamoSocket), gate(ssmSocket)]);
   const [s3Gate, dynamoGate, ssmGate] = gates;
 

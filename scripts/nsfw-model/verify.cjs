@@ -30,7 +30,12 @@ async function main() {
   const session = await ort.InferenceSession.create(onnxFile);
   const inputs = [];
   for (const name of readdirSync(photoDir).sort()) {
-    const pixels = await sharp(join(photoDir, name)).removeAlpha().toColourspace('srgb').resize(224, 224, { fit: 'fill' }).raw().toBuffer();
+    const pixels = await sharp(join(photoDir, name))
+      .removeAlpha()
+      .toColourspace('srgb')
+      .resize(224, 224, { fit: 'fill' })
+      .raw()
+      .toBuffer();
     inputs.push({ name, pixels: pixels.length === 224 * 224 * 3 ? pixels : undefined });
   }
   for (let seed = 1; seed <= 3; seed += 1) {
@@ -43,7 +48,14 @@ async function main() {
   for (const { name, pixels } of inputs) {
     if (!pixels) continue;
     const expected = tf.tidy(() =>
-      reference.predict(tf.tensor4d(Float32Array.from(pixels, (value) => value / 255), [1, 224, 224, 3])).dataSync(),
+      reference
+        .predict(
+          tf.tensor4d(
+            Float32Array.from(pixels, (value) => value / 255),
+            [1, 224, 224, 3],
+          ),
+        )
+        .dataSync(),
     );
     const { scores } = await session.run({ pixels: new ort.Tensor('uint8', pixels, [1, 224, 224, 3]) });
     const difference = Math.max(...CLASSES.map((_, index) => Math.abs(scores.data[index] - expected[index])));
