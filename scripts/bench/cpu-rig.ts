@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -73,35 +73,25 @@ function sideEnv(root: string, input: string, endpoint: string, index: number): 
   };
 }
 
-/** Makes a side's stores in a process of its own (`cpu-provision.ts`), and answers their API key. */
-function provisionSide(env: NodeJS.ProcessEnv): Promise<string> {
-  const root = env['BENCH_ROOT'] ?? '';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'cpu-provision.ts')], {
-    cwd: root,
+/**
+ * Makes a side's stores in a process of its own (`cpu-provision.ts`), and answers their API key: its last line, as the
+ * bench's other one-shot processes answer (a package's warning may come before it).
+ */
+function provisionSide(env: NodeJS.ProcessEnv): string {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', join(__dirname, 'cpu-provision.ts')], {
+    cwd: env['BENCH_ROOT'],
+    encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     env,
   });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  return new Promise((settle, fail) => {
-    child.on('error', fail);
-    // 'close', not 'exit': its output is all read by then
-    child.on('close', (code, signal) => {
-      const failed = (why: string) => fail(new Error(`${root}: provisioning the rig's stores ${why}`));
-      if (code !== 0) return failed(`ended with ${signal ?? `exit code ${code}`}`);
-      try {
-        // its last line: the key (a warning of a package's may come before it)
-        settle((JSON.parse(out.trim().split('\n').at(-1) ?? '') as { apiKey: string }).apiKey);
-      } catch {
-        failed(`printed no key: ${out.trim().slice(-200)}`);
-      }
-    });
-  });
+  const { apiKey } = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { apiKey?: string };
+  if (!apiKey) throw new Error(`${env['BENCH_ROOT']}: provisioning the rig's stores printed no key: ${out.trim().slice(-200)}`);
+  return apiKey;
 }
 
 async function startWorker(root: string, input: string, endpoint: string, index: number): Promise<Worker> {
   const env = sideEnv(root, input, endpoint, index);
-  env['BENCH_API_KEY'] = await provisionSide(env);
+  env['BENCH_API_KEY'] = provisionSide(env);
   const child = spawn(
     'taskset',
     ['-c', RIG_CORES.service, process.execPath, ...GC_TRACE, '--import', 'tsx', join(__dirname, 'cpu-worker.ts')],
